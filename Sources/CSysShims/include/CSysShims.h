@@ -1,0 +1,12 @@
+// Linux calls that Swift's Glibc module does not expose without _GNU_SOURCE.
+#ifndef UPLOADER_CSYSSHIMS_H
+#define UPLOADER_CSYSSHIMS_H
+
+/// renameat2(..., RENAME_NOREPLACE): fails with EEXIST instead of overwriting.
+int uploader_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
+
+/// fcntl(fd, F_SETLEASE, F_RDLCK / F_UNLCK): succeeds only when no process has the file open for writing.
+int uploader_try_read_lease(int fd);
+int uploader_release_lease(int fd);
+
+#endif

@@ -1,0 +1,176 @@
+import Foundation
+
+/// The JSON sidecar `NAME.manifest.json`: the durable record of one file's upload.
+///
+/// After a crash the manifests on disk are the single source of truth, so every field a
+/// recovery needs lives here. Encoded with explicit `null`s so the shape never varies.
+package struct Manifest: Codable, Sendable, Equatable {
+    package enum State: String, Codable, Sendable, CaseIterable {
+        case queued, uploading, sent, retry, failed
+    }
+
+    /// One HTTP request that reached the destination (or was cut short by our own shutdown).
+    package struct Attempt: Codable, Sendable, Equatable {
+        package var startedAt: String
+        package var endedAt: String?
+        package var bytesSent: Int64
+        package var httpStatus: Int?
+        package var error: String?
+        package var retryable: Bool?
+        package var interrupted: Bool?
+
+        package init(startedAt: String, endedAt: String? = nil, bytesSent: Int64 = 0, httpStatus: Int? = nil,
+                     error: String? = nil, retryable: Bool? = nil, interrupted: Bool? = nil) {
+            self.startedAt = startedAt
+            self.endedAt = endedAt
+            self.bytesSent = bytesSent
+            self.httpStatus = httpStatus
+            self.error = error
+            self.retryable = retryable
+            self.interrupted = interrupted
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case startedAt = "started_at", endedAt = "ended_at", bytesSent = "bytes_sent"
+            case httpStatus = "http_status", error, retryable, interrupted
+        }
+
+        package func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(startedAt, forKey: .startedAt)
+            try c.encode(endedAt, forKey: .endedAt)
+            try c.encode(bytesSent, forKey: .bytesSent)
+            try c.encode(httpStatus, forKey: .httpStatus)
+            try c.encode(error, forKey: .error)
+            try c.encode(retryable, forKey: .retryable)
+            try c.encodeIfPresent(interrupted, forKey: .interrupted)
+        }
+    }
+
+    /// What the destination answered to the successful (or last) request.
+    package struct Remote: Codable, Sendable, Equatable {
+        package var url: String
+        package var httpStatus: Int?
+        package var etag: String?
+        package var location: String?
+        package var response: String?
+
+        package init(url: String, httpStatus: Int? = nil, etag: String? = nil, location: String? = nil, response: String? = nil) {
+            self.url = url
+            self.httpStatus = httpStatus
+            self.etag = etag
+            self.location = location
+            self.response = response
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case url, httpStatus = "http_status", etag, location, response
+        }
+
+        package func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(url, forKey: .url)
+            try c.encode(httpStatus, forKey: .httpStatus)
+            try c.encode(etag, forKey: .etag)
+            try c.encode(location, forKey: .location)
+            try c.encode(response, forKey: .response)
+        }
+    }
+
+    package var version: Int = 1
+    package var id: String
+    package var profile: String
+    package var path: String
+    package var pathBase64: String?
+    package var size: Int64
+    package var mtime: String
+    package var sha256: String?
+    package var contentType: String
+    package var state: State
+    package var createdAt: String
+    package var attempts: [Attempt] = []
+    package var nextAttemptAt: String? = nil
+    package var lastError: String? = nil
+    package var storedAs: String? = nil
+    package var remote: Remote? = nil
+    package var sentAt: String? = nil
+
+    package init(id: String, profile: String, path: RelativePath, size: Int64, mtime: String,
+                 sha256: String?, contentType: String, state: State, createdAt: String) {
+        self.id = id
+        self.profile = profile
+        self.path = path.display
+        self.pathBase64 = path.isValidUTF8 ? nil : path.base64
+        self.size = size
+        self.mtime = mtime
+        self.sha256 = sha256
+        self.contentType = contentType
+        self.state = state
+        self.createdAt = createdAt
+    }
+
+    /// Attempts that count toward `max_attempts` (those cut by our own shutdown do not).
+    package var countedAttempts: Int { attempts.filter { $0.interrupted != true }.count }
+
+    enum CodingKeys: String, CodingKey {
+        case version, id, profile, path, pathBase64 = "path_base64", size, mtime, sha256
+        case contentType = "content_type", state, createdAt = "created_at", attempts
+        case nextAttemptAt = "next_attempt_at", lastError = "last_error", storedAs = "stored_as"
+        case remote, sentAt = "sent_at"
+    }
+
+    package init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        version = try c.decode(Int.self, forKey: .version)
+        id = try c.decode(String.self, forKey: .id)
+        profile = try c.decode(String.self, forKey: .profile)
+        path = try c.decode(String.self, forKey: .path)
+        pathBase64 = try c.decodeIfPresent(String.self, forKey: .pathBase64)
+        size = try c.decode(Int64.self, forKey: .size)
+        mtime = try c.decode(String.self, forKey: .mtime)
+        sha256 = try c.decodeIfPresent(String.self, forKey: .sha256)
+        contentType = try c.decode(String.self, forKey: .contentType)
+        state = try c.decode(State.self, forKey: .state)
+        createdAt = try c.decode(String.self, forKey: .createdAt)
+        attempts = try c.decodeIfPresent([Attempt].self, forKey: .attempts) ?? []
+        nextAttemptAt = try c.decodeIfPresent(String.self, forKey: .nextAttemptAt)
+        lastError = try c.decodeIfPresent(String.self, forKey: .lastError)
+        storedAs = try c.decodeIfPresent(String.self, forKey: .storedAs)
+        remote = try c.decodeIfPresent(Remote.self, forKey: .remote)
+        sentAt = try c.decodeIfPresent(String.self, forKey: .sentAt)
+    }
+
+    package func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(version, forKey: .version)
+        try c.encode(id, forKey: .id)
+        try c.encode(profile, forKey: .profile)
+        try c.encode(path, forKey: .path)
+        try c.encodeIfPresent(pathBase64, forKey: .pathBase64)
+        try c.encode(size, forKey: .size)
+        try c.encode(mtime, forKey: .mtime)
+        try c.encode(sha256, forKey: .sha256)
+        try c.encode(contentType, forKey: .contentType)
+        try c.encode(state, forKey: .state)
+        try c.encode(createdAt, forKey: .createdAt)
+        try c.encode(attempts, forKey: .attempts)
+        try c.encode(nextAttemptAt, forKey: .nextAttemptAt)
+        try c.encode(lastError, forKey: .lastError)
+        try c.encode(storedAs, forKey: .storedAs)
+        try c.encode(remote, forKey: .remote)
+        try c.encode(sentAt, forKey: .sentAt)
+    }
+
+    /// Compact JSON with a trailing newline.
+    package func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        var data = try encoder.encode(self)
+        data.append(0x0A)
+        return data
+    }
+
+    package static func decode(_ data: Data) throws -> Manifest {
+        try JSONDecoder().decode(Manifest.self, from: data)
+    }
+}

@@ -1,0 +1,108 @@
+@preconcurrency import Glibc
+import Foundation
+
+/// The daemon's logger: one line per event on stderr, as text or JSON, with dotted metadata keys.
+///
+/// Shaped like swift-log but small. Passed into every component (no global), thread-safe,
+/// and it scrubs every registered secret from each line before it is written.
+package final class Logger: @unchecked Sendable {
+    package typealias Metadata = KeyValuePairs<String, String>
+
+    private let lock = NSLock()
+    private var level: LogLevel
+    private var format: LogFormat
+    private var secrets: [String] = []
+    private let sink: @Sendable (String) -> Void
+
+    package init(level: LogLevel = .info, format: LogFormat = .text,
+                 sink: @escaping @Sendable (String) -> Void = Logger.standardError) {
+        self.level = level
+        self.format = format
+        self.sink = sink
+    }
+
+    package static let standardError: @Sendable (String) -> Void = { line in
+        var bytes = Array(line.utf8)
+        bytes.append(0x0A)
+        bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = Glibc.write(2, raw.baseAddress! + offset, raw.count - offset)
+                if n <= 0 { if errno == EINTR { continue }; return }
+                offset += n
+            }
+        }
+    }
+
+    package func configure(level: LogLevel, format: LogFormat, secrets: [String]) {
+        lock.lock(); defer { lock.unlock() }
+        self.level = level
+        self.format = format
+        self.secrets = secrets.filter { $0.count >= 1 }
+    }
+
+    package func isEnabled(_ messageLevel: LogLevel) -> Bool {
+        lock.lock(); defer { lock.unlock() }
+        return messageLevel <= level
+    }
+
+    package func error(_ message: @autoclosure () -> String, _ metadata: Metadata = [:]) { log(.error, message(), metadata) }
+    package func warn(_ message: @autoclosure () -> String, _ metadata: Metadata = [:]) { log(.warn, message(), metadata) }
+    package func info(_ message: @autoclosure () -> String, _ metadata: Metadata = [:]) { log(.info, message(), metadata) }
+    package func debug(_ message: @autoclosure () -> String, _ metadata: Metadata = [:]) { log(.debug, message(), metadata) }
+
+    package func log(_ messageLevel: LogLevel, _ message: String, _ metadata: Metadata) {
+        lock.lock()
+        guard messageLevel <= level else { lock.unlock(); return }
+        let format = self.format
+        let secrets = self.secrets
+        lock.unlock()
+        let time = Timestamp.format(Date())
+        var line: String
+        switch format {
+        case .text:
+            line = "\(time) \(messageLevel.rawValue.uppercased()) \(LogEscaping.escape(message))"
+            for (key, value) in metadata {
+                line += " \(key)=\(Logger.quoteIfNeeded(LogEscaping.escape(value)))"
+            }
+        case .json:
+            var object: [(String, String)] = [("time", time), ("level", messageLevel.rawValue), ("msg", message)]
+            for (key, value) in metadata { object.append((key, value)) }
+            line = "{" + object.map { "\(JSONText.quote($0.0)):\(JSONText.quote($0.1))" }.joined(separator: ",") + "}"
+        }
+        for secret in secrets where line.contains(secret) {
+            line = line.replacingOccurrences(of: secret, with: "<redacted>")
+        }
+        sink(line)
+    }
+
+    private static func quoteIfNeeded(_ value: String) -> String {
+        if value.isEmpty || value.contains(" ") || value.contains("\"") || value.contains("=") {
+            return "\"" + value.replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        }
+        return value
+    }
+}
+
+/// JSON string quoting for hand-built lines (logs, metrics labels), valid for any input.
+package enum JSONText {
+    package static func quote(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F {
+                    out += String(format: "\\u%04x", scalar.value)
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+
+/// A path relative to a spool directory (`report.pdf`, `sub/dir/a.txt`), kept as raw bytes.
+///
+/// File names on Linux are bytes, not text: a name that is not valid UTF-8 must still be
+/// found, opened, moved and uploaded exactly. Only `display` is lossy (U+FFFD).
+package struct RelativePath: Hashable, Sendable, Comparable, CustomStringConvertible {
+    package let bytes: [UInt8]
+
+    package init(bytes: [UInt8]) { self.bytes = bytes }
+    package init(_ text: String) { self.bytes = Array(text.utf8) }
+
+    /// Path components (split on `/`).
+    package var components: [[UInt8]] {
+        bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true).map(Array.init)
+    }
+
+    /// The last component: the file's name.
+    package var name: RelativePath { RelativePath(bytes: components.last ?? []) }
+
+    /// The directory part (`sub/dir`), or nil at the top level.
+    package var parent: RelativePath? {
+        let parts = components
+        guard parts.count > 1 else { return nil }
+        return RelativePath(bytes: Array(parts.dropLast().joined(separator: [UInt8(ascii: "/")])))
+    }
+
+    package func appending(_ child: RelativePath) -> RelativePath {
+        if bytes.isEmpty { return child }
+        return RelativePath(bytes: bytes + [UInt8(ascii: "/")] + child.bytes)
+    }
+
+    package func appendingSuffix(_ suffix: String) -> RelativePath {
+        RelativePath(bytes: bytes + Array(suffix.utf8))
+    }
+
+    package var isValidUTF8: Bool { String(validating: bytes, as: UTF8.self) != nil }
+
+    /// Lossy text form (invalid bytes become U+FFFD), for manifests and status.
+    package var display: String { String(decoding: bytes, as: UTF8.self) }
+
+    /// Display form with control characters escaped, safe inside a one-line log.
+    package var logSafe: String { LogEscaping.escape(display) }
+
+    package var base64: String { Data(bytes).base64EncodedString() }
+
+    package var description: String { logSafe }
+
+    package static func < (a: RelativePath, b: RelativePath) -> Bool {
+        a.bytes.lexicographicallyPrecedes(b.bytes)
+    }
+
+    /// Calls `body` with this path joined to `directory` as a C string.
+    package func withCString<R>(in directory: String, _ body: (UnsafePointer<CChar>) throws -> R) rethrows -> R {
+        var full = Array(directory.utf8)
+        if !full.isEmpty && full.last != UInt8(ascii: "/") { full.append(UInt8(ascii: "/")) }
+        full.append(contentsOf: bytes)
+        full.append(0)
+        return try full.withUnsafeBufferPointer { buffer in
+            try buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { try body($0) }
+        }
+    }
+
+    /// The path joined to `directory`, lossy, for messages.
+    package func displayed(in directory: String) -> String {
+        directory.hasSuffix("/") ? directory + logSafe : directory + "/" + logSafe
+    }
+}
+
+/// Escapes control characters so one log entry always stays on one line.
+package enum LogEscaping {
+    package static func escape(_ text: String) -> String {
+        var needs = false
+        for scalar in text.unicodeScalars where scalar.value < 0x20 || scalar.value == 0x7F || scalar == "\\" {
+            needs = true
+            break
+        }
+        guard needs else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            case "\r": out += "\\r"
+            case "\\": out += "\\\\"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F {
+                    out += String(format: "\\x%02X", scalar.value)
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out
+    }
+}

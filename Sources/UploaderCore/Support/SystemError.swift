@@ -1,0 +1,42 @@
+@preconcurrency import Glibc
+
+/// A failed system call: which call, on what path, and the errno it returned.
+///
+/// One error type for every libc failure, so messages always say what and where
+/// ("open outbox/a.txt: Permission denied (errno 13)") and callers can branch on `code`.
+package struct SystemError: Error, CustomStringConvertible, Equatable {
+    package let operation: String
+    package let path: String?
+    package let code: Int32
+
+    package init(_ operation: String, path: String? = nil, code: Int32 = errno) {
+        self.operation = operation
+        self.path = path
+        self.code = code
+    }
+
+    package var reason: String { String(cString: strerror(code)) }
+
+    package var description: String {
+        if let path { return "\(operation) \(path): \(reason) (errno \(code))" }
+        return "\(operation): \(reason) (errno \(code))"
+    }
+
+    package var isNotFound: Bool { code == ENOENT }
+    package var isExists: Bool { code == EEXIST }
+    package var isNoSpace: Bool { code == ENOSPC || code == EDQUOT || code == EROFS }
+}
+
+/// Runs a libc call, retrying on EINTR; returns the result or throws `SystemError`.
+@discardableResult
+package func retryingEINTR<T: BinaryInteger>(
+    _ operation: String, path: String? = nil, _ call: () -> T
+) throws -> T {
+    while true {
+        let result = call()
+        if result >= 0 { return result }
+        let code = errno
+        if code == EINTR { continue }
+        throw SystemError(operation, path: path, code: code)
+    }
+}

@@ -1,0 +1,49 @@
+@preconcurrency import Glibc
+import Foundation
+
+/// One byte budget shared by all of a profile's transfers (`max_rate`): a token bucket.
+///
+/// Transfers ask for bytes before handing them to curl; when the bucket is empty the
+/// calling transfer thread sleeps until enough has refilled, so the profile as a whole
+/// never exceeds the rate however many workers run.
+package final class RateLimiter: @unchecked Sendable {
+    private let lock = NSLock()
+    private let bytesPerSecond: Double
+    /// At most this much may be sent in one burst (a quarter second's worth, at least 16 KiB).
+    private let burst: Double
+    private var available: Double
+    private var last: Double
+
+    package init(bytesPerSecond: Int64) {
+        precondition(bytesPerSecond > 0)
+        self.bytesPerSecond = Double(bytesPerSecond)
+        self.burst = max(16 * 1024, Double(bytesPerSecond) / 4)
+        self.available = 0
+        self.last = RateLimiter.now()
+    }
+
+    private static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    /// Blocks until up to `wanted` bytes may be sent; returns how many (at least 1).
+    package func acquire(_ wanted: Int) -> Int {
+        while true {
+            lock.lock()
+            let now = RateLimiter.now()
+            available = min(burst, available + (now - last) * bytesPerSecond)
+            last = now
+            if available >= 1 {
+                let granted = min(wanted, Int(available))
+                available -= Double(granted)
+                lock.unlock()
+                return max(granted, 1)
+            }
+            let wait = (min(Double(wanted), burst) - available) / bytesPerSecond
+            lock.unlock()
+            usleep(useconds_t(max(1000, min(wait, 0.1) * 1_000_000)))
+        }
+    }
+}
