@@ -1,0 +1,129 @@
+@preconcurrency import Glibc
+import Foundation
+
+/// Turns a path in the outbox into a `ClaimedFile`: opens it safely, checks what it is,
+/// and pairs it with its manifest (reused when the file is unchanged, made afresh otherwise).
+package struct Claimer: Sendable {
+    package enum Outcome {
+        /// Ready to upload.
+        case ready(ClaimedFile)
+        /// Gone before we could open it.
+        case vanished
+        /// Not something we upload (symlink, FIFO, device, socket, directory, name too long).
+        case refused(String)
+        /// Exists but cannot be read (permissions, I/O): goes to retry/ as failed.
+        case unreadable(SystemError, Manifest)
+        /// Its manifest already records a final state: recovery finished the move.
+        case finishedByRecovery
+    }
+
+    package let spool: Spool
+    package let profileName: String
+    package let digest: DigestMode
+    package let mimeTypes: MimeTypes
+    package let lifecycle: FileLifecycle
+    package let logger: Logger
+
+    package init(spool: Spool, profileName: String, digest: DigestMode, mimeTypes: MimeTypes, lifecycle: FileLifecycle, logger: Logger) {
+        self.spool = spool
+        self.profileName = profileName
+        self.digest = digest
+        self.mimeTypes = mimeTypes
+        self.lifecycle = lifecycle
+        self.logger = logger
+    }
+
+    package func claim(_ path: RelativePath, now: Date = Date()) -> Outcome {
+        let outbox = spool.directory(.outbox)
+        let display = path.displayed(in: outbox)
+        if Spool.sidecarTooLong(path) {
+            return .refused("name too long: its sidecar manifest would exceed 255 bytes")
+        }
+        let fd: Int32
+        do {
+            fd = try FileSystem.openForReading(path, in: outbox)
+        } catch let error as SystemError {
+            switch error.code {
+            case ENOENT: return .vanished
+            case ELOOP: return .refused("symlink, never followed")
+            case EACCES, EPERM, EIO:
+                return .unreadable(error, freshManifest(path, status: try? FileSystem.status(path, in: outbox), sha256: nil, now: now))
+            case ENXIO: return .refused("socket or device, not a regular file")
+            default: return .refused(error.description)
+            }
+        } catch {
+            return .refused("\(error)")
+        }
+        let status: FileSystem.Status
+        do {
+            status = try FileSystem.status(fd: fd, path: display)
+        } catch {
+            close(fd)
+            return .refused("\(error)")
+        }
+        guard status.kind == .regular else {
+            close(fd)
+            return .refused(status.kind == .directory ? "directory (recursive = no)" : "not a regular file (FIFO, socket or device)")
+        }
+        switch spool.readManifest(for: path, in: .outbox) {
+        case .success(let manifest):
+            if [.sent, .retry, .failed].contains(manifest.state) {
+                close(fd)
+                do {
+                    try finishRecorded(path, manifest: manifest)
+                    return .finishedByRecovery
+                } catch {
+                    return .refused("cannot finish recorded move: \(error)")
+                }
+            }
+            if manifest.size == status.size && manifest.mtime == status.mtimeText
+                && (manifest.sha256 != nil || digest == .none) {
+                return .ready(ClaimedFile(path: path, fd: fd, status: status, manifest: manifest))
+            }
+            logger.info("file changed since it was claimed; claiming it afresh", ["file": path.logSafe, "id": manifest.id])
+        case .failure(.missing):
+            break
+        case .failure(let problem):
+            do {
+                let aside = try spool.quarantineManifest(for: path, in: .outbox)
+                logger.warn("unreadable manifest moved aside; file claimed afresh", ["file": path.logSafe, "manifest": aside, "error": "\(problem)"])
+            } catch {
+                close(fd)
+                return .refused("unreadable manifest that cannot be moved aside: \(error)")
+            }
+        }
+        do {
+            let sha = digest == .sha256 ? try SHA256.hash(fd: fd, length: status.size, path: display).hexString : nil
+            return .ready(ClaimedFile(path: path, fd: fd, status: status, manifest: freshManifest(path, status: status, sha256: sha, now: now)))
+        } catch let error as SystemError {
+            close(fd)
+            return .unreadable(error, freshManifest(path, status: status, sha256: nil, now: now))
+        } catch {
+            close(fd)
+            return .refused("\(error)")
+        }
+    }
+
+    /// Completes a move whose manifest already says sent/retry/failed (steps 3–5 of `FileLifecycle`).
+    package func finishRecorded(_ path: RelativePath, manifest: Manifest) throws {
+        let area: Spool.Area = manifest.state == .sent ? .sent : .retry
+        var target = spool.freeName(for: path, in: area)
+        if let stored = manifest.storedAs, let (storedArea, storedPath) = spool.resolveStoredAs(stored), storedArea == area,
+           !FileSystem.exists(storedPath, in: spool.directory(area)) {
+            target = storedPath
+        }
+        var updated = manifest
+        updated.storedAs = spool.storedAs(target, in: area)
+        if updated != manifest { try spool.writeManifest(updated, for: path, in: .outbox) }
+        try lifecycle.completeMove(path, manifest: updated, to: area, as: target)
+        logger.info("finished an interrupted move", ["file": path.logSafe, "id": manifest.id, "stored_as": updated.storedAs ?? ""])
+    }
+
+    package func freshManifest(_ path: RelativePath, status: FileSystem.Status?, sha256: String?, now: Date) -> Manifest {
+        Manifest(
+            id: UUID().uuidString.lowercased(), profile: profileName, path: path,
+            size: status?.size ?? 0, mtime: status?.mtimeText ?? Timestamp.format(now), sha256: sha256,
+            contentType: mimeTypes.contentType(forName: path.name.display), state: .queued,
+            createdAt: Timestamp.format(now))
+    }
+}

@@ -1,0 +1,230 @@
+@preconcurrency import Glibc
+import CSysShims
+import Foundation
+
+/// The libc file calls the spool needs, each retried on EINTR and throwing `SystemError`.
+///
+/// Paths are (directory, `RelativePath`) pairs so names that are not UTF-8 survive intact.
+package enum FileSystem {
+    /// Kind of a directory entry or an open file, from `st_mode`.
+    package enum Kind: Sendable, Equatable { case regular, directory, symlink, other }
+
+    package struct Status: Sendable, Equatable {
+        package var kind: Kind
+        package var size: Int64
+        /// Modification time in nanoseconds since the epoch.
+        package var mtimeNanos: Int64
+        package var device: UInt64
+        package var inode: UInt64
+        package var links: UInt64
+
+        init(_ st: stat) {
+            switch st.st_mode & S_IFMT {
+            case S_IFREG: kind = .regular
+            case S_IFDIR: kind = .directory
+            case S_IFLNK: kind = .symlink
+            default: kind = .other
+            }
+            size = Int64(st.st_size)
+            mtimeNanos = Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
+            device = UInt64(st.st_dev)
+            inode = UInt64(st.st_ino)
+            links = UInt64(st.st_nlink)
+        }
+
+        package var mtime: Date { Date(timeIntervalSince1970: Double(mtimeNanos) / 1e9) }
+        /// The mtime as the manifest writes it (milliseconds).
+        package var mtimeText: String { Timestamp.format(mtime) }
+    }
+
+    /// Opens a file for reading without following a symlink and without blocking on a FIFO.
+    package static func openForReading(_ path: RelativePath, in directory: String) throws -> Int32 {
+        try path.withCString(in: directory) { cpath in
+            try retryingEINTR("open", path: path.displayed(in: directory)) {
+                open(cpath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            }
+        }
+    }
+
+    package static func status(fd: Int32, path: String) throws -> Status {
+        var st = stat()
+        try retryingEINTR("fstat", path: path) { fstat(fd, &st) }
+        return Status(st)
+    }
+
+    /// `lstat`: never follows a symlink.
+    package static func status(_ path: RelativePath, in directory: String) throws -> Status {
+        var st = stat()
+        try path.withCString(in: directory) { cpath in
+            _ = try retryingEINTR("lstat", path: path.displayed(in: directory)) { lstat(cpath, &st) }
+        }
+        return Status(st)
+    }
+
+    package static func status(path: String) throws -> Status {
+        var st = stat()
+        try retryingEINTR("lstat", path: path) { lstat(path, &st) }
+        return Status(st)
+    }
+
+    package static func exists(_ path: RelativePath, in directory: String) -> Bool {
+        var st = stat()
+        return path.withCString(in: directory) { lstat($0, &st) } == 0
+    }
+
+    package static func readAll(_ path: RelativePath, in directory: String, limit: Int = 16 << 20) throws -> [UInt8] {
+        let display = path.displayed(in: directory)
+        let fd = try openForReading(path, in: directory)
+        defer { close(fd) }
+        let st = try status(fd: fd, path: display)
+        guard st.kind == .regular else { throw SystemError("read", path: display, code: EINVAL) }
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while out.count < limit {
+            let n = try buffer.withUnsafeMutableBytes { raw in
+                try retryingEINTR("read", path: display) { read(fd, raw.baseAddress, raw.count) }
+            }
+            if n == 0 { break }
+            out.append(contentsOf: buffer[0..<n])
+        }
+        return out
+    }
+
+    /// Writes `data` to `directory/name` atomically: temporary file, fsync, rename.
+    ///
+    /// The temporary name starts with `.upl-tmp-` so watchers ignore it and start-up removes
+    /// leftovers. The directory itself is fsynced only when `syncDirectory` is set; callers
+    /// that rename again right after batch that fsync themselves.
+    package static func writeAtomically(_ data: [UInt8], to name: RelativePath, in directory: String, syncDirectory: Bool) throws {
+        let temp = RelativePath(".upl-tmp-\(UUID().uuidString.prefix(13))")
+        let tempFull = name.parent.map { $0.appending(temp) } ?? temp
+        let display = name.displayed(in: directory)
+        let fd = try tempFull.withCString(in: directory) { cpath in
+            try retryingEINTR("create", path: display) { open(cpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640) }
+        }
+        var ok = false
+        defer {
+            if !ok { _ = tempFull.withCString(in: directory) { Glibc.unlink($0) } }
+        }
+        do {
+            try data.withUnsafeBytes { raw in
+                var offset = 0
+                while offset < raw.count {
+                    let n = try retryingEINTR("write", path: display) { write(fd, raw.baseAddress! + offset, raw.count - offset) }
+                    offset += n
+                }
+            }
+            try retryingEINTR("fsync", path: display) { fsync(fd) }
+        } catch {
+            close(fd)
+            throw error
+        }
+        close(fd)
+        try rename(tempFull, in: directory, to: name, in: directory, replace: true)
+        ok = true
+        if syncDirectory { try syncDirectoryOf(name, in: directory) }
+    }
+
+    /// Renames; with `replace: false` fails with EEXIST rather than overwrite (RENAME_NOREPLACE).
+    package static func rename(_ from: RelativePath, in fromDir: String, to: RelativePath, in toDir: String, replace: Bool) throws {
+        try from.withCString(in: fromDir) { src in
+            try to.withCString(in: toDir) { dst in
+                _ = try retryingEINTR("rename", path: "\(from.displayed(in: fromDir)) to \(to.displayed(in: toDir))") {
+                    replace ? Glibc.rename(src, dst) : uploader_rename_noreplace(AT_FDCWD, src, AT_FDCWD, dst)
+                }
+            }
+        }
+    }
+
+    package static func unlink(_ path: RelativePath, in directory: String) throws {
+        try path.withCString(in: directory) { cpath in
+            _ = try retryingEINTR("unlink", path: path.displayed(in: directory)) { Glibc.unlink(cpath) }
+        }
+    }
+
+    /// fsync of a directory, making the renames and creations in it durable.
+    package static func syncDirectoryAt(_ path: String) throws {
+        let fd = try retryingEINTR("open", path: path) { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        defer { close(fd) }
+        try retryingEINTR("fsync", path: path) { fsync(fd) }
+    }
+
+    /// `mkdir -p` with the given mode for what it creates.
+    package static func makeDirectories(_ path: String, mode: mode_t = 0o750) throws {
+        var st = stat()
+        if stat(path, &st) == 0 {
+            if st.st_mode & S_IFMT == S_IFDIR { return }
+            throw SystemError("mkdir", path: path, code: ENOTDIR)
+        }
+        let parent = (path as NSString).deletingLastPathComponent
+        if !parent.isEmpty && parent != path { try makeDirectories(parent, mode: mode) }
+        if mkdir(path, mode) != 0 && errno != EEXIST { throw SystemError("mkdir", path: path) }
+    }
+
+    /// fsync of the directory that holds `name` inside `directory`.
+    package static func syncDirectoryOf(_ name: RelativePath, in directory: String) throws {
+        guard let parent = name.parent else { return try syncDirectoryAt(directory) }
+        let fd = try parent.withCString(in: directory) { cpath in
+            try retryingEINTR("open", path: parent.displayed(in: directory)) { open(cpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        }
+        defer { close(fd) }
+        try retryingEINTR("fsync", path: parent.displayed(in: directory)) { fsync(fd) }
+    }
+
+    /// Creates the parent directories of `path` inside `directory` (recursive spools), mode 0750.
+    package static func makeParents(of path: RelativePath, in directory: String) throws {
+        let parts = path.components.dropLast()
+        var current = RelativePath(bytes: [])
+        for part in parts {
+            current = current.appending(RelativePath(bytes: part))
+            let made = current
+            try made.withCString(in: directory) { cpath in
+                if mkdir(cpath, 0o750) != 0 && errno != EEXIST {
+                    throw SystemError("mkdir", path: made.displayed(in: directory))
+                }
+            }
+        }
+    }
+
+    /// One directory entry: its name's bytes and what `d_type` says it is.
+    package struct Entry: Sendable {
+        package var name: RelativePath
+        package var kind: Kind?
+    }
+
+    /// Lists a directory (without `.` and `..`), names as raw bytes.
+    package static func list(_ directory: String) throws -> [Entry] {
+        try list(RelativePath(bytes: []), in: directory)
+    }
+
+    /// Lists `path` inside `directory` (the directory itself when `path` is empty).
+    package static func list(_ path: RelativePath, in directory: String) throws -> [Entry] {
+        let dir = path.bytes.isEmpty ? opendir(directory) : path.withCString(in: directory) { opendir($0) }
+        guard let dir else { throw SystemError("opendir", path: path.displayed(in: directory)) }
+        defer { closedir(dir) }
+        var entries: [Entry] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(dir) else {
+                if errno != 0 { throw SystemError("readdir", path: path.displayed(in: directory)) }
+                break
+            }
+            let name: [UInt8] = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                let bytes = raw.bindMemory(to: UInt8.self)
+                let length = bytes.firstIndex(of: 0) ?? bytes.count
+                return Array(bytes[0..<length])
+            }
+            if name == [0x2E] || name == [0x2E, 0x2E] { continue }
+            let kind: Kind?
+            switch Int32(entry.pointee.d_type) {
+            case Int32(DT_REG): kind = .regular
+            case Int32(DT_DIR): kind = .directory
+            case Int32(DT_LNK): kind = .symlink
+            case Int32(DT_UNKNOWN): kind = nil
+            default: kind = .other
+            }
+            entries.append(Entry(name: RelativePath(bytes: name), kind: kind))
+        }
+        return entries
+    }
+}
