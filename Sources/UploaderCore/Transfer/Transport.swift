@@ -22,11 +22,13 @@ package struct UploadRequest: Sendable {
     package var cancellation: CancellationFlag
     /// Called now and then with the bytes sent so far (for progress logs).
     package var progress: (@Sendable (Int64) -> Void)?
+    /// The file the body reads from, for error messages (`read outbox/a.txt: …`).
+    package var sourcePath: String?
 
     package init(url: String, method: HTTPMethod, headers: [(name: String, value: String)], body: RequestBody,
                  connectTimeout: TimeInterval, stallTimeout: TimeInterval, timeout: TimeInterval,
                  tls: TLSOptions, rateLimiter: RateLimiter? = nil, cancellation: CancellationFlag = CancellationFlag(),
-                 progress: (@Sendable (Int64) -> Void)? = nil) {
+                 progress: (@Sendable (Int64) -> Void)? = nil, sourcePath: String? = nil) {
         self.url = url
         self.method = method
         self.headers = headers
@@ -38,6 +40,7 @@ package struct UploadRequest: Sendable {
         self.rateLimiter = rateLimiter
         self.cancellation = cancellation
         self.progress = progress
+        self.sourcePath = sourcePath
     }
 }
 
