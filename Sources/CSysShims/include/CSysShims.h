@@ -9,4 +9,7 @@ int uploader_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, c
 int uploader_try_read_lease(int fd);
 int uploader_release_lease(int fd);
 
+/// An rtnetlink socket bound to the link, address and route multicast groups; -1 with errno on failure.
+int uploader_open_rtnetlink(void);
+
 #endif

@@ -1,0 +1,79 @@
+import Foundation
+
+/// Counts what sits in a spool, by state, from the files and manifests on disk alone —
+/// what `status` shows and the metrics file exports.
+package struct SpoolCensus: Sendable, Equatable {
+    package struct Tally: Sendable, Equatable {
+        package var files = 0
+        package var bytes: Int64 = 0
+        mutating func add(_ size: Int64) { files += 1; bytes += size }
+    }
+
+    package var queued = Tally()
+    package var uploading = Tally()
+    package var retry = Tally()
+    package var failed = Tally()
+    package var sent24h = Tally()
+    package var nextDue: Date?
+    package var oldestQueued: Date?
+    package var lastError: String?
+    private var lastErrorAt: String = ""
+
+    package init() {}
+
+    package static func take(_ spool: Spool, ignore: IgnoreRules, now: Date = Date()) -> SpoolCensus {
+        var census = SpoolCensus()
+        census.walk(spool, .outbox, RelativePath(bytes: []), ignore: ignore, now: now)
+        census.walk(spool, .retry, RelativePath(bytes: []), ignore: ignore, now: now)
+        census.walk(spool, .sent, RelativePath(bytes: []), ignore: ignore, now: now)
+        return census
+    }
+
+    private mutating func walk(_ spool: Spool, _ area: Spool.Area, _ directory: RelativePath, ignore: IgnoreRules, now: Date) {
+        let root = spool.directory(area)
+        guard let entries = try? FileSystem.list(directory, in: root) else { return }
+        for entry in entries where entry.name.bytes.first != UInt8(ascii: ".") {
+            let path = directory.appending(entry.name)
+            let kind = entry.kind ?? (try? FileSystem.status(path, in: root))?.kind
+            if kind == .directory { walk(spool, area, path, ignore: ignore, now: now); continue }
+            switch area {
+            case .outbox:
+                guard !Spool.isManifestName(entry.name), !ignore.ignores(path),
+                      let status = try? FileSystem.status(path, in: root), status.kind == .regular else { continue }
+                var state = Manifest.State.queued
+                if FileSystem.exists(Spool.manifestName(for: path), in: root),
+                   case .success(let manifest) = spool.readManifest(for: path, in: .outbox) {
+                    state = manifest.state
+                    note(manifest)
+                }
+                if state == .uploading { uploading.add(status.size) } else { queued.add(status.size) }
+                if oldestQueued.map({ status.mtime < $0 }) ?? true { oldestQueued = status.mtime }
+            case .retry:
+                guard Spool.isManifestName(entry.name),
+                      case .success(let manifest) = spool.readManifest(for: Spool.fileName(forManifest: path), in: .retry) else { continue }
+                note(manifest)
+                if manifest.state == .failed {
+                    failed.add(manifest.size)
+                } else {
+                    retry.add(manifest.size)
+                    if let due = manifest.nextAttemptAt.flatMap(Timestamp.parse), nextDue.map({ due < $0 }) ?? true { nextDue = due }
+                }
+            case .sent:
+                guard Spool.isManifestName(entry.name), let status = try? FileSystem.status(path, in: root),
+                      now.timeIntervalSince(status.mtime) <= 86400,
+                      case .success(let manifest) = spool.readManifest(for: Spool.fileName(forManifest: path), in: .sent) else { continue }
+                sent24h.add(manifest.size)
+            }
+        }
+    }
+
+    /// Keeps the most recent error among the manifests seen.
+    private mutating func note(_ manifest: Manifest) {
+        guard let error = manifest.lastError else { return }
+        let at = manifest.attempts.last?.endedAt ?? manifest.createdAt
+        if at >= lastErrorAt {
+            lastErrorAt = at
+            lastError = error
+        }
+    }
+}
