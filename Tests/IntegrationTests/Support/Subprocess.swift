@@ -1,0 +1,280 @@
+@preconcurrency import Glibc
+import Foundation
+
+/// How a finished process ended and what it wrote.
+struct ProcessResult: Sendable, CustomStringConvertible {
+    /// The exit status, or 128 + the signal number when it was killed by a signal.
+    let exitCode: Int32
+    /// The signal that killed it, if one did.
+    let signal: Int32?
+    let stdout: String
+    let stderr: String
+    let command: [String]
+
+    var description: String {
+        let how = signal.map { "killed by signal \($0)" } ?? "exit \(exitCode)"
+        return "\(command.joined(separator: " ")): \(how)\nstdout: \(stdout)\nstderr: \(stderr)"
+    }
+}
+
+/// Starts and runs child processes; output goes to files, never pipes, so a chatty
+/// child can never block on a full pipe. See `RunningProcess` for how they are spawned.
+enum ProcessRunner {
+    /// The absolute path of `name` (searched on PATH, then the sbin directories);
+    /// a name holding a slash is returned as is.
+    static func which(_ name: String) -> String? {
+        if name.contains("/") { return name }
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        let dirs = path.split(separator: ":").map(String.init) + ["/usr/local/sbin", "/usr/sbin", "/sbin"]
+        for dir in dirs where !dir.isEmpty {
+            let candidate = dir + "/" + name
+            var st = stat()
+            if stat(candidate, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, access(candidate, X_OK) == 0 {
+                return candidate
+            }
+        }
+        return nil
+    }
+
+    /// Runs a command to completion. On timeout the child is killed (SIGKILL) and an
+    /// error holding its output so far is thrown.
+    static func run(
+        _ command: [String],
+        environment: [String: String] = [:],
+        inheritEnvironment: Bool = true,
+        stdin: Data? = nil,
+        currentDirectory: String? = nil,
+        timeout: TimeInterval = 60
+    ) throws -> ProcessResult {
+        let scratch = try TempDir(prefix: "upl-run")
+        let process = try start(
+            command, environment: environment, inheritEnvironment: inheritEnvironment,
+            stdin: stdin, currentDirectory: currentDirectory, outputDirectory: scratch.path)
+        return try withExtendedLifetime(scratch) { try process.waitForExit(timeout: timeout) }
+    }
+
+    /// Starts a command in the background. Its stdout and stderr go to files in
+    /// `outputDirectory` (a private temporary directory when nil).
+    static func start(
+        _ command: [String],
+        environment: [String: String] = [:],
+        inheritEnvironment: Bool = true,
+        stdin: Data? = nil,
+        currentDirectory: String? = nil,
+        outputDirectory: String? = nil
+    ) throws -> RunningProcess {
+        try RunningProcess(
+            command, environment: environment, inheritEnvironment: inheritEnvironment,
+            stdin: stdin, currentDirectory: currentDirectory, outputDirectory: outputDirectory)
+    }
+}
+
+private let outputCounter = NSLock()
+nonisolated(unsafe) private var outputSerial = 0
+
+private func nextOutputSerial() -> Int {
+    outputCounter.lock()
+    defer { outputCounter.unlock() }
+    outputSerial += 1
+    return outputSerial
+}
+
+/// A child process started by the harness, spawned with posix_spawn in a process
+/// group of its own, with an empty signal mask and default signal dispositions
+/// (Foundation's `Process` passes on the blocked mask of the calling Dispatch thread,
+/// so a child could not be stopped by SIGTERM). Killed (SIGKILL, with its process
+/// group) when it goes away still running.
+final class RunningProcess: @unchecked Sendable {
+    let pid: Int32
+    let command: [String]
+    /// Files that receive the child's stdout and stderr.
+    let stdoutPath: String
+    let stderrPath: String
+
+    private let exit = ExitBox()
+    private let ownedDirectory: TempDir?
+
+    init(
+        _ command: [String],
+        environment: [String: String] = [:],
+        inheritEnvironment: Bool = true,
+        stdin: Data? = nil,
+        currentDirectory: String? = nil,
+        outputDirectory: String? = nil
+    ) throws {
+        guard let name = command.first else { throw HarnessError("cannot start an empty command") }
+        guard let executable = ProcessRunner.which(name) else {
+            throw HarnessError("command not found: \(name) (PATH=\(ProcessInfo.processInfo.environment["PATH"] ?? ""))")
+        }
+        let directory: String
+        if let outputDirectory {
+            directory = outputDirectory
+            ownedDirectory = nil
+        } else {
+            let owned = try TempDir(prefix: "upl-proc")
+            directory = owned.path
+            ownedDirectory = owned
+        }
+        let base = "\(directory)/\((name as NSString).lastPathComponent)-\(nextOutputSerial())"
+        stdoutPath = base + ".stdout"
+        stderrPath = base + ".stderr"
+        self.command = command
+        var stdinPath = "/dev/null"
+        if let stdin {
+            stdinPath = base + ".stdin"
+            try stdin.write(to: URL(fileURLWithPath: stdinPath))
+        }
+        let env = inheritEnvironment
+            ? ProcessInfo.processInfo.environment.merging(environment) { $1 } : environment
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, stdinPath, O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdoutPath, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0o644)
+        if let closeFrom = spawnAddClosefrom { _ = closeFrom(&actions, 3) }
+        if let currentDirectory {
+            guard let addChdir = spawnAddChdir else {
+                throw HarnessError("posix_spawn_file_actions_addchdir_np is unavailable (glibc < 2.29)")
+            }
+            _ = addChdir(&actions, currentDirectory)
+        }
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        var allSignals = sigset_t()
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(
+            &attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
+
+        let argv = command.map { strdup($0) } + [nil]
+        let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var child: pid_t = 0
+        let rc = posix_spawn(&child, executable, &actions, &attributes, argv, envp)
+        guard rc == 0 else {
+            throw HarnessError("cannot start \(command.joined(separator: " ")): \(String(cString: strerror(rc)))")
+        }
+        pid = child
+
+        // One thread per child reaps exactly that child. It holds only the box, so
+        // `deinit` still runs (and kills the child) when the object is dropped.
+        let spawned = child
+        let box = exit
+        box.group.enter()
+        let reaper = Thread {
+            var status: Int32 = 0
+            while waitpid(spawned, &status, 0) < 0 && errno == EINTR {}
+            box.finish(status)
+        }
+        reaper.name = "reaper-\(spawned)"
+        reaper.start()
+    }
+
+    deinit {
+        if isRunning {
+            _ = Glibc.kill(-pid, SIGKILL)
+            _ = Glibc.kill(pid, SIGKILL)
+            _ = exit.group.wait(timeout: .now() + 5)
+        }
+    }
+
+    var isRunning: Bool { exit.group.wait(timeout: .now()) == .timedOut }
+
+    /// Sends `signal` to the child (not to its process group; ignored once it has exited).
+    func send(_ signal: Int32) {
+        if isRunning { _ = Glibc.kill(pid, signal) }
+    }
+
+    /// SIGTERM.
+    func terminate() { send(SIGTERM) }
+
+    /// SIGINT.
+    func interrupt() { send(SIGINT) }
+
+    /// SIGKILL.
+    func kill9() { send(SIGKILL) }
+
+    /// Waits for the child to exit; throws (leaving it running) after `timeout` seconds.
+    @discardableResult
+    func waitForExit(timeout: TimeInterval = 30) throws -> ProcessResult {
+        if exit.group.wait(timeout: .now() + timeout) == .timedOut {
+            throw HarnessError(
+                "\(command.joined(separator: " ")) (pid \(pid)) still running after \(timeout)s; "
+                    + "stderr so far: \(stderrText())")
+        }
+        let status = exit.status
+        let signal = status & 0x7f
+        let signaled = signal != 0 && signal != 0x7f
+        return ProcessResult(
+            exitCode: signaled ? 128 + signal : (status >> 8) & 0xff,
+            signal: signaled ? signal : nil,
+            stdout: stdoutText(), stderr: stderrText(), command: command)
+    }
+
+    /// SIGTERM, then SIGKILL if it has not exited within `grace` seconds; waits for the
+    /// end, then SIGKILLs whatever is left of its process group (helpers, workers).
+    @discardableResult
+    func stop(grace: TimeInterval = 5) -> ProcessResult? {
+        let wasRunning = isRunning
+        terminate()
+        var result = try? waitForExit(timeout: grace)
+        if result == nil {
+            kill9()
+            result = try? waitForExit(timeout: 10)
+        }
+        if wasRunning { _ = Glibc.kill(-pid, SIGKILL) }
+        return result
+    }
+
+    /// Everything the child wrote to stdout so far.
+    func stdoutText() -> String { Self.read(stdoutPath) }
+
+    /// Everything the child wrote to stderr so far.
+    func stderrText() -> String { Self.read(stderrPath) }
+
+    private static func read(_ path: String) -> String {
+        guard let data = FileManager.default.contents(atPath: path) else { return "" }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// The wait status of a child, filled in once by its reaper thread.
+private final class ExitBox: @unchecked Sendable {
+    let group = DispatchGroup()
+    private let lock = NSLock()
+    private var raw: Int32 = 0
+
+    var status: Int32 {
+        lock.lock()
+        defer { lock.unlock() }
+        return raw
+    }
+
+    func finish(_ status: Int32) {
+        lock.lock()
+        raw = status
+        lock.unlock()
+        group.leave()
+    }
+}
+
+// glibc's GNU extensions, which Swift's Glibc module does not import.
+private typealias AddChdirFunction = @convention(c) (
+    UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
+private typealias AddClosefromFunction = @convention(c) (
+    UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+private let spawnAddChdir: AddChdirFunction? = dlsym(nil, "posix_spawn_file_actions_addchdir_np")
+    .map { unsafeBitCast($0, to: AddChdirFunction.self) }
+private let spawnAddClosefrom: AddClosefromFunction? = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np")
+    .map { unsafeBitCast($0, to: AddClosefromFunction.self) }

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Installs what building and testing uploader needs on Debian 12, as root.
+# Idempotent: when every package is already installed it does not touch apt
+# (set FORCE_APT=1 to run apt-get update/install anyway). Quiet; errors are shown.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=env.sh
+. "$here/env.sh"
+
+packages=(
+    libinotifytools0-dev libcurl4-openssl-dev libssl-dev media-types
+    nginx-light curl inotify-tools iproute2 openssl python3 util-linux
+    ca-certificates
+)
+
+log() { printf 'install-deps: %s\n' "$*" >&2; }
+
+missing=()
+for p in "${packages[@]}"; do
+    status="$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)"
+    [ "$status" = "installed" ] || missing+=("$p")
+done
+
+if [ "${#missing[@]}" -gt 0 ] || [ "${FORCE_APT:-0}" = "1" ]; then
+    if [ "$(id -u)" -ne 0 ]; then
+        log "error: must run as root to install: ${missing[*]}"
+        exit 1
+    fi
+    log "installing: ${missing[*]:-${packages[*]}}"
+    export DEBIAN_FRONTEND=noninteractive
+    # Keep package scripts from starting services (nginx would take port 80).
+    policy=/usr/sbin/policy-rc.d
+    own_policy=0
+    if [ ! -e "$policy" ]; then
+        printf '#!/bin/sh\nexit 101\n' >"$policy"
+        chmod 0755 "$policy"
+        own_policy=1
+    fi
+    cleanup_policy() { if [ "$own_policy" = 1 ]; then rm -f "$policy"; fi; }
+    trap cleanup_policy EXIT
+    apt_log="$(mktemp)"
+    if ! apt-get update -qq >"$apt_log" 2>&1; then
+        cat "$apt_log" >&2; rm -f "$apt_log"; log "error: apt-get update failed"; exit 1
+    fi
+    if ! apt-get install -y -qq --no-install-recommends "${packages[@]}" >"$apt_log" 2>&1; then
+        cat "$apt_log" >&2; rm -f "$apt_log"; log "error: apt-get install failed"; exit 1
+    fi
+    rm -f "$apt_log"
+fi
+
+# Never leave the distribution's nginx service running (port 80): the tests and
+# the demo start their own instances with their own configs and pid files.
+service nginx stop >/dev/null 2>&1 || true
+if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+    systemctl disable --now nginx >/dev/null 2>&1 || true
+fi
+update-rc.d nginx disable >/dev/null 2>&1 || true
+if [ -s /run/nginx.pid ]; then
+    pid="$(cat /run/nginx.pid)"
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -QUIT "$pid" 2>/dev/null || true
+        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    rm -f /run/nginx.pid
+fi
+
+for tool in nginx curl python3 ip sha256sum inotifywait; do
+    command -v "$tool" >/dev/null 2>&1 || { log "error: $tool not found after install"; exit 1; }
+done
+ensure_swift_on_path
+swift --version >/dev/null 2>&1 || { log "error: swift is on PATH but does not run"; exit 1; }
