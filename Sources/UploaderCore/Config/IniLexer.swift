@@ -10,6 +10,7 @@ struct IniLexer {
     /// nil before the first header and after a rejected one (its keys are skipped).
     private var current: Int?
     private var seenKeys: [String: Int] = [:]
+    private var sawHeader = false
 
     static func lex(_ text: String, environment: [String: String], diagnostics: inout ConfigDiagnostics) -> IniDocument {
         var lexer = IniLexer(environment: environment, diagnostics: diagnostics)
@@ -64,7 +65,7 @@ struct IniLexer {
 
     private mutating func add(_ entry: IniEntry) {
         guard let current else {
-            if document.global == nil && document.profiles.isEmpty {
+            if !sawHeader {
                 diagnostics.error(entry.line, "key \(quotedForMessage(entry.key)) is outside any section; start with [uploader] or [outbox NAME]")
             }
             return
@@ -82,6 +83,7 @@ struct IniLexer {
     private mutating func lexHeader(_ line: ArraySlice<Unicode.Scalar>, number: Int) {
         current = nil
         seenKeys = [:]
+        sawHeader = true
         guard let close = line.firstIndex(of: "]") else {
             diagnostics.error(number, "section header is missing its closing \"]\"")
             return
