@@ -136,7 +136,7 @@ struct ProfileBuilder {
         tls.caFile = reader.readablePath("ca_file")
         tls.clientCert = reader.readablePath("client_cert")
         tls.clientKey = reader.readablePath("client_key")
-        if reader.entry("client_key") != nil, reader.entry("client_cert") == nil {
+        if tls.clientKey != nil, tls.clientCert == nil, reader.text("client_cert")?.isEmpty ?? true {
             reader.diagnostics.error(reader.line("client_key"), "client_key needs client_cert")
         }
         tls.insecureSkipVerify = reader.boolean("insecure_skip_verify", default: false)
