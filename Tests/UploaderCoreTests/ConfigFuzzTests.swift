@@ -92,6 +92,9 @@ import Testing
         let inputs = [
             String(repeating: "[", count: 100_000),
             "[outbox p]\nurl = " + String(repeating: "{", count: 50_000),
+            "[outbox p]\nspool = /s\nurl = http://h/" + String(repeating: "{x", count: 50_000),
+            "[outbox p]\nspool = /s\nurl = http://h/\nform.a = " + String(repeating: "{x", count: 50_000),
+            String(repeating: "[outbox a]\n[outbox b]\n", count: 20_000),
             "[outbox p]\nform.a = " + String(repeating: "${", count: 50_000),
             "[outbox p]\nform.a = \"" + String(repeating: "\\", count: 50_001),
             "[outbox p]\n" + String(repeating: "k", count: 200_000) + " = 1",

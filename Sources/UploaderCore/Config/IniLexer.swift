@@ -11,6 +11,7 @@ struct IniLexer {
     private var current: Int?
     private var seenKeys: [String: Int] = [:]
     private var sawHeader = false
+    private var profileLines: [String: Int] = [:]
 
     static func lex(_ text: String, environment: [String: String], diagnostics: inout ConfigDiagnostics) -> IniDocument {
         var lexer = IniLexer(environment: environment, diagnostics: diagnostics)
@@ -111,10 +112,11 @@ struct IniLexer {
                 diagnostics.error(number, "invalid profile name \(quotedForMessage(name)) (use letters, digits, \".\", \"_\" and \"-\")")
                 return
             }
-            if let existing = document.profiles.first(where: { $0.kind == .outbox(name: name) }) {
-                diagnostics.error(number, "duplicate profile [outbox \(name)] (first on line \(existing.line))")
+            if let first = profileLines[name] {
+                diagnostics.error(number, "duplicate profile [outbox \(name)] (first on line \(first))")
                 return
             }
+            profileLines[name] = number
             document.profiles.append(IniSection(kind: .outbox(name: name), line: number))
             current = document.profiles.count - 1
         case ("outbox", _):

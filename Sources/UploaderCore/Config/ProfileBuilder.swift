@@ -83,7 +83,15 @@ struct ProfileBuilder {
         return URLTemplate(template)
     }
 
+    /// More braces than any real template needs; also keeps `Template(parsing:)`, which
+    /// searches ahead for `}` from every `{`, from going quadratic on junk.
+    private static let maxTemplateBraces = 256
+
     private mutating func parseTemplate(_ text: String, key: String, redact: Bool) -> Template? {
+        if text.utf8.lazy.filter({ $0 == UInt8(ascii: "{") }).count > Self.maxTemplateBraces {
+            reader.diagnostics.error(reader.line(key), "\(key) has more than \(Self.maxTemplateBraces) \"{\"")
+            return nil
+        }
         do {
             return try Template(parsing: text)
         } catch let error as Template.UnknownPlaceholder {
