@@ -84,4 +84,15 @@ import Testing
         #expect(ConfigFixture.errors(ConfigFixture.profile("form.a = x\u{0}y")) ==
             ["\(path):4: the value of form.a contains a control character"])
     }
+
+    @Test func keysAndValuesNeedNoSpacesAroundEquals() {
+        let config = ConfigFixture.config("[outbox p]\nspool=/s\nurl=http://h/{name}?a=b\nform.x=#y")
+        #expect(config?.profiles.first?.spool.root == "/s")
+        #expect(config?.profiles.first?.formFields.first?.value.source == "#y")
+    }
+
+    @Test func keyTyposInTheWrongCaseStillGetASuggestion() {
+        #expect(ConfigFixture.errors(ConfigFixture.profile("URL = http://h/")) ==
+            ["\(path):4: unknown key \"URL\" in [outbox photos]; did you mean \"url\"?"])
+    }
 }
