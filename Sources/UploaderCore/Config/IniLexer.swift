@@ -10,6 +10,8 @@ struct IniLexer {
     /// nil before the first header and after a rejected one (its keys are skipped).
     private var current: Int?
     private var seenKeys: [String: Int] = [:]
+    private var sawHeader = false
+    private var profileLines: [String: Int] = [:]
 
     static func lex(_ text: String, environment: [String: String], diagnostics: inout ConfigDiagnostics) -> IniDocument {
         var lexer = IniLexer(environment: environment, diagnostics: diagnostics)
@@ -64,7 +66,7 @@ struct IniLexer {
 
     private mutating func add(_ entry: IniEntry) {
         guard let current else {
-            if document.global == nil && document.profiles.isEmpty {
+            if !sawHeader {
                 diagnostics.error(entry.line, "key \(quotedForMessage(entry.key)) is outside any section; start with [uploader] or [outbox NAME]")
             }
             return
@@ -82,6 +84,7 @@ struct IniLexer {
     private mutating func lexHeader(_ line: ArraySlice<Unicode.Scalar>, number: Int) {
         current = nil
         seenKeys = [:]
+        sawHeader = true
         guard let close = line.firstIndex(of: "]") else {
             diagnostics.error(number, "section header is missing its closing \"]\"")
             return
@@ -109,10 +112,11 @@ struct IniLexer {
                 diagnostics.error(number, "invalid profile name \(quotedForMessage(name)) (use letters, digits, \".\", \"_\" and \"-\")")
                 return
             }
-            if let existing = document.profiles.first(where: { $0.kind == .outbox(name: name) }) {
-                diagnostics.error(number, "duplicate profile [outbox \(name)] (first on line \(existing.line))")
+            if let first = profileLines[name] {
+                diagnostics.error(number, "duplicate profile [outbox \(name)] (first on line \(first))")
                 return
             }
+            profileLines[name] = number
             document.profiles.append(IniSection(kind: .outbox(name: name), line: number))
             current = document.profiles.count - 1
         case ("outbox", _):

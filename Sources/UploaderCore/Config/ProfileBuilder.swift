@@ -83,7 +83,15 @@ struct ProfileBuilder {
         return URLTemplate(template)
     }
 
+    /// More braces than any real template needs; also keeps `Template(parsing:)`, which
+    /// searches ahead for `}` from every `{`, from going quadratic on junk.
+    private static let maxTemplateBraces = 256
+
     private mutating func parseTemplate(_ text: String, key: String, redact: Bool) -> Template? {
+        if text.utf8.lazy.filter({ $0 == UInt8(ascii: "{") }).count > Self.maxTemplateBraces {
+            reader.diagnostics.error(reader.line(key), "\(key) has more than \(Self.maxTemplateBraces) \"{\"")
+            return nil
+        }
         do {
             return try Template(parsing: text)
         } catch let error as Template.UnknownPlaceholder {
@@ -136,7 +144,7 @@ struct ProfileBuilder {
         tls.caFile = reader.readablePath("ca_file")
         tls.clientCert = reader.readablePath("client_cert")
         tls.clientKey = reader.readablePath("client_key")
-        if reader.entry("client_key") != nil, reader.entry("client_cert") == nil {
+        if tls.clientKey != nil, tls.clientCert == nil, reader.text("client_cert")?.isEmpty ?? true {
             reader.diagnostics.error(reader.line("client_key"), "client_key needs client_cert")
         }
         tls.insecureSkipVerify = reader.boolean("insecure_skip_verify", default: false)

@@ -85,9 +85,9 @@ struct SectionReader {
         return ConfigFiles.resolve(value, relativeTo: baseDirectory)
     }
 
-    /// A path that must name a readable file now (`ca_file`, `client_cert`, ...).
+    /// A path that must name a readable file now (`ca_file`, `client_cert`, ...); empty means unset.
     mutating func readablePath(_ key: String) -> String? {
-        guard let path = path(key) else { return nil }
+        guard let path = path(key, allowEmpty: true) else { return nil }
         if let problem = ConfigFiles.accessProblem(path, mode: R_OK) {
             diagnostics.error(line(key), "cannot read \(key) \(path): \(problem)")
             return nil

@@ -6,6 +6,8 @@ enum SpoolLayoutCheck {
     static func check(_ profiles: [Profile], sections: [IniSection], diagnostics: inout ConfigDiagnostics) {
         var roots: [String: Profile] = [:]
         var outboxes: [String: Profile] = [:]
+        var sectionsByLine: [Int: IniSection] = [:]
+        for section in sections { sectionsByLine[section.line] = section }
         for profile in profiles {
             let paths = profile.spool
             if let other = roots[paths.root] {
@@ -16,7 +18,7 @@ enum SpoolLayoutCheck {
                 diagnostics.error(profile.line, "[outbox \(profile.name)] uses the same outbox as [outbox \(other.name)] (line \(other.line)): \(paths.outbox)")
             }
             outboxes[paths.outbox] = outboxes[paths.outbox] ?? profile
-            let section = sections.first { $0.kind == .outbox(name: profile.name) }
+            let section = sectionsByLine[profile.line]
             for (role, dir) in [("sent", paths.sent), ("retry", paths.retry)] {
                 let line = section?.entries.first { $0.key == role }?.line ?? profile.line
                 if dir == paths.outbox || dir.hasPrefix(paths.outbox + "/") {
