@@ -41,10 +41,6 @@ package final class Daemon {
         }
         Signals.blockHandled()
         let watcher = InotifyWatcher(logger: logger)
-        do { try watcher.start() } catch {
-            Self.printError("\(error)")
-            return ExitCode.software
-        }
         let netlink = once ? nil : NetlinkMonitor(logger: logger)
         netlink?.start()
         let mimeTypes = MimeTypes.load()
@@ -55,7 +51,7 @@ package final class Daemon {
             }
             let runner = ProfileRunner(profile: profile, mode: once ? .once : .daemon, logger: logger, mimeTypes: mimeTypes, hostname: hostname)
             do {
-                try runner.start(watcher: watcher, netlink: netlink)
+                try runner.prepare(watcher: watcher)
                 runners.append(runner)
             } catch let failure as SpoolLock.Failure {
                 for started in runners { started.stop(grace: 0) }
@@ -71,6 +67,11 @@ package final class Daemon {
                 return ExitCode.software
             }
         }
+        do { try watcher.start() } catch {
+            Self.printError("\(error)")
+            return ExitCode.software
+        }
+        for runner in runners { runner.begin(netlink: netlink) }
         let code = once ? runOnce() : runDaemon()
         watcher.stop()
         return code

@@ -51,15 +51,19 @@ package final class ProfileRunner: @unchecked Sendable {
         retries = RetryScheduler { [weak self] path in self?.releaseFromRetry(path) }
     }
 
-    /// Takes the lock (throws `SpoolLock.Failure`), prepares and recovers the spool, and starts watching and working.
-    package func start(watcher: InotifyWatcher, netlink: NetlinkMonitor?) throws {
+    /// Takes the lock (throws `SpoolLock.Failure`), creates the spool and registers its outbox
+    /// with the watcher. Call `begin` once the watcher runs.
+    package func prepare(watcher: InotifyWatcher) throws {
         try spool.prepare()
         lock = try SpoolLock(path: spool.paths.lockFile)
-        let started = Date()
-        let watchID = watcher.add(root: spool.paths.outbox, recursive: profile.recursive) { [weak self] event in
+        watchID = watcher.add(root: spool.paths.outbox, recursive: profile.recursive) { [weak self] event in
             self?.handle(event)
         }
-        self.watchID = watchID
+    }
+
+    /// Recovers the spool, queues what is there, and starts the workers (the outbox is already watched).
+    package func begin(netlink: NetlinkMonitor?) {
+        let started = Date()
         let retryScan = recovery.scanRetry()
         queue.add(contentsOf: retryScan.requeued)
         for entry in retryScan.due { retries.schedule(entry.path, at: entry.at) }

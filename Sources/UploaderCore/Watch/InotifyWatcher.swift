@@ -83,6 +83,13 @@ package final class InotifyWatcher: @unchecked Sendable {
             started.signal()
             return
         }
+        // Outboxes registered before start are watched before `start` returns, so a
+        // scan made after it cannot miss a file that arrives in between.
+        lock.lock()
+        let initial = commands
+        commands.removeAll()
+        lock.unlock()
+        for command in initial { apply(command) }
         started.signal()
         while true {
             lock.lock()
@@ -124,6 +131,7 @@ package final class InotifyWatcher: @unchecked Sendable {
                 wd = inotifytools_wd_from_filename(withSlash)
             }
             if wd >= 0 { watches[wd] = (registration.id, directory) }
+            logger.debug("watching", ["dir": String(cString: cpath), "wd": String(wd)])
             return wd >= 0
         }
         if !ok {
@@ -177,6 +185,7 @@ package final class InotifyWatcher: @unchecked Sendable {
             for registration in registrations.values { registration.handler(.rescanNeeded("inotify queue overflow")) }
             return
         }
+        logger.debug("inotify event", ["wd": String(wd), "mask": String(mask, radix: 16), "name": RelativePath(bytes: name).logSafe])
         guard let watch = watches[wd], let registration = registrations[watch.registration] else { return }
         if mask & (UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF) | UInt32(IN_IGNORED)) != 0 {
             inotifytools_remove_watch_by_wd(wd)
