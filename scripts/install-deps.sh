@@ -11,7 +11,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 packages=(
     libinotifytools0-dev libcurl4-openssl-dev libssl-dev media-types
     nginx-light curl inotify-tools iproute2 openssl python3 util-linux
-    ca-certificates
+    ca-certificates time
 )
 
 log() { printf 'install-deps: %s\n' "$*" >&2; }
