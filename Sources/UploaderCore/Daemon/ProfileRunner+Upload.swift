@@ -36,7 +36,7 @@ extension ProfileRunner {
             // Disk full or read-only spool: the file stays as it is; try again later.
             warnOnce(file.path, "cannot write manifest; file stays queued and is tried again later: \(error)")
             let path = file.path
-            retries.scheduleRequeue(path, after: 30) { [weak self] in self?.queue.add(path) }
+            retries.scheduleRequeue(path, after: 5) { [weak self] in self?.queue.add(path) }
             return
         }
         let values = TemplateValues(path: file.path, id: file.manifest.id, sha256: file.manifest.sha256 ?? "",

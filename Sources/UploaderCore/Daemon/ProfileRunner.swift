@@ -30,6 +30,7 @@ package final class ProfileRunner: @unchecked Sendable {
     /// Paths already warned about (refused names), so each is reported once per start.
     private let warned = Mutex<Set<RelativePath>>([])
     private var watchID: Int?
+    private var timers: [DispatchSourceTimer] = []
 
     package init(profile: Profile, mode: Mode, logger: Logger, mimeTypes: MimeTypes, hostname: String) {
         self.profile = profile
@@ -70,9 +71,13 @@ package final class ProfileRunner: @unchecked Sendable {
         let scan = recovery.scanOutbox()
         warnIgnoredDirectories(scan.directoriesIgnored)
         queue.add(contentsOf: scan.files)
+        let retention = Retention(spool: spool, keep: profile.keepSent, logger: logger)
+        retention.sweep()
         if mode == .once {
             for path in retries.takeDue(before: started) { releaseFromRetry(path) }
         } else {
+            if profile.keepSent > 0 { startPeriodic(every: min(3600, max(1, profile.keepSent / 10))) { retention.sweep() } }
+            if profile.rescan > 0 { startPeriodic(every: profile.rescan) { [weak self] in self?.handle(.rescanNeeded("periodic rescan")) } }
             retries.start()
             netlink?.addListener { [weak self] in self?.reachability.networkChanged() }
             reachability.start { [weak self] online in self?.reachabilityChanged(online) }
@@ -89,6 +94,18 @@ package final class ProfileRunner: @unchecked Sendable {
             workers.append(thread)
             thread.start()
         }
+    }
+
+    /// Runs `action` every `interval` seconds on a timer until the runner stops.
+    private func startPeriodic(every interval: TimeInterval, _ action: @escaping @Sendable () -> Void) {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
+        timer.schedule(deadline: .now() + interval, repeating: interval)
+        timer.setEventHandler { [weak self] in
+            guard let self, !self.isStopping else { return }
+            action()
+        }
+        timers.append(timer)
+        timer.resume()
     }
 
     private func handle(_ event: WatchEvent) {
@@ -170,6 +187,7 @@ package final class ProfileRunner: @unchecked Sendable {
     /// Stops taking work, lets uploads in flight finish for `grace`, then aborts the rest (they stay queued).
     package func stop(grace: TimeInterval) {
         stopping.store(true, ordering: .relaxed)
+        for timer in timers { timer.cancel() }
         queue.close()
         retries.stop()
         reachability.stop()
