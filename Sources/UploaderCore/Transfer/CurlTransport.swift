@@ -49,11 +49,15 @@ package final class CurlTransport: Transport {
             let code = curl_easy_perform(handle.raw)
             let bytesSent = handle.offset(CURLINFO_SIZE_UPLOAD_T)
             guard code == CURLE_OK else {
-                let detail = context.errorDetail.isEmpty ? String(cString: curl_easy_strerror(code)) : context.errorDetail
+                var detail = context.errorDetail.isEmpty ? String(cString: curl_easy_strerror(code)) : context.errorDetail
+                if context.stalled {
+                    detail = "stalled: no data moved for \(Int(request.stallTimeout.rounded(.up))) s (stall_timeout)"
+                }
                 let outcome = CurlOutcome(
                     code: code,
                     connected: handle.offset(CURLINFO_CONNECT_TIME_T) > 0 || bytesSent > 0 || context.status > 0,
                     cancelled: request.cancellation.isCancelled,
+                    stalled: context.stalled,
                     readError: context.readError,
                     detail: detail,
                     bytesSent: bytesSent)
