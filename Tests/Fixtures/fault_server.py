@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fault-injecting HTTP/1.1 server for the transfer tests (standard library only).
 
-Usage: fault_server.py [PORT] [--exit-on-stdin-eof]
+Usage: fault_server.py [PORT] [--exit-on-stdin-eof] [--tls CERT KEY]
 Listens on 127.0.0.1 only. With port 0 (the default) the kernel picks one; the first
 stdout line is always "PORT <n>".
 
@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import socket
+import ssl
 import struct
 import sys
 import threading
@@ -223,10 +224,20 @@ def stdin_watch():
 
 
 def main():
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    argv = sys.argv[1:]
+    tls = None
+    if "--tls" in argv:
+        at = argv.index("--tls")
+        tls = argv[at + 1:at + 3]
+        del argv[at:at + 3]
+    args = [a for a in argv if not a.startswith("--")]
     port = int(args[0]) if args else 0
     server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
     server.daemon_threads = True
+    if tls:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(tls[0], tls[1])
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     print("PORT %d" % server.server_address[1], flush=True)
     threading.Thread(target=watchdog, daemon=True).start()
     if "--exit-on-stdin-eof" in sys.argv:

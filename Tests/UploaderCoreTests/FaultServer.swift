@@ -39,17 +39,26 @@ final class FaultServer: @unchecked Sendable {
     private let process: Process
     private let stdin: Pipe
 
-    var base: String { "http://127.0.0.1:\(port)" }
+    let tls: Bool
 
-    init() throws {
-        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Fixtures/fault_server.py").path
+    var base: String { "\(tls ? "https" : "http")://127.0.0.1:\(port)" }
+
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Fixtures").path
+    /// Self-signed certificate for 127.0.0.1 that the TLS server presents.
+    static let testCertificate = fixtures + "/test-tls-cert.pem"
+
+    /// - Parameter tls: serve HTTPS with the test certificate (control endpoints are then unavailable).
+    init(tls: Bool = false) throws {
+        self.tls = tls
+        let fixture = FaultServer.fixtures + "/fault_server.py"
         guard let python = FaultServer.findPython() else {
             throw Failure(description: "python3 is required by the transfer tests and was not found on PATH")
         }
         process = Process()
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [fixture, "0", "--exit-on-stdin-eof"]
+            + (tls ? ["--tls", FaultServer.testCertificate, FaultServer.fixtures + "/test-tls-key.pem"] : [])
         let stdout = Pipe()
         stdin = Pipe()
         process.standardOutput = stdout
