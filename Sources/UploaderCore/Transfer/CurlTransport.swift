@@ -46,6 +46,8 @@ package final class CurlTransport: Transport {
         return withExtendedLifetime(context) {
             let userdata = Unmanaged.passUnretained(context).toOpaque()
             configure(request, url: url, headers: headers, context: context, userdata: userdata)
+            // The error buffer dies with the context; curl must not write to it later (e.g. in cleanup).
+            defer { handle.set(CURLOPT_ERRORBUFFER, pointer: nil) }
             let code = curl_easy_perform(handle.raw)
             let bytesSent = handle.offset(CURLINFO_SIZE_UPLOAD_T)
             guard code == CURLE_OK else {
