@@ -9,17 +9,20 @@ package struct CurlOutcome: Sendable, Equatable {
     /// A TCP connection to the destination was established (or reused).
     package var connected: Bool
     package var cancelled: Bool
+    /// Our progress callback stopped it: nothing moved for the stall timeout.
+    package var stalled: Bool
     /// Our read callback's own failure (errno text and path), if that is what stopped curl.
     package var readError: String?
     /// CURLOPT_ERRORBUFFER text, or curl_easy_strerror when empty.
     package var detail: String
     package var bytesSent: Int64
 
-    package init(code: CURLcode, connected: Bool, cancelled: Bool = false, readError: String? = nil,
-                 detail: String = "", bytesSent: Int64 = 0) {
+    package init(code: CURLcode, connected: Bool, cancelled: Bool = false, stalled: Bool = false,
+                 readError: String? = nil, detail: String = "", bytesSent: Int64 = 0) {
         self.code = code
         self.connected = connected
         self.cancelled = cancelled
+        self.stalled = stalled
         self.readError = readError
         self.detail = detail
         self.bytesSent = bytesSent
@@ -29,6 +32,9 @@ package struct CurlOutcome: Sendable, Equatable {
         if let readError { return .localRead(readError) }
         if cancelled && (code == CURLE_ABORTED_BY_CALLBACK || code == CURLE_READ_ERROR) {
             return .cancelled(bytesSent: bytesSent)
+        }
+        if stalled && code == CURLE_ABORTED_BY_CALLBACK {
+            return .broken(detail, bytesSent: bytesSent)
         }
         switch code {
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT:

@@ -23,6 +23,11 @@ final class CurlTransferContext {
     /// Set when our read callback failed (the file, not the network).
     var readError: String?
     var lastProgress: Int64 = -1
+    /// Our own stall detection: curl's LOW_SPEED check averages over several seconds.
+    let stallTimeout: TimeInterval
+    var lastMoved: (uploaded: Int64, downloaded: Int64, at: Double) = (0, 0, CurlTransferContext.now())
+    /// Set when the progress callback aborted because nothing moved for `stallTimeout`.
+    var stalled = false
 
     var status = 0
     var statusText = ""
@@ -48,6 +53,7 @@ final class CurlTransferContext {
         cancellation = request.cancellation
         progress = request.progress
         sourcePath = request.sourcePath
+        stallTimeout = request.stallTimeout
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
     }
@@ -55,6 +61,30 @@ final class CurlTransferContext {
     deinit { errorBuffer.deallocate() }
 
     var errorDetail: String { String(cString: errorBuffer) }
+
+    static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    /// Called from the progress callback; false when the transfer should stop.
+    func progressed(uploaded: Int64, downloaded: Int64) -> Bool {
+        if cancellation.isCancelled { return false }
+        if uploaded != lastProgress {
+            lastProgress = uploaded
+            progress?(uploaded)
+        }
+        let now = CurlTransferContext.now()
+        if uploaded != lastMoved.uploaded || downloaded != lastMoved.downloaded {
+            lastMoved = (uploaded, downloaded, now)
+        } else if stallTimeout > 0 && (uploaded > 0 || downloaded > 0) && now - lastMoved.at >= stallTimeout {
+            // Only once bytes have moved: before that the connect timeout is in charge.
+            stalled = true
+            return false
+        }
+        return true
+    }
 
     /// Copies up to `capacity` body bytes at `position` into `buffer`; nil on a read failure.
     func read(into buffer: UnsafeMutableRawPointer, capacity: Int) -> Int? {
@@ -152,12 +182,7 @@ let curlWriteCallback: uploader_curl_data_cb = { buffer, size, count, userdata i
     return size * count
 }
 
-let curlProgressCallback: uploader_curl_xferinfo_cb = { userdata, _, _, uploadTotal, uploaded in
+let curlProgressCallback: uploader_curl_xferinfo_cb = { userdata, _, downloaded, _, uploaded in
     let context = Unmanaged<CurlTransferContext>.fromOpaque(userdata!).takeUnretainedValue()
-    if context.cancellation.isCancelled { return 1 }
-    if Int64(uploaded) != context.lastProgress {
-        context.lastProgress = Int64(uploaded)
-        context.progress?(Int64(uploaded))
-    }
-    return 0
+    return context.progressed(uploaded: Int64(uploaded), downloaded: Int64(downloaded)) ? 0 : 1
 }

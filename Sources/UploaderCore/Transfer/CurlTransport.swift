@@ -46,14 +46,20 @@ package final class CurlTransport: Transport {
         return withExtendedLifetime(context) {
             let userdata = Unmanaged.passUnretained(context).toOpaque()
             configure(request, url: url, headers: headers, context: context, userdata: userdata)
+            // The error buffer dies with the context; curl must not write to it later (e.g. in cleanup).
+            defer { handle.set(CURLOPT_ERRORBUFFER, pointer: nil) }
             let code = curl_easy_perform(handle.raw)
             let bytesSent = handle.offset(CURLINFO_SIZE_UPLOAD_T)
             guard code == CURLE_OK else {
-                let detail = context.errorDetail.isEmpty ? String(cString: curl_easy_strerror(code)) : context.errorDetail
+                var detail = context.errorDetail.isEmpty ? String(cString: curl_easy_strerror(code)) : context.errorDetail
+                if context.stalled {
+                    detail = "stalled: no data moved for \(Int(request.stallTimeout.rounded(.up))) s (stall_timeout)"
+                }
                 let outcome = CurlOutcome(
                     code: code,
                     connected: handle.offset(CURLINFO_CONNECT_TIME_T) > 0 || bytesSent > 0 || context.status > 0,
                     cancelled: request.cancellation.isCancelled,
+                    stalled: context.stalled,
                     readError: context.readError,
                     detail: detail,
                     bytesSent: bytesSent)

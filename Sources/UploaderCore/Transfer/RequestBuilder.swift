@@ -88,7 +88,8 @@ package struct RequestBuilder: Sendable {
         }
         for field in profile.headers where !RequestBuilder.reservedHeaders.contains(field.name.lowercased()) {
             headers.removeAll { $0.name.lowercased() == field.name.lowercased() }
-            headers.append((field.name, field.value.renderText(values)))
+            // renderText cleans inserted values; a line break in the template's own text must not split the header either.
+            headers.append((field.name, MultipartBody.headerSafe(field.value.renderText(values))))
         }
 
         return UploadRequest(

@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""Fault-injecting HTTP/1.1 server for the transfer tests (standard library only).
+
+Usage: fault_server.py [PORT] [--exit-on-stdin-eof] [--tls CERT KEY]
+Listens on 127.0.0.1 only. With port 0 (the default) the kernel picks one; the first
+stdout line is always "PORT <n>".
+
+Control endpoints (not recorded):
+  POST /__control   {"script": [behaviour, ...]}  queue consumed one per upload request
+  GET|POST /__requests                            JSON list of every recorded request
+  POST /__reset                                   forget requests and script
+
+Behaviours (default when the queue is empty: {"status": 200, "body": "ok"}):
+  {"status": 503}  {"status": 429, "retry_after": "2"}
+  {"status": 201, "headers": {...}, "body": "..."}
+  {"reset_after_bytes": N}                  read N body bytes, then close with RST
+  {"stall_after_bytes": N, "stall_seconds": S}   read N bytes, stop reading for S s, then 200
+  {"slow_body_bytes_per_sec": R}            read the body at R bytes/s, then 200
+  {"big_response_bytes": N}                 200 with N bytes of body
+
+Exits by itself after IDLE_SECONDS without any request, so nothing lingers.
+"""
+import base64
+import email.parser
+import email.policy
+import hashlib
+import json
+import os
+import socket
+import ssl
+import struct
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+IDLE_SECONDS = 300
+RAW_BODY_LIMIT = 1 << 20
+
+lock = threading.Lock()
+script = []
+requests = []
+last_activity = time.monotonic()
+
+
+def touch():
+    global last_activity
+    with lock:
+        last_activity = time.monotonic()
+
+
+def parse_multipart(content_type, body):
+    """Parts as Python's email parser sees them (the test asserts on this view)."""
+    raw = b"Content-Type: " + content_type.encode("latin-1") + b"\r\nMIME-Version: 1.0\r\n\r\n" + body
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(raw)
+    parts = []
+    if not message.is_multipart():
+        return None
+    for part in message.iter_parts():
+        payload = part.get_payload(decode=True) or b""
+        disposition = part.get("Content-Disposition", "")
+        params = dict(part.get_params(header="content-disposition", unquote=True) or [])
+
+        def fix(value):
+            # Header bytes that are not ASCII arrive surrogate-escaped; give back the UTF-8 text.
+            if value is None:
+                return None
+            try:
+                return value.encode("utf-8", "surrogateescape").decode("utf-8")
+            except UnicodeError:
+                return value
+        parts.append({
+            "name": fix(params.get("name")),
+            "filename": fix(params.get("filename")),
+            "content_disposition": fix(str(disposition)),
+            "content_type": part.get_content_type() if part.get("Content-Type") else None,
+            "length": len(payload),
+            "sha256": hashlib.sha256(payload).hexdigest(),
+            "value": payload.decode("utf-8", "replace") if len(payload) <= 4096 else None,
+        })
+    return parts
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format, *args):
+        pass
+
+    def do_GET(self):
+        self.dispatch()
+
+    def do_POST(self):
+        self.dispatch()
+
+    def do_PUT(self):
+        self.dispatch()
+
+    def send_plain(self, status, body=b"", headers=None):
+        self.send_response(status)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        self.wfile.flush()
+
+    def read_exact(self, n, rate=None):
+        chunks = []
+        remaining = n
+        started = time.monotonic()
+        got = 0
+        while remaining > 0:
+            want = min(remaining, 65536)
+            if rate:
+                want = min(want, max(1, rate // 10))
+                due = started + got / rate
+                delay = due - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+            data = self.rfile.read1(want) if hasattr(self.rfile, "read1") else self.rfile.read(want)
+            if not data:
+                break
+            chunks.append(data)
+            got += len(data)
+            remaining -= len(data)
+        return b"".join(chunks)
+
+    def record(self, body, length, complete):
+        entry = {
+            "method": self.command,
+            "path": self.path,
+            "headers": [[k, v] for k, v in self.headers.items()],
+            "client_port": self.client_address[1],
+            "body_length": len(body),
+            "declared_length": length,
+            "complete": complete,
+            "body_sha256": hashlib.sha256(body).hexdigest(),
+            "body_base64": base64.b64encode(body).decode("ascii") if len(body) <= RAW_BODY_LIMIT else None,
+        }
+        content_type = self.headers.get("Content-Type", "")
+        if complete and content_type.startswith("multipart/form-data"):
+            try:
+                entry["multipart"] = parse_multipart(content_type, body)
+            except Exception as error:  # a parse failure is itself a test finding
+                entry["multipart_error"] = repr(error)
+        with lock:
+            requests.append(entry)
+
+    def dispatch(self):
+        touch()
+        length = int(self.headers.get("Content-Length") or 0)
+        if self.path.startswith("/__"):
+            body = self.read_exact(length)
+            return self.control(body)
+        with lock:
+            behaviour = script.pop(0) if script else {}
+
+        if "reset_after_bytes" in behaviour:
+            body = self.read_exact(min(length, behaviour["reset_after_bytes"]))
+            self.record(body, length, False)
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
+            self.close_connection = True
+            return
+        if "stall_after_bytes" in behaviour:
+            first = self.read_exact(min(length, behaviour["stall_after_bytes"]))
+            time.sleep(behaviour.get("stall_seconds", 10))
+            try:
+                rest = self.read_exact(length - len(first))
+            except OSError:
+                rest = b""
+            body = first + rest
+            self.record(body, length, len(body) == length)
+            if len(body) < length:
+                self.close_connection = True
+                return
+            return self.send_plain(200, b"ok")
+
+        body = self.read_exact(length, behaviour.get("slow_body_bytes_per_sec"))
+        self.record(body, length, len(body) == length)
+        if len(body) < length:
+            self.close_connection = True
+            return
+        if "big_response_bytes" in behaviour:
+            return self.send_plain(200, b"x" * behaviour["big_response_bytes"])
+        status = behaviour.get("status", 200)
+        headers = dict(behaviour.get("headers", {}))
+        if "retry_after" in behaviour:
+            headers["Retry-After"] = behaviour["retry_after"]
+        self.send_plain(status, behaviour.get("body", "ok" if status < 300 else "").encode("utf-8"), headers)
+
+    def control(self, body):
+        global script
+        if self.path == "/__control":
+            with lock:
+                script = list(json.loads(body or b"{}").get("script", []))
+            return self.send_plain(200, b"{}", {"Content-Type": "application/json"})
+        if self.path == "/__requests":
+            with lock:
+                data = json.dumps(requests).encode("utf-8")
+            return self.send_plain(200, data, {"Content-Type": "application/json"})
+        if self.path == "/__reset":
+            with lock:
+                script = []
+                requests.clear()
+            return self.send_plain(200, b"{}")
+        self.send_plain(404)
+
+
+def watchdog():
+    while True:
+        time.sleep(1)
+        with lock:
+            idle = time.monotonic() - last_activity
+        if idle > IDLE_SECONDS:
+            os._exit(0)
+
+
+def stdin_watch():
+    while sys.stdin.buffer.read(4096):
+        pass
+    os._exit(0)
+
+
+def main():
+    argv = sys.argv[1:]
+    tls = None
+    if "--tls" in argv:
+        at = argv.index("--tls")
+        tls = argv[at + 1:at + 3]
+        del argv[at:at + 3]
+    args = [a for a in argv if not a.startswith("--")]
+    port = int(args[0]) if args else 0
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    server.daemon_threads = True
+    if tls:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(tls[0], tls[1])
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+    print("PORT %d" % server.server_address[1], flush=True)
+    threading.Thread(target=watchdog, daemon=True).start()
+    if "--exit-on-stdin-eof" in sys.argv:
+        threading.Thread(target=stdin_watch, daemon=True).start()
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+import CCurl
+import Testing
+@testable import UploaderCore
+
+@Suite("libcurl results map to transfer failures by code")
+struct CurlOutcomeTests {
+    @Test func resolveAndConnectFailuresAreUnreachable() {
+        for code in [CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT] {
+            #expect(CurlOutcome(code: code, connected: false, detail: "nope").failure == .unreachable("nope"))
+        }
+    }
+
+    @Test func timeoutBeforeConnectingIsUnreachableAndAfterIsBroken() {
+        #expect(CurlOutcome(code: CURLE_OPERATION_TIMEDOUT, connected: false, detail: "t").failure == .unreachable("t"))
+        #expect(CurlOutcome(code: CURLE_OPERATION_TIMEDOUT, connected: true, detail: "t", bytesSent: 9).failure
+                == .broken("t", bytesSent: 9))
+    }
+
+    @Test func errorsAfterTheExchangeBeganAreBrokenWithTheBytesSent() {
+        for code in [CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE] {
+            #expect(CurlOutcome(code: code, connected: true, detail: "reset", bytesSent: 42).failure
+                    == .broken("reset", bytesSent: 42))
+        }
+    }
+
+    @Test func certificateProblemsAreTLSWithAHumanMessage() {
+        let failure = CurlOutcome(code: CURLE_PEER_FAILED_VERIFICATION, connected: true, detail: "self-signed certificate").failure
+        #expect(failure == .tls("TLS certificate verification failed: self-signed certificate"))
+        guard case .tls = CurlOutcome(code: CURLE_SSL_CONNECT_ERROR, connected: true).failure else {
+            Issue.record("SSL_CONNECT_ERROR is not .tls"); return
+        }
+    }
+
+    @Test func ourReadFailureIsLocalReadWhateverTheCode() {
+        let outcome = CurlOutcome(code: CURLE_ABORTED_BY_CALLBACK, connected: true,
+                                  readError: "read a.txt: Input/output error (errno 5)")
+        #expect(outcome.failure == .localRead("read a.txt: Input/output error (errno 5)"))
+    }
+
+    @Test func abortWhenCancelledIsCancelledAndAStallIsBroken() {
+        #expect(CurlOutcome(code: CURLE_ABORTED_BY_CALLBACK, connected: true, cancelled: true, bytesSent: 7).failure
+                == .cancelled(bytesSent: 7))
+        #expect(CurlOutcome(code: CURLE_ABORTED_BY_CALLBACK, connected: true, stalled: true, detail: "stalled", bytesSent: 7).failure
+                == .broken("stalled", bytesSent: 7))
+    }
+
+    @Test func anythingElseIsOther() {
+        #expect(CurlOutcome(code: CURLE_UNSUPPORTED_PROTOCOL, connected: false, detail: "gopher?").failure == .other("gopher?"))
+        #expect(CurlOutcome(code: CURLE_URL_MALFORMAT, connected: false, detail: "bad").failure == .other("bad"))
+    }
+}
