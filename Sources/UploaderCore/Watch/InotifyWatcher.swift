@@ -34,7 +34,10 @@ package final class InotifyWatcher: @unchecked Sendable {
 
     // Owned by the watcher thread only.
     private var registrations: [Int: Registration] = [:]
-    private var watches: [Int32: (registration: Int, directory: RelativePath)] = [:]
+    /// Watched directories by the path libinotifytools keeps for them (with a trailing `/`).
+    /// Keyed by path, not wd: after an outbox is deleted and recreated, the library may
+    /// still answer the old wd for its name, while events carry the new one.
+    private var watches: [[UInt8]: (registration: Int, directory: RelativePath)] = [:]
     /// Files seen by CREATE only (maybe `link()`ed in): checked again until written or settled.
     private var pendingCreates: [RelativePath: (registration: Int, seen: Double)] = [:]
     private var lostRoots: Set<Int> = []
@@ -114,9 +117,11 @@ package final class InotifyWatcher: @unchecked Sendable {
             watchTree(registration, directory: RelativePath(bytes: []), announce: false)
         case .remove(let id):
             registrations[id] = nil
-            for (wd, watch) in watches where watch.registration == id {
-                inotifytools_remove_watch_by_wd(wd)
-                watches[wd] = nil
+            for (key, watch) in watches where watch.registration == id {
+                var cpath = key.map { CChar(bitPattern: $0) }
+                cpath.append(0)
+                inotifytools_remove_watch_by_filename(cpath)
+                watches[key] = nil
             }
         }
     }
@@ -125,14 +130,10 @@ package final class InotifyWatcher: @unchecked Sendable {
     private func watchTree(_ registration: Registration, directory: RelativePath, announce: Bool) {
         let ok: Bool = directory.withCString(in: registration.root) { cpath in
             guard inotifytools_watch_file(cpath, Int32(bitPattern: InotifyWatcher.mask)) != 0 else { return false }
-            var wd = inotifytools_wd_from_filename(cpath)
-            if wd < 0 {
-                let withSlash = String(cString: cpath) + "/"
-                wd = inotifytools_wd_from_filename(withSlash)
-            }
-            if wd >= 0 { watches[wd] = (registration.id, directory) }
-            logger.debug("watching", ["dir": String(cString: cpath), "wd": String(wd)])
-            return wd >= 0
+            var key = Array(UnsafeBufferPointer(start: UnsafeRawPointer(cpath).assumingMemoryBound(to: UInt8.self), count: strlen(cpath)))
+            if key.last != UInt8(ascii: "/") { key.append(UInt8(ascii: "/")) }
+            watches[key] = (registration.id, directory)
+            return true
         }
         if !ok {
             let code = inotifytools_error()
@@ -185,11 +186,16 @@ package final class InotifyWatcher: @unchecked Sendable {
             for registration in registrations.values { registration.handler(.rescanNeeded("inotify queue overflow")) }
             return
         }
-        logger.debug("inotify event", ["wd": String(wd), "mask": String(mask, radix: 16), "name": RelativePath(bytes: name).logSafe])
-        guard let watch = watches[wd], let registration = registrations[watch.registration] else { return }
+        guard let watchedPath = inotifytools_filename_from_wd(wd) else { return }
+        var key = Array(UnsafeBufferPointer(start: UnsafeRawPointer(watchedPath).assumingMemoryBound(to: UInt8.self), count: strlen(watchedPath)))
+        if key.last != UInt8(ascii: "/") { key.append(UInt8(ascii: "/")) }
+        guard let watch = watches[key], let registration = registrations[watch.registration] else { return }
         if mask & (UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF) | UInt32(IN_IGNORED)) != 0 {
-            inotifytools_remove_watch_by_wd(wd)
-            watches[wd] = nil
+            // After DELETE_SELF the kernel drops the watch by itself (asking the library to
+            // remove it again only prints an error); a directory moved away keeps its watch,
+            // which must go, or its events would look like the new outbox's.
+            if mask & UInt32(IN_MOVE_SELF) != 0 { inotifytools_remove_watch_by_wd(wd) }
+            watches[key] = nil
             if watch.directory.bytes.isEmpty { lostRoots.insert(registration.id) }
             return
         }
