@@ -130,6 +130,7 @@ class Handler(BaseHTTPRequestHandler):
         entry = {
             "method": self.command,
             "path": self.path,
+            "received_at": time.time(),
             "headers": [[k, v] for k, v in self.headers.items()],
             "client_port": self.client_address[1],
             "body_length": len(body),
