@@ -125,6 +125,12 @@ final class RetryDispositionTests: XCTestCase {
         let failed = try manifestWhenIn(fx.retry, "h.bin", fx) { $0.state == .failed }
         XCTAssertEqual(failed.attempts.map(\.httpStatus), [500, 502])
         XCTAssertTrue(failed.lastError?.contains("gave up after 2 attempts") ?? false, failed.lastError ?? "nil")
+        // `uploader retry` starts the count afresh: one more 503 is retried, not failed again.
+        try server.script([["status": 503], ["status": 201]])
+        XCTAssertEqual(try fx.run(["retry", "h.bin"]).exitCode, 0)
+        let sent = try manifestWhenIn(fx.sent, "h.bin", fx)
+        XCTAssertEqual(sent.attempts.map(\.httpStatus), [500, 502, 503, 201], "history kept")
+        XCTAssertEqual(sent.attemptsBeforeRetry, 2)
     }
 
     func testRunOnceRetriesWhatIsDueAndExitsOneWhenSomethingWentToRetry() throws {

@@ -87,7 +87,7 @@ package struct FileLifecycle: Sendable {
     }
 
     /// Steps 6–8: puts a file from retry/ back into the outbox as `queued`.
-    /// `resetBackoff` (for `uploader retry`) also forgets a `failed` verdict; history stays.
+    /// `resetBackoff` (for `uploader retry`) starts the attempt count and the backoff afresh; the history stays.
     @discardableResult
     package func moveBack(fromRetry path: RelativePath, resetBackoff: Bool) throws -> RelativePath {
         let retryDir = spool.directory(.retry)
@@ -99,6 +99,7 @@ package struct FileLifecycle: Sendable {
         manifest.state = .queued
         manifest.nextAttemptAt = nil
         manifest.storedAs = spool.storedAs(path, in: .retry)
+        if resetBackoff { manifest.attemptsBeforeRetry = manifest.attempts.count }
         try spool.writeManifest(manifest, for: path, in: .retry)
         try FileSystem.makeParents(of: target, in: outbox)
         try FileSystem.rename(Spool.manifestName(for: path), in: retryDir, to: Spool.manifestName(for: target), in: outbox, replace: false)

@@ -94,6 +94,9 @@ package struct Manifest: Codable, Sendable, Equatable {
     package var storedAs: String? = nil
     package var remote: Remote? = nil
     package var sentAt: String? = nil
+    /// How many attempts there were when an operator ran `uploader retry`: those stay in the
+    /// history but no longer count toward `max_attempts` or the backoff. Omitted until then.
+    package var attemptsBeforeRetry: Int? = nil
 
     package init(id: String, profile: String, path: RelativePath, size: Int64, mtime: String,
                  sha256: String?, contentType: String, state: State, createdAt: String) {
@@ -110,13 +113,15 @@ package struct Manifest: Codable, Sendable, Equatable {
     }
 
     /// Attempts that count toward `max_attempts` (those cut by our own shutdown do not).
-    package var countedAttempts: Int { attempts.filter { $0.interrupted != true }.count }
+    package var countedAttempts: Int {
+        attempts.dropFirst(min(attemptsBeforeRetry ?? 0, attempts.count)).filter { $0.interrupted != true }.count
+    }
 
     enum CodingKeys: String, CodingKey {
         case version, id, profile, path, pathBase64 = "path_base64", size, mtime, sha256
         case contentType = "content_type", state, createdAt = "created_at", attempts
         case nextAttemptAt = "next_attempt_at", lastError = "last_error", storedAs = "stored_as"
-        case remote, sentAt = "sent_at"
+        case remote, sentAt = "sent_at", attemptsBeforeRetry = "attempts_before_retry"
     }
 
     package init(from decoder: Decoder) throws {
@@ -138,6 +143,7 @@ package struct Manifest: Codable, Sendable, Equatable {
         storedAs = try c.decodeIfPresent(String.self, forKey: .storedAs)
         remote = try c.decodeIfPresent(Remote.self, forKey: .remote)
         sentAt = try c.decodeIfPresent(String.self, forKey: .sentAt)
+        attemptsBeforeRetry = try c.decodeIfPresent(Int.self, forKey: .attemptsBeforeRetry)
     }
 
     package func encode(to encoder: Encoder) throws {
@@ -159,6 +165,7 @@ package struct Manifest: Codable, Sendable, Equatable {
         try c.encode(storedAs, forKey: .storedAs)
         try c.encode(remote, forKey: .remote)
         try c.encode(sentAt, forKey: .sentAt)
+        try c.encodeIfPresent(attemptsBeforeRetry, forKey: .attemptsBeforeRetry)
     }
 
     /// Compact JSON with a trailing newline.
