@@ -56,10 +56,12 @@ extension ProfileRunner {
             fileAway(file.path, manifest: manifest, to: .retry, summary: "failed")
             return
         }
+        transferSlots.wait()
         track(flag)
         let started = monotonicSeconds()
         let result = transport.send(request)
         untrack(flag)
+        transferSlots.signal()
         let seconds = monotonicSeconds() - started
         let now = Date()
         let disposition = Disposition.decide(result, now: now)

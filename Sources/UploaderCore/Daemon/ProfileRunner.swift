@@ -25,6 +25,10 @@ package final class ProfileRunner: @unchecked Sendable {
     private var lock: SpoolLock?
     private var workers: [Thread] = []
     private let workersDone = DispatchGroup()
+    /// At most `concurrency` requests in flight, while more workers claim and file away:
+    /// those steps wait on fsyncs, and concurrent fsyncs share journal commits.
+    let transferSlots: DispatchSemaphore
+    static let minimumWorkers = 16
     private let inFlight = Mutex<[ObjectIdentifier: CancellationFlag]>([:])
     private let stopping = Atomic<Bool>(false)
     /// Paths already warned about (refused names), so each is reported once per start.
@@ -49,6 +53,7 @@ package final class ProfileRunner: @unchecked Sendable {
         case .http(let template): probe = TCPProbe(urlTemplate: template.description, timeout: profile.connectTimeout)
         }
         reachability = ReachabilityMonitor(probe: probe, profile: profile.name, logger: logger)
+        transferSlots = DispatchSemaphore(value: profile.concurrency)
         retries = RetryScheduler { [weak self] path in self?.releaseFromRetry(path) }
     }
 
@@ -84,7 +89,7 @@ package final class ProfileRunner: @unchecked Sendable {
         }
         logger.info("watching outbox", ["profile": profile.name, "dir": spool.paths.outbox, "queued": String(queue.counts.waiting),
                                           "retry_scheduled": String(retryScan.due.count)])
-        for index in 0..<profile.concurrency {
+        for index in 0..<max(profile.concurrency, Self.minimumWorkers) {
             workersDone.enter()
             let thread = Thread { [self] in
                 self.workerLoop()

@@ -8,7 +8,8 @@ import Foundation
 /// recoverable by `Recovery` at the next start, with nothing lost:
 ///
 /// Start of an attempt (claim):
-///  1. manifest `uploading` with a new attempt → outbox/NAME.manifest.json (fsynced).
+///  1. manifest `uploading` with a new attempt → outbox/NAME.manifest.json (fsynced, then
+///     the outbox fsynced so the rename is durable too).
 ///     Crash after 1: recovery marks that attempt `interrupted` and re-queues the file.
 ///     Only after 1 is a request sent, so the `Idempotency-Key` (the id) is already durable.
 /// Finish (2xx → sent/, otherwise → retry/ with state `retry` or `failed`):
@@ -45,7 +46,9 @@ package struct FileLifecycle: Sendable {
         manifest.state = .uploading
         manifest.nextAttemptAt = nil
         manifest.attempts.append(Manifest.Attempt(startedAt: Timestamp.format(now)))
-        try spool.writeManifest(manifest, for: file.path, in: .outbox)
+        // The directory fsync makes the rename durable too: after a power cut the manifest,
+        // and with it the id sent as Idempotency-Key, is found under its own name.
+        try spool.writeManifest(manifest, for: file.path, in: .outbox, syncDirectory: true)
         file.manifest = manifest
     }
 
@@ -82,8 +85,8 @@ package struct FileLifecycle: Sendable {
             try FileSystem.rename(path, in: outbox, to: target, in: dest, replace: false)
         }
         try FileSystem.rename(Spool.manifestName(for: path), in: outbox, to: Spool.manifestName(for: target), in: dest, replace: false)
-        try FileSystem.syncDirectoryOf(target, in: dest)
-        try FileSystem.syncDirectoryOf(path, in: outbox)
+        try spool.syncDirectory(of: target, in: area)
+        try spool.syncDirectory(of: path, in: .outbox)
     }
 
     /// Steps 6–8: puts a file from retry/ back into the outbox as `queued`.
@@ -104,8 +107,8 @@ package struct FileLifecycle: Sendable {
         try FileSystem.makeParents(of: target, in: outbox)
         try FileSystem.rename(Spool.manifestName(for: path), in: retryDir, to: Spool.manifestName(for: target), in: outbox, replace: false)
         try FileSystem.rename(path, in: retryDir, to: target, in: outbox, replace: false)
-        try FileSystem.syncDirectoryOf(target, in: outbox)
-        try FileSystem.syncDirectoryOf(path, in: retryDir)
+        try spool.syncDirectory(of: target, in: .outbox)
+        try spool.syncDirectory(of: path, in: .retry)
         return target
     }
 }

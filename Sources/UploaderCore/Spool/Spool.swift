@@ -8,8 +8,13 @@ package struct Spool: Sendable {
     package enum Area: String, Sendable { case outbox, sent, retry }
 
     package let paths: SpoolPaths
+    /// Shared by every copy of this spool, so concurrent workers share directory fsyncs.
+    package let syncer: DirectorySyncer
 
-    package init(paths: SpoolPaths) { self.paths = paths }
+    package init(paths: SpoolPaths, syncer: DirectorySyncer = DirectorySyncer()) {
+        self.paths = paths
+        self.syncer = syncer
+    }
 
     package func directory(_ area: Area) -> String {
         switch area {
@@ -88,9 +93,17 @@ package struct Spool: Sendable {
         }
     }
 
-    /// Writes the manifest beside `path` (temporary file, fsync, rename).
+    /// Writes the manifest beside `path` (temporary file, fsync, rename), and with
+    /// `syncDirectory` also makes the rename durable (a shared directory fsync).
     package func writeManifest(_ manifest: Manifest, for path: RelativePath, in area: Area, syncDirectory: Bool = false) throws {
-        try FileSystem.writeAtomically(Array(try manifest.encoded()), to: Spool.manifestName(for: path), in: directory(area), syncDirectory: syncDirectory)
+        let name = Spool.manifestName(for: path)
+        try FileSystem.writeAtomically(Array(try manifest.encoded()), to: name, in: directory(area), syncDirectory: false)
+        if syncDirectory { try syncer.syncDirectory(of: name, in: directory(area)) }
+    }
+
+    /// Makes renames into the directory holding `path` in `area` durable (shared fsync).
+    package func syncDirectory(of path: RelativePath, in area: Area) throws {
+        try syncer.syncDirectory(of: path, in: directory(area))
     }
 
     /// Moves an unreadable manifest aside into `.quarantine/` (never deletes it); returns where it went.
