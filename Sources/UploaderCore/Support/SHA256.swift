@@ -38,8 +38,15 @@ package struct SHA256: ~Copyable {
     }
 
     /// Hashes `length` bytes of `fd` from `offset` with pread, 1 MiB at a time.
-    package static func hash(fd: Int32, offset: Int64 = 0, length: Int64, path: String) throws -> [UInt8] {
+    package static func hash(fd: Int32, offset: Int64 = 0, length: Int64, path: String?) throws -> [UInt8] {
         var h = SHA256()
+        try h.update(readingFrom: fd, offset: offset, length: length, path: path)
+        return h.finish()
+    }
+
+    /// Adds `length` bytes of `fd` from `offset` (pread, 1 MiB at a time); a file shorter
+    /// than expected is an I/O error naming `path`.
+    package mutating func update(readingFrom fd: Int32, offset: Int64, length: Int64, path: String?) throws {
         let chunk = 1 << 20
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
         defer { buffer.deallocate() }
@@ -48,10 +55,9 @@ package struct SHA256: ~Copyable {
             let want = Int(min(Int64(chunk), length - done))
             let n = try retryingEINTR("read", path: path) { pread(fd, buffer.baseAddress, want, off_t(offset + done)) }
             if n == 0 { throw SystemError("read", path: path, code: EIO) }
-            h.update(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+            update(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
             done += Int64(n)
         }
-        return h.finish()
     }
 
     /// HMAC-SHA256 (libcrypto), for request signing.

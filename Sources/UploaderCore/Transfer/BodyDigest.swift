@@ -11,22 +11,12 @@ package enum BodyDigest {
     /// SHA-256 of the whole body as it will be sent; file ranges are read with pread, 1 MiB at a time.
     package static func sha256(of body: RequestBody, path: String?) throws -> [UInt8] {
         var hasher = SHA256()
-        let chunk = 1 << 20
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
-        defer { buffer.deallocate() }
         for segment in body.segments {
             switch segment {
             case .bytes(let bytes):
                 hasher.update(bytes)
             case .file(let fd, let offset, let length):
-                var done: Int64 = 0
-                while done < length {
-                    let want = Int(min(Int64(chunk), length - done))
-                    let n = try retryingEINTR("read", path: path) { pread(fd, buffer.baseAddress, want, off_t(offset + done)) }
-                    if n == 0 { throw SystemError("read", path: path, code: EIO) }
-                    hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
-                    done += Int64(n)
-                }
+                try hasher.update(readingFrom: fd, offset: offset, length: length, path: path)
             }
         }
         return hasher.finish()
