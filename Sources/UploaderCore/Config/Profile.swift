@@ -88,6 +88,8 @@ package struct SpoolPaths: Sendable, Equatable {
 package enum Destination: Sendable {
     /// `http(s)://…` with placeholders.
     case http(URLTemplate)
+    /// `s3://BUCKET/KEY-TEMPLATE` on an S3-compatible store, signed with SigV4 (see `S3Target`).
+    case s3(S3Target)
 }
 
 package enum HTTPMethod: String, Sendable, CaseIterable { case put = "PUT", post = "POST" }

@@ -46,6 +46,7 @@ package final class ProfileRunner: @unchecked Sendable {
         let probe: TCPProbe?
         switch profile.destination {
         case .http(let template): probe = TCPProbe(urlTemplate: template.description, timeout: profile.connectTimeout)
+        case .s3(let target): probe = TCPProbe(s3: target, timeout: profile.connectTimeout)
         }
         reachability = ReachabilityMonitor(probe: probe, profile: profile.name, logger: logger)
         retries = RetryScheduler { [weak self] path in self?.releaseFromRetry(path) }
