@@ -92,7 +92,14 @@ package enum Destination: Sendable {
     case s3(S3Target)
 }
 
-package enum HTTPMethod: String, Sendable, CaseIterable { case put = "PUT", post = "POST" }
+package enum HTTPMethod: String, Sendable, CaseIterable {
+    case put = "PUT", post = "POST"
+    /// Only for S3's own requests (ListParts, AbortMultipartUpload); never a `method` in the config.
+    case get = "GET", delete = "DELETE"
+
+    /// What `method =` accepts.
+    package static var allCases: [HTTPMethod] { [.put, .post] }
+}
 package enum BodyFormat: String, Sendable, CaseIterable { case raw, multipart, json }
 package enum DigestMode: String, Sendable, CaseIterable { case sha256, none }
 package enum LogLevel: String, Sendable, CaseIterable, Comparable {

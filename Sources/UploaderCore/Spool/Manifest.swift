@@ -94,6 +94,8 @@ package struct Manifest: Codable, Sendable, Equatable {
     package var storedAs: String? = nil
     package var remote: Remote? = nil
     package var sentAt: String? = nil
+    /// An S3 multipart upload in progress (upload id, finished parts), for resuming; see `S3UploadState`.
+    package var s3: S3UploadState? = nil
 
     package init(id: String, profile: String, path: RelativePath, size: Int64, mtime: String,
                  sha256: String?, contentType: String, state: State, createdAt: String) {
@@ -116,7 +118,7 @@ package struct Manifest: Codable, Sendable, Equatable {
         case version, id, profile, path, pathBase64 = "path_base64", size, mtime, sha256
         case contentType = "content_type", state, createdAt = "created_at", attempts
         case nextAttemptAt = "next_attempt_at", lastError = "last_error", storedAs = "stored_as"
-        case remote, sentAt = "sent_at"
+        case remote, sentAt = "sent_at", s3
     }
 
     package init(from decoder: Decoder) throws {
@@ -138,6 +140,7 @@ package struct Manifest: Codable, Sendable, Equatable {
         storedAs = try c.decodeIfPresent(String.self, forKey: .storedAs)
         remote = try c.decodeIfPresent(Remote.self, forKey: .remote)
         sentAt = try c.decodeIfPresent(String.self, forKey: .sentAt)
+        s3 = try c.decodeIfPresent(S3UploadState.self, forKey: .s3)
     }
 
     package func encode(to encoder: Encoder) throws {
@@ -159,6 +162,7 @@ package struct Manifest: Codable, Sendable, Equatable {
         try c.encode(storedAs, forKey: .storedAs)
         try c.encode(remote, forKey: .remote)
         try c.encode(sentAt, forKey: .sentAt)
+        try c.encodeIfPresent(s3, forKey: .s3)
     }
 
     /// Compact JSON with a trailing newline.
