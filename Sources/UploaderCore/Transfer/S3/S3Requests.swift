@@ -41,7 +41,11 @@ package struct S3Requests: Sendable {
     /// PutObject: the whole file. `sha256` (when known) gives the signed payload hash and `x-amz-checksum-sha256`.
     package func putObject(_ c: Context, body: RequestBody, sha256: [UInt8]?) -> UploadRequest {
         var headers = objectHeaders(c)
-        if let sha256 { headers.append(("x-amz-checksum-sha256", Data(sha256).base64EncodedString())) }
+        if let sha256 {
+            // The algorithm header is what AWS SDKs send beside the value; some stores keep the checksum only with it.
+            headers.append(("x-amz-sdk-checksum-algorithm", "SHA256"))
+            headers.append(("x-amz-checksum-sha256", Data(sha256).base64EncodedString()))
+        }
         return make(.put, c, query: [], headers: headers, body: body, payloadHash: sha256?.hexString ?? SigV4Signer.unsignedPayload)
     }
 
