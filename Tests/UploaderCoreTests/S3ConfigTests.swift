@@ -99,4 +99,20 @@ import Testing
             #expect(keys.contains(key), "effective config lacks \(key)")
         }
     }
+
+    @Test func theExampleConfigLoadsWithAPathStyleAndAVirtualHostedProfile() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        var text = try String(contentsOf: root.appendingPathComponent("examples/s3/uploader.conf"), encoding: .utf8)
+        let dir = try TemporaryDirectory()
+        let secret = try dir.write("secret", "s3cr3t\n")
+        text = text.replacingOccurrences(of: "/var/spool/uploader", with: dir.path + "/spool")
+        for name in ["minio", "aws"] { text = text.replacingOccurrences(of: "/etc/uploader/\(name).secret", with: secret) }
+        let config = try #require(ConfigFixture.config(text))
+        let targets = config.profiles.compactMap { profile -> S3Target? in
+            if case .s3(let target) = profile.destination { return target } else { return nil }
+        }
+        #expect(targets.count == 2)
+        #expect(targets.first?.pathStyle == true && targets.first?.host == "127.0.0.1:9000")
+        #expect(targets.last?.pathStyle == false && targets.last?.host == "example-fleet-logs.s3.eu-central-1.amazonaws.com")
+    }
 }
