@@ -27,7 +27,7 @@ let package = Package(
             dependencies: ["CCurl", "CInotifyTools", "COpenSSL", "CSysShims"]
         ),
         .executableTarget(name: "uploader", dependencies: ["UploaderCore"]),
-        .testTarget(name: "UploaderCoreTests", dependencies: ["UploaderCore"]),
+        .testTarget(name: "UploaderCoreTests", dependencies: ["UploaderCore"], exclude: ["Fixtures"]),
         .testTarget(name: "IntegrationTests", dependencies: ["UploaderCore"]),
     ],
     swiftLanguageModes: [.v6]

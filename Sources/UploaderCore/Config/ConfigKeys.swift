@@ -9,13 +9,13 @@ enum ConfigKeys {
         "concurrency", "connect_timeout", "stall_timeout", "timeout", "max_attempts", "digest",
         "backoff", "max_backoff", "max_rate", "recursive", "ignore", "rescan", "keep_sent",
         "shutdown_grace", "on_sent", "on_failed", "hook_timeout",
-    ]
+    ] + S3Settings.keys
 
     /// Families of keys named by the user: `form.NAME` and `header.NAME`.
     static let outboxPrefixes = ["form.", "header."]
 
     /// Keys whose values are secret: never printed, never echoed in a message.
-    static let secretKeys: Set<String> = ["token", "password"]
+    static let secretKeys: Set<String> = ["token", "password", "secret_access_key", "session_token"]
 
     /// Headers whose values are credentials, shown as `<redacted>` (compared case-insensitively).
     static let sensitiveHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie"]

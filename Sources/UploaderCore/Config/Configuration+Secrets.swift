@@ -10,6 +10,6 @@ extension Profile {
     /// This profile's secrets: its auth credentials and the values of credential headers.
     package var secretValues: [String] {
         let headerValues = headers.filter { ConfigKeys.isSensitiveHeader($0.name) }.map(\.value.source)
-        return (auth.secrets + headerValues).filter { !$0.isEmpty }
+        return (auth.secrets + headerValues + destination.secrets).filter { !$0.isEmpty }
     }
 }

@@ -19,6 +19,9 @@ package func effectiveConfigText(_ c: Configuration) -> String {
         put("retry", p.spool.retry)
         switch p.destination {
         case .http(let url): put("url", url.description)
+        case .s3(let target):
+            put("url", target.urlText)
+            for (key, value) in target.effectiveEntries { if let value { put(key, value) } else { redacted(key) } }
         }
         put("method", p.method.rawValue)
         put("body", p.body.rawValue)

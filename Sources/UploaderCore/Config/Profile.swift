@@ -88,9 +88,18 @@ package struct SpoolPaths: Sendable, Equatable {
 package enum Destination: Sendable {
     /// `http(s)://…` with placeholders.
     case http(URLTemplate)
+    /// `s3://BUCKET/KEY-TEMPLATE` on an S3-compatible store, signed with SigV4 (see `S3Target`).
+    case s3(S3Target)
 }
 
-package enum HTTPMethod: String, Sendable, CaseIterable { case put = "PUT", post = "POST" }
+package enum HTTPMethod: String, Sendable, CaseIterable {
+    case put = "PUT", post = "POST"
+    /// Only for S3's own requests (ListParts, AbortMultipartUpload); never a `method` in the config.
+    case get = "GET", delete = "DELETE"
+
+    /// What `method =` accepts.
+    package static var allCases: [HTTPMethod] { [.put, .post] }
+}
 package enum BodyFormat: String, Sendable, CaseIterable { case raw, multipart, json }
 package enum DigestMode: String, Sendable, CaseIterable { case sha256, none }
 package enum LogLevel: String, Sendable, CaseIterable, Comparable {

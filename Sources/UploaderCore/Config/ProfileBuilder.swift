@@ -2,7 +2,7 @@ import Foundation
 
 /// Turns one checked `[outbox NAME]` section into a typed `Profile`, reporting every bad key.
 struct ProfileBuilder {
-    private var reader: SectionReader
+    var reader: SectionReader
     private let name: String
 
     /// Builds the profile, or nil if a required part is missing or invalid; errors land in `diagnostics`.
@@ -25,7 +25,9 @@ struct ProfileBuilder {
         let hasURL = reader.require("url")
         let root = reader.path("spool")
         let spool = SpoolPaths(root: root ?? "/", outbox: reader.path("outbox"), sent: reader.path("sent"), retry: reader.path("retry"))
-        let url = reader.text("url").flatMap { urlTemplate($0) }
+        let isS3 = reader.text("url").map(S3Settings.isS3URL) ?? false
+        let url = isS3 ? nil : reader.text("url").flatMap { urlTemplate($0) }
+        let s3 = isS3 ? s3Target() : rejectS3Keys()
         let auth = self.auth()
         var profile = Profile(name: name, spool: spool, destination: .http(url ?? URLTemplate(try! Template(parsing: "http://invalid"))))
         profile.line = reader.section.line
@@ -66,8 +68,14 @@ struct ProfileBuilder {
         profile.onSent = hook("on_sent")
         profile.onFailed = hook("on_failed")
         profile.hookTimeout = reader.duration("hook_timeout", default: profile.hookTimeout, positive: true)
-        guard hasSpool, hasURL, root != nil, let url, let auth else { return nil }
-        profile.destination = .http(url)
+        guard hasSpool, hasURL, root != nil, let auth else { return nil }
+        if isS3 {
+            guard let s3 else { return nil }
+            profile.destination = .s3(s3)
+        } else {
+            guard let url else { return nil }
+            profile.destination = .http(url)
+        }
         profile.auth = auth
         return profile
     }
@@ -87,7 +95,7 @@ struct ProfileBuilder {
     /// searches ahead for `}` from every `{`, from going quadratic on junk.
     private static let maxTemplateBraces = 256
 
-    private mutating func parseTemplate(_ text: String, key: String, redact: Bool) -> Template? {
+    mutating func parseTemplate(_ text: String, key: String, redact: Bool) -> Template? {
         if text.utf8.lazy.filter({ $0 == UInt8(ascii: "{") }).count > Self.maxTemplateBraces {
             reader.diagnostics.error(reader.line(key), "\(key) has more than \(Self.maxTemplateBraces) \"{\"")
             return nil
@@ -211,7 +219,7 @@ extension ProfileBuilder {
     }
 
     /// `KEY` inline or `KEY_file` read now (one trailing newline stripped). Never echoes the secret.
-    private mutating func secret(_ key: String, file fileKey: String) -> Secret? {
+    mutating func secret(_ key: String, file fileKey: String) -> Secret? {
         if reader.entry(key) != nil, reader.entry(fileKey) != nil {
             reader.diagnostics.error(reader.line(fileKey), "set \(key) or \(fileKey), not both")
             return nil

@@ -59,12 +59,13 @@ extension ProfileRunner {
         transferSlots.wait()
         track(flag)
         let started = monotonicSeconds()
-        let result = transport.send(request)
+        let s3Outcome = s3?.upload(file, values: values, request: request, transport: transport)
+        let result = s3Outcome?.result ?? transport.send(request)
         untrack(flag)
         transferSlots.signal()
         let seconds = monotonicSeconds() - started
         let now = Date()
-        let disposition = Disposition.decide(result, now: now)
+        let disposition = s3Outcome?.disposition ?? Disposition.decide(result, now: now)
         let response = try? result.get()
         let bytesSent: Int64
         switch result {

@@ -21,6 +21,8 @@ package final class ProfileRunner: @unchecked Sendable {
     let builder: RequestBuilder
     let rateLimiter: RateLimiter?
     let hostname: String
+    /// Set when the destination is `s3://`: uploads go through it instead of `builder` + transport.
+    let s3: S3Uploader?
     private(set) var retries: RetryScheduler!
     private var lock: SpoolLock?
     private var workers: [Thread] = []
@@ -47,10 +49,12 @@ package final class ProfileRunner: @unchecked Sendable {
         claimer = Claimer(spool: spool, profileName: profile.name, digest: profile.digest, mimeTypes: mimeTypes, lifecycle: lifecycle, logger: logger)
         recovery = Recovery(spool: spool, lifecycle: lifecycle, ignore: ignore, recursive: profile.recursive, logger: logger)
         builder = RequestBuilder(profile: profile)
+        if case .s3(let target) = profile.destination { s3 = S3Uploader(profile: profile, target: target, spool: spool, logger: logger) } else { s3 = nil }
         rateLimiter = profile.maxRate > 0 ? RateLimiter(bytesPerSecond: profile.maxRate) : nil
         let probe: TCPProbe?
         switch profile.destination {
         case .http(let template): probe = TCPProbe(urlTemplate: template.description, timeout: profile.connectTimeout)
+        case .s3(let target): probe = TCPProbe(s3: target, timeout: profile.connectTimeout)
         }
         reachability = ReachabilityMonitor(probe: probe, profile: profile.name, logger: logger)
         transferSlots = DispatchSemaphore(value: profile.concurrency)

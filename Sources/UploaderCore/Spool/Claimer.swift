@@ -65,6 +65,8 @@ package struct Claimer: Sendable {
             close(fd)
             return .refused(status.kind == .directory ? "directory (recursive = no)" : "not a regular file (FIFO, socket or device)")
         }
+        // An S3 multipart upload begun for the old content: kept so the uploader can abort it.
+        var staleS3: S3UploadState?
         switch spool.readManifest(for: path, in: .outbox) {
         case .success(let manifest):
             if [.sent, .retry, .failed].contains(manifest.state) {
@@ -80,6 +82,7 @@ package struct Claimer: Sendable {
                 && (manifest.sha256 != nil || digest == .none) {
                 return .ready(ClaimedFile(path: path, fd: fd, status: status, manifest: manifest))
             }
+            staleS3 = manifest.s3
             logger.info("file changed since it was claimed; claiming it afresh", ["file": path.logSafe, "id": manifest.id])
         case .failure(.missing):
             break
@@ -94,7 +97,9 @@ package struct Claimer: Sendable {
         }
         do {
             let sha = digest == .sha256 ? try SHA256.hash(fd: fd, length: status.size, path: display).hexString : nil
-            return .ready(ClaimedFile(path: path, fd: fd, status: status, manifest: freshManifest(path, status: status, sha256: sha, now: now)))
+            var fresh = freshManifest(path, status: status, sha256: sha, now: now)
+            fresh.s3 = staleS3
+            return .ready(ClaimedFile(path: path, fd: fd, status: status, manifest: fresh))
         } catch let error as SystemError {
             close(fd)
             return .unreadable(error, freshManifest(path, status: status, sha256: nil, now: now))

@@ -97,6 +97,8 @@ package struct Manifest: Codable, Sendable, Equatable {
     /// How many attempts there were when an operator ran `uploader retry`: those stay in the
     /// history but no longer count toward `max_attempts` or the backoff. Omitted until then.
     package var attemptsBeforeRetry: Int? = nil
+    /// An S3 multipart upload in progress (upload id, finished parts), for resuming; see `S3UploadState`.
+    package var s3: S3UploadState? = nil
 
     package init(id: String, profile: String, path: RelativePath, size: Int64, mtime: String,
                  sha256: String?, contentType: String, state: State, createdAt: String) {
@@ -121,7 +123,7 @@ package struct Manifest: Codable, Sendable, Equatable {
         case version, id, profile, path, pathBase64 = "path_base64", size, mtime, sha256
         case contentType = "content_type", state, createdAt = "created_at", attempts
         case nextAttemptAt = "next_attempt_at", lastError = "last_error", storedAs = "stored_as"
-        case remote, sentAt = "sent_at", attemptsBeforeRetry = "attempts_before_retry"
+        case remote, sentAt = "sent_at", attemptsBeforeRetry = "attempts_before_retry", s3
     }
 
     package init(from decoder: Decoder) throws {
@@ -144,6 +146,7 @@ package struct Manifest: Codable, Sendable, Equatable {
         remote = try c.decodeIfPresent(Remote.self, forKey: .remote)
         sentAt = try c.decodeIfPresent(String.self, forKey: .sentAt)
         attemptsBeforeRetry = try c.decodeIfPresent(Int.self, forKey: .attemptsBeforeRetry)
+        s3 = try c.decodeIfPresent(S3UploadState.self, forKey: .s3)
     }
 
     package func encode(to encoder: Encoder) throws {
@@ -166,6 +169,7 @@ package struct Manifest: Codable, Sendable, Equatable {
         try c.encode(remote, forKey: .remote)
         try c.encode(sentAt, forKey: .sentAt)
         try c.encodeIfPresent(attemptsBeforeRetry, forKey: .attemptsBeforeRetry)
+        try c.encodeIfPresent(s3, forKey: .s3)
     }
 
     /// Compact JSON with a trailing newline.

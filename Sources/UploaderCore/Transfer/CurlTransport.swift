@@ -94,6 +94,10 @@ package final class CurlTransport: Transport {
         case .post:
             h.set(CURLOPT_POST, 1)
             h.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: context.length)
+        case .get:
+            h.set(CURLOPT_HTTPGET, 1)
+        case .delete:
+            h.set(CURLOPT_CUSTOMREQUEST, "DELETE")
         }
         h.set(CURLOPT_READFUNCTION, callback: curlReadCallback)
         h.set(CURLOPT_READDATA, pointer: userdata)

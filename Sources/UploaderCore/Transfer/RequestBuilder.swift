@@ -36,6 +36,7 @@ package struct RequestBuilder: Sendable {
         let url: String
         switch profile.destination {
         case .http(let template): url = template.render(values)
+        case .s3(let target): url = target.url(path: target.objectPath(target.key(values)), query: "")
         }
         let fields = profile.formFields.map { (name: $0.name, value: $0.value.renderText(values)) }
         let displayName = path.name.display
