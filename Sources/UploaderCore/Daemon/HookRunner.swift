@@ -1,0 +1,48 @@
+import Foundation
+import Synchronization
+
+/// Runs a profile's `on_sent` / `on_failed` hooks one after another on a queue of their own,
+/// so a slow or hanging hook never holds up an upload; a failure is logged, nothing more.
+package final class HookRunner: Sendable {
+    /// Hooks waiting beyond this many are dropped (with a warning): a hook that cannot keep up
+    /// must not grow the daemon's memory without bound.
+    static let maxBacklog = 10_000
+
+    private let queue: DispatchQueue
+    private let backlog = Mutex(0)
+    private let group = DispatchGroup()
+
+    package init(label: String = "hooks") {
+        queue = DispatchQueue(label: "uploader.\(label)")
+    }
+
+    /// Queues `process`, run for `hook` (`on_sent`/`on_failed`) of `file` in `profile`.
+    func enqueue(_ process: HookProcess, logger: Logger, profile: String, hook: String, file: String) {
+        let accepted = backlog.withLock { count -> Bool in
+            guard count < Self.maxBacklog else { return false }
+            count += 1
+            return true
+        }
+        guard accepted else {
+            logger.warn("hook backlog full; hook not run", ["profile": profile, "hook": hook, "file": file])
+            return
+        }
+        queue.async(group: group) { [self] in
+            let started = monotonicSeconds()
+            let outcome = process.run()
+            backlog.withLock { $0 -= 1 }
+            let duration = String(format: "%.3fs", monotonicSeconds() - started)
+            if outcome == .exited(0) {
+                logger.debug("hook finished", ["profile": profile, "hook": hook, "file": file, "duration": duration])
+            } else {
+                logger.warn("hook failed; the file's state is unchanged",
+                            ["profile": profile, "hook": hook, "file": file, "outcome": outcome.description, "duration": duration])
+            }
+        }
+    }
+
+    /// Waits until every queued hook has finished, at most until `deadline`; true when all did.
+    package func waitUntilIdle(deadline: DispatchTime) -> Bool {
+        group.wait(timeout: deadline) == .success
+    }
+}
