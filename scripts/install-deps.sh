@@ -66,6 +66,18 @@ if [ -s /run/nginx.pid ]; then
     rm -f /run/nginx.pid
 fi
 
+# The integration tests parse the metrics file with Python's prometheus_client (PyPI).
+if ! python3 -c "import prometheus_client" >/dev/null 2>&1; then
+    log "installing prometheus_client (PyPI)"
+    if ! python3 -m pip --version >/dev/null 2>&1; then
+        apt-get update -qq >/dev/null 2>&1 || true
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-pip >/dev/null 2>&1 || true
+    fi
+    pip_quiet=(python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore prometheus_client)
+    "${pip_quiet[@]}" >/dev/null 2>&1 || "${pip_quiet[@]}" --break-system-packages >/dev/null 2>&1 \
+        || { log "error: pip install prometheus_client failed"; exit 1; }
+fi
+
 for tool in nginx curl python3 ip sha256sum inotifywait; do
     command -v "$tool" >/dev/null 2>&1 || { log "error: $tool not found after install"; exit 1; }
 done
