@@ -91,4 +91,21 @@ import Testing
         #expect(tally(p, "queued") == [1, 500])
         #expect(try stopDaemon(daemon).exitCode == 0)
     }
+
+    @Test func aNameTooLongForItsSidecarIsCountedAsRefusedWhileTheDaemonRuns() throws {
+        let sink = try NginxSink()
+        let fixture = try ServiceFixture()
+        try fixture.writeConfig(url: sink.url("up/{path}"))
+        let daemon = try fixture.startDaemon()
+        try fixture.drop(String(repeating: "n", count: 245) + ".bin", Data("x".utf8))
+        try fixture.drop("fine.bin", Data("y".utf8))
+        try waitUntil(timeout: 15, "fine.bin to be sent") { fixture.exists("sent/fine.bin.manifest.json") }
+        var p: [String: Any] = [:]
+        try waitUntil(timeout: 10, "status to count the refused name") {
+            p = try status(fixture)
+            return (p["refused"] as? [String: Any])?["files"] as? Int == 1
+        }
+        #expect(tally(p, "queued") == [1, 1], "the refused file stays in the outbox")
+        #expect(try stopDaemon(daemon).exitCode == 0)
+    }
 }

@@ -3,7 +3,8 @@ import Synchronization
 
 /// Keeps what operators watch up to date while `run` goes on: each spool's `.state.json` (at
 /// start, on every reachability change, every 10 s), the metrics file (every 10 s and at exit),
-/// and systemd's READY/STATUS/STOPPING/WATCHDOG. One ticking thread; spool counts come from
+/// and systemd's READY/STATUS/STOPPING/WATCHDOG. The state file is also rewritten within half
+/// a second when a name is refused or the offline reason changes. One ticking thread; spool counts come from
 /// `SpoolCounter`'s own thread so a big spool never delays the watchdog.
 package final class ServiceReporter: Sendable {
     private struct State {
@@ -11,7 +12,8 @@ package final class ServiceReporter: Sendable {
         var metricsFile: String?
         /// Counters of runners replaced by a reload, per profile, so `_total`s never go back.
         var retired: [String: RunStats.Snapshot] = [:]
-        var lastReachable: [ObjectIdentifier: Bool] = [:]
+        /// What each runner's state file last said (reachable, refused count, error), to write on change.
+        var lastWritten: [ObjectIdentifier: String] = [:]
         var stopped = false
     }
 
@@ -78,7 +80,7 @@ package final class ServiceReporter: Sendable {
         writeMetrics()
     }
 
-    /// Reachability changes within half a second; everything else every 10 s; WATCHDOG=1 at its pace.
+    /// State changes within half a second; everything else every 10 s; WATCHDOG=1 at its pace.
     private func tick() {
         let step = min(0.5, notifier.watchdogInterval ?? 0.5)
         var nextPeriodic = monotonicSeconds() + Self.period
@@ -107,10 +109,11 @@ package final class ServiceReporter: Sendable {
         let runners = state.withLock { $0.runners }
         for runner in runners {
             let current = runner.daemonState
+            let summary = "\(current.reachable) \(current.refused) \(current.lastError ?? "")"
             let changed = state.withLock { s -> Bool in
                 let id = ObjectIdentifier(runner)
-                defer { s.lastReachable[id] = current.reachable }
-                return s.lastReachable[id] != current.reachable
+                defer { s.lastWritten[id] = summary }
+                return s.lastWritten[id] != summary
             }
             if changed || !onlyChanged { current.write(to: runner.spool.paths) }
         }

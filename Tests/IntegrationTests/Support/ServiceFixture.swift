@@ -56,7 +56,7 @@ final class ServiceFixture: @unchecked Sendable {
     @discardableResult
     func drop(_ name: String, _ data: Data) throws -> String {
         try FileManager.default.createDirectory(atPath: outbox, withIntermediateDirectories: true)
-        let staging = tmp.path(".staging-\(name)")
+        let staging = tmp.path(".staging-\(UUID().uuidString)")
         try data.write(to: URL(fileURLWithPath: staging))
         let target = outbox + "/" + name
         guard rename(staging, target) == 0 else { throw HarnessError("rename into the outbox: \(String(cString: strerror(errno)))") }
