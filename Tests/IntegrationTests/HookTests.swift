@@ -122,6 +122,29 @@ import Testing
         try waitUntil(timeout: 5, "the timeout to be logged") { daemon.stderrText().contains("timed out; killed") }
         #expect(try fixture.manifest("sent", "one.txt")["state"] as? String == "sent")
         #expect(try stopDaemon(daemon).exitCode == 0)
+        // The hooks of two and three were still hanging: exiting kills them too.
+        for name in ["two.txt", "three.txt"] {
+            guard let text = try? String(contentsOfFile: fixture.tmp.path("hooks/sleeper-\(name).pid"), encoding: .utf8),
+                  let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)) else { continue }
+            try waitUntil(timeout: 5, "the hook of \(name) to be killed at exit") { !Self.isAlive(pid) }
+        }
+    }
+
+    @Test func runOnceWaitsForItsLastHookBeforeExiting() throws {
+        let sink = try NginxSink()
+        let fixture = try ServiceFixture()
+        let hook = try fixture.tmp.write("hooks/slow.sh", """
+            #!/bin/sh
+            sleep 1
+            echo done > "$(dirname "$0")/slow-done.txt"
+
+            """)
+        chmod(hook, 0o755)
+        try fixture.writeConfig(url: sink.url("up/{path}"), extra: "on_sent = \(hook)\nhook_timeout = 10s")
+        try fixture.drop("last.txt", Data("z\n".utf8))
+        let result = try fixture.run(["run", "--once"])
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(FileManager.default.fileExists(atPath: fixture.tmp.path("hooks/slow-done.txt")), "the hook finished before exit")
     }
 
     /// Running, and not a zombie waiting for a parent that may never reap it.

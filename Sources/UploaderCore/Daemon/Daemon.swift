@@ -79,6 +79,7 @@ package final class Daemon {
         let reloader = ConfigReloader(path: config.path, profileNames: profileNames, environment: ProcessInfo.processInfo.environment,
                                       factory: factory, reporter: reporter, logger: logger)
         let code = once ? runOnce() : runDaemon(reloader)
+        HookRunner.drain(runners, once: once, logger: logger)
         reporter.finish()
         watcher.stop()
         return code

@@ -35,12 +35,15 @@ struct HookProcess {
     var timeout: TimeInterval
 
     /// Runs the hook and waits for it (at most `timeout`, plus one second for SIGTERM to work).
-    func run() -> Outcome {
+    /// `started` gets the child's pid (also its process group) while it runs, nil once reaped.
+    func run(started: (pid_t?) -> Void = { _ in }) -> Outcome {
         let pid: pid_t
         switch spawn() {
         case .failure(let reason): return .cannotStart(reason.message)
         case .success(let child): pid = child
         }
+        started(pid)
+        defer { started(nil) }
         let deadline = monotonicSeconds() + timeout
         var pause: useconds_t = 5_000
         while monotonicSeconds() < deadline {

@@ -1,3 +1,4 @@
+@preconcurrency import Glibc
 import Foundation
 import Synchronization
 
@@ -9,7 +10,9 @@ package final class HookRunner: Sendable {
     static let maxBacklog = 10_000
 
     private let queue: DispatchQueue
-    private let backlog = Mutex(0)
+    let backlog = Mutex(0)
+    /// The process group of the hook running now, to kill it when the daemon exits.
+    private let running = Mutex<pid_t?>(nil)
     private let group = DispatchGroup()
 
     package init(label: String = "hooks") {
@@ -29,7 +32,7 @@ package final class HookRunner: Sendable {
         }
         queue.async(group: group) { [self] in
             let started = monotonicSeconds()
-            let outcome = process.run()
+            let outcome = process.run { pid in running.withLock { $0 = pid } }
             backlog.withLock { $0 -= 1 }
             let duration = String(format: "%.3fs", monotonicSeconds() - started)
             if outcome == .exited(0) {
@@ -44,5 +47,19 @@ package final class HookRunner: Sendable {
     /// Waits until every queued hook has finished, at most until `deadline`; true when all did.
     package func waitUntilIdle(deadline: DispatchTime) -> Bool {
         group.wait(timeout: deadline) == .success
+    }
+
+    /// At exit: gives the hooks still queued or running time to finish — a full `hook_timeout`
+    /// after `run --once` (a cron run must not drop its last hooks), a few seconds for the
+    /// daemon (systemd's stop timeout is counted from SIGTERM) — and says how many never ran.
+    static func drain(_ runners: [ProfileRunner], once: Bool, logger: Logger) {
+        let wait = once ? (runners.map(\.profile.hookTimeout).max() ?? 0) + 2 : 5
+        let deadline = DispatchTime.now() + wait
+        for runner in runners where !runner.hooks.waitUntilIdle(deadline: deadline) {
+            let left = runner.hooks.backlog.withLock { $0 }
+            logger.warn("exiting with hooks still queued or running; killing the running one, the rest are not run",
+                        ["profile": runner.profile.name, "hooks": String(left)])
+            if let pid = runner.hooks.running.withLock({ $0 }) { kill(-pid, SIGKILL) }
+        }
     }
 }
