@@ -35,4 +35,20 @@ import Testing
         #expect(last.contains("run --once finished") && last.contains("left_queued_offline=yes"), "\(last)")
         #expect(fixture.exists("outbox/a.txt"))
     }
+
+    @Test func aLongUploadLogsItsProgressEveryTenSeconds() throws {
+        let sink = try NginxSink()
+        let fixture = try ServiceFixture()
+        // 3 MiB at 192 KiB/s: 16 s, so one progress line at 10 s.
+        try fixture.writeConfig(url: sink.url("up/{path}"), extra: "max_rate = 192KiB\nshutdown_grace = 1s")
+        let daemon = try fixture.startDaemon()
+        try fixture.drop("long.bin", Data(repeating: 9, count: 3 << 20))
+        let line: String = try waitFor(timeout: 20, poll: 0.2, "a progress line") {
+            daemon.stderrText().split(separator: "\n").first { $0.contains(" uploading ") && $0.contains("percent=") }.map(String.init)
+        }
+        #expect(line.contains("file=long.bin") && line.contains("rate=") && line.contains("eta="), "\(line)")
+        let percent = line.split(separator: " ").first { $0.hasPrefix("percent=") }.flatMap { Double($0.dropFirst(8)) }
+        #expect(percent.map { $0 > 40 && $0 < 90 } == true, "\(line)")
+        #expect(try stopDaemon(daemon).exitCode == 0)
+    }
 }
