@@ -66,18 +66,22 @@ if [ -s /run/nginx.pid ]; then
     rm -f /run/nginx.pid
 fi
 
-# The S3 tests: moto (an S3 store in server mode), boto3 to read objects back, botocore
-# to sign requests independently of our SigV4.
-if ! python3 -c "import moto.server, boto3, botocore" >/dev/null 2>&1; then
-    log "installing python packages: botocore boto3 moto[server]"
+# Python packages the tests use: moto (an S3 store in server mode), boto3 to read objects
+# back, botocore to sign requests independently of our SigV4, prometheus_client to parse
+# the metrics file.
+if ! python3 -c "import moto.server, boto3, botocore, prometheus_client" >/dev/null 2>&1; then
+    log "installing python packages: botocore boto3 moto[server] prometheus_client"
     if ! python3 -m pip --version >/dev/null 2>&1; then
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-pip >/dev/null
     fi
     pip_log="$(mktemp)"
-    pip_install() { python3 -m pip install --quiet --disable-pip-version-check "$@" botocore boto3 'moto[server]' >"$pip_log" 2>&1; }
+    pip_install() {
+        python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "$@" \
+            botocore boto3 'moto[server]' prometheus_client >"$pip_log" 2>&1
+    }
     # Debian's own python3 refuses pip installs unless told (PEP 668); a pyenv/venv python does not need it.
     if ! pip_install && ! pip_install --break-system-packages; then
-        cat "$pip_log" >&2; rm -f "$pip_log"; log "error: pip install of moto/boto3/botocore failed"; exit 1
+        cat "$pip_log" >&2; rm -f "$pip_log"; log "error: pip install of the test's python packages failed"; exit 1
     fi
     rm -f "$pip_log"
 fi

@@ -23,7 +23,10 @@ package enum HelpText {
             uploader run [--config PATH] [--profile NAME]... [--once]
 
             Watches every outbox (or only the --profile ones) and uploads what lands there,
-            until SIGTERM or SIGINT. SIGHUP reloads the config.
+            until SIGTERM or SIGINT (uploads in flight get shutdown_grace, then stay queued;
+            exit 0). SIGHUP reloads the config; an invalid one is logged and the old one kept.
+            Under systemd (Type=notify) it reports READY=1, STATUS=, STOPPING=1 and watchdog
+            pings through $NOTIFY_SOCKET.
               --config PATH    configuration file
               --profile NAME   run only this profile (repeatable)
               --once           upload everything queued and every retry due now, then exit

@@ -72,20 +72,29 @@ package final class Daemon {
             return ExitCode.software
         }
         for runner in runners { runner.begin(netlink: netlink) }
-        let code = once ? runOnce() : runDaemon()
+        // State files, metrics, systemd notifications and SIGHUP reloads: see ServiceReporter and ConfigReloader.
+        let reporter = ServiceReporter(notifier: SystemdNotifier(environment: once ? [:] : ProcessInfo.processInfo.environment), logger: logger)
+        reporter.start(runners: runners, global: config.global)
+        let factory = RunnerFactory(watcher: watcher, netlink: netlink, mimeTypes: mimeTypes, hostname: hostname, logger: logger)
+        let reloader = ConfigReloader(path: config.path, profileNames: profileNames, environment: ProcessInfo.processInfo.environment,
+                                      factory: factory, reporter: reporter, logger: logger)
+        let code = once ? runOnce() : runDaemon(reloader)
+        HookRunner.drain(runners, once: once, logger: logger)
+        reporter.finish()
         watcher.stop()
         return code
     }
 
-    private func runDaemon() -> Int32 {
+    private func runDaemon(_ reloader: ConfigReloader) -> Int32 {
         logger.info("uploader \(UploaderVersion.string) running", ["profiles": runners.map(\.profile.name).joined(separator: ",")])
         while true {
             guard let signal = Signals.wait(seconds: 1) else { continue }
             if signal == SIGHUP {
-                logger.warn("SIGHUP: configuration reload is not supported yet; keeping the running configuration")
+                runners = reloader.reload(runners)
                 continue
             }
             logger.info("stopping", ["signal": signal == SIGTERM ? "SIGTERM" : "SIGINT"])
+            reloader.reporter.stopping()
             stopAll()
             return ExitCode.ok
         }

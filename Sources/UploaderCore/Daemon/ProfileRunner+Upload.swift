@@ -8,6 +8,7 @@ extension ProfileRunner {
         case .vanished:
             dropVanished(path)
         case .refused(let reason):
+            refusedNames.insert(path)
             warnOnce(path, "not uploaded: \(reason)")
         case .finishedByRecovery:
             break
@@ -172,6 +173,7 @@ extension ProfileRunner {
     private func fileAway(_ path: RelativePath, manifest: Manifest, to area: Spool.Area, summary: String?) -> RelativePath? {
         do {
             let target = try lifecycle.finish(path, manifest: manifest, to: area)
+            afterFiling(target, in: area, manifest: manifest)
             if let summary {
                 if summary == "failed" { stats.recordFailed() } else { stats.recordRetry() }
                 logger.warn(summary == "failed" ? "failed; moved to retry/ (needs uploader retry)" : "will retry",

@@ -37,6 +37,10 @@ package final class ProfileRunner: @unchecked Sendable {
     private let warned = Mutex<Set<RelativePath>>([])
     private var watchID: Int?
     private var timers: [DispatchSourceTimer] = []
+    /// Names refused for good, counted for `status` (see ProfileRunner+Service.swift).
+    package let refusedNames = RefusedNames()
+    /// Runs on_sent / on_failed off the workers' threads.
+    package let hooks = HookRunner()
 
     package init(profile: Profile, mode: Mode, logger: Logger, mimeTypes: MimeTypes, hostname: String) {
         self.profile = profile
@@ -205,6 +209,14 @@ package final class ProfileRunner: @unchecked Sendable {
             cancelInFlight()
             workersDone.wait()
         }
+    }
+
+    /// After `stop`: forgets the outbox watch and releases the spool lock, so a reloaded
+    /// profile can take both again in this same process.
+    package func release(from watcher: InotifyWatcher) {
+        if let watchID { watcher.remove(watchID) }
+        watchID = nil
+        lock = nil
     }
 
     /// Blocks until nothing is waiting or in flight (or the queue was closed); for `run --once`.

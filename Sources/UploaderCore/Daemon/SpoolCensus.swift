@@ -21,11 +21,12 @@ package struct SpoolCensus: Sendable, Equatable {
 
     package init() {}
 
-    package static func take(_ spool: Spool, ignore: IgnoreRules, now: Date = Date()) -> SpoolCensus {
+    /// - Parameter includeSent: false skips sent/ (which may hold years of files) when `sent24h` is not needed.
+    package static func take(_ spool: Spool, ignore: IgnoreRules, now: Date = Date(), includeSent: Bool = true) -> SpoolCensus {
         var census = SpoolCensus()
         census.walk(spool, .outbox, RelativePath(bytes: []), ignore: ignore, now: now)
         census.walk(spool, .retry, RelativePath(bytes: []), ignore: ignore, now: now)
-        census.walk(spool, .sent, RelativePath(bytes: []), ignore: ignore, now: now)
+        if includeSent { census.walk(spool, .sent, RelativePath(bytes: []), ignore: ignore, now: now) }
         return census
     }
 

@@ -28,6 +28,9 @@ package final class InotifyWatcher: @unchecked Sendable {
     private var commands: [Command] = []
     private var stopping = false
     private var nextID = 1
+    /// Registration changes asked for, and those the watcher thread has applied (for `waitForRegistrations`).
+    private var requested = 0
+    private var applied = 0
     private var thread: Thread?
     private let started = DispatchSemaphore(value: 0)
     private var startError: String?
@@ -69,11 +72,25 @@ package final class InotifyWatcher: @unchecked Sendable {
         let id = nextID
         nextID += 1
         commands.append(.add(Registration(id: id, root: root, recursive: recursive, handler: handler)))
+        requested += 1
         return id
     }
 
     package func remove(_ id: Int) {
-        lock.lock(); commands.append(.remove(id)); lock.unlock()
+        lock.lock(); commands.append(.remove(id)); requested += 1; lock.unlock()
+    }
+
+    /// Blocks until every `add` and `remove` made so far is in effect (a scan made after this
+    /// cannot miss a file), or `timeout` passes; true when they are.
+    package func waitForRegistrations(timeout: TimeInterval) -> Bool {
+        lock.lock(); let target = requested; lock.unlock()
+        let deadline = monotonicSeconds() + timeout
+        while true {
+            lock.lock(); let done = applied >= target; lock.unlock()
+            if done { return true }
+            if monotonicSeconds() >= deadline { return false }
+            usleep(10_000)
+        }
     }
 
     package func stop() {
@@ -90,18 +107,22 @@ package final class InotifyWatcher: @unchecked Sendable {
         // scan made after it cannot miss a file that arrives in between.
         lock.lock()
         let initial = commands
+        let initialTarget = requested
         commands.removeAll()
         lock.unlock()
         for command in initial { apply(command) }
+        lock.lock(); applied = initialTarget; lock.unlock()
         started.signal()
         while true {
             lock.lock()
             let pending = commands
+            let target = requested
             commands.removeAll()
             let stop = stopping
             lock.unlock()
             if stop { break }
             for command in pending { apply(command) }
+            lock.lock(); applied = target; lock.unlock()
             checkLostRoots()
             checkPendingCreates()
             guard let event = inotifytools_next_event(1) else { continue }

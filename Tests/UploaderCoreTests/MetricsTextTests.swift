@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+@testable import UploaderCore
+
+/// The Prometheus text rendering of the metrics file.
+@Suite struct MetricsTextTests {
+    @Test func labelValuesEscapeBackslashQuoteAndNewline() {
+        #expect(MetricsText.escape(#"a\b"c"# + "\nd") == #"a\\b\"c\nd"#)
+        #expect(MetricsText.escape("plain-name") == "plain-name")
+    }
+
+    @Test func everyFamilyHasHelpAndTypeBeforeItsSamples() {
+        let text = MetricsText.render([ProfileMetrics(profile: "p", totals: RunStats.Snapshot(), census: nil, destinationUp: true)], now: Date())
+        let families = ["uploader_files_total": "counter", "uploader_bytes_sent_total": "counter",
+                        "uploader_queue_files": "gauge", "uploader_queue_bytes": "gauge", "uploader_destination_up": "gauge",
+                        "uploader_oldest_queued_seconds": "gauge", "uploader_upload_duration_seconds": "histogram"]
+        let lines = text.split(separator: "\n").map(String.init)
+        for (name, type) in families {
+            let typeLine = lines.firstIndex(of: "# TYPE \(name) \(type)")
+            let helpLine = lines.firstIndex { $0.hasPrefix("# HELP \(name) ") }
+            let firstSample = lines.firstIndex { $0.hasPrefix(name + "{") || $0.hasPrefix(name + "_") && !$0.hasPrefix("#") }
+            #expect(helpLine != nil && typeLine != nil && firstSample != nil, "\(name)")
+            if let helpLine, let typeLine, let firstSample { #expect(helpLine < typeLine && typeLine < firstSample, "\(name)") }
+        }
+        #expect(text.hasSuffix("\n"))
+    }
+
+    @Test func histogramBucketsAreCumulativeAndEndWithInfEqualToCount() {
+        let stats = RunStats()
+        stats.recordSent(bytes: 10, seconds: 0.02)
+        stats.recordSent(bytes: 20, seconds: 2)
+        stats.recordSent(bytes: 30, seconds: 5000)
+        let text = MetricsText.render([ProfileMetrics(profile: "p", totals: stats.snapshot, census: nil, destinationUp: false)], now: Date())
+        #expect(text.contains(#"uploader_upload_duration_seconds_bucket{profile="p",le="0.01"} 0"#))
+        #expect(text.contains(#"uploader_upload_duration_seconds_bucket{profile="p",le="0.05"} 1"#))
+        #expect(text.contains(#"uploader_upload_duration_seconds_bucket{profile="p",le="5"} 2"#))
+        #expect(text.contains(#"uploader_upload_duration_seconds_bucket{profile="p",le="1800"} 2"#))
+        #expect(text.contains(#"uploader_upload_duration_seconds_bucket{profile="p",le="+Inf"} 3"#))
+        #expect(text.contains(#"uploader_upload_duration_seconds_count{profile="p"} 3"#))
+        #expect(text.contains(#"uploader_bytes_sent_total{profile="p"} 60"#))
+        #expect(text.contains(#"uploader_destination_up{profile="p"} 0"#))
+    }
+
+    @Test func countersOfAReplacedRunnerAddUp() {
+        let a = RunStats(), b = RunStats()
+        a.recordSent(bytes: 5, seconds: 0.2)
+        a.recordRetry()
+        b.recordSent(bytes: 7, seconds: 0.3)
+        b.recordFailed()
+        let sum = a.snapshot + b.snapshot
+        #expect(sum.sent == 2 && sum.retried == 1 && sum.failed == 1 && sum.bytesSent == 12 && sum.durationCount == 2)
+        #expect(sum.durationBuckets == zip(a.snapshot.durationBuckets, b.snapshot.durationBuckets).map { $0 + $1 })
+    }
+}
