@@ -58,7 +58,8 @@ extension ProfileRunner {
         }
         track(flag)
         let started = monotonicSeconds()
-        let result = transport.send(request)
+        // Answers can echo credentials back; none may reach the manifest or the log.
+        let result = SecretRedactor(secrets: profile.secretValues).redact(transport.send(request))
         untrack(flag)
         let seconds = monotonicSeconds() - started
         let now = Date()
