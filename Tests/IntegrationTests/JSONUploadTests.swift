@@ -50,6 +50,7 @@ final class JSONUploadTests: XCTestCase {
         XCTAssertEqual(failed.state, .failed)
         XCTAssertEqual(failed.lastError, "body = json supports files up to 16 MiB; this file is 16777217 bytes")
         XCTAssertNil(failed.nextAttemptAt, "permanent: never retried by itself")
+        XCTAssertEqual(failed.attempts.count, 0, "no request was made, so no attempt is recorded")
 
         let requests = try server.recorded()
         XCTAssertEqual(requests.map(\.path), ["/hook/limit.bin"], "the oversized file is never sent")

@@ -49,8 +49,9 @@ extension ProfileRunner {
             built.progress = progressLogger(file)
             request = built
         } catch {
-            endAttempt(file, bytes: 0, status: nil, error: "\(error)", retryable: false)
             var manifest = file.manifest
+            // No request was made, so this is no attempt (§1): the reason goes to last_error only.
+            if let last = manifest.attempts.last, last.endedAt == nil { manifest.attempts.removeLast() }
             manifest.state = .failed
             manifest.lastError = "\(error)"
             fileAway(file.path, manifest: manifest, to: .retry, summary: "failed")
