@@ -84,17 +84,3 @@ final class MultipartUploadTests: XCTestCase {
         XCTAssertEqual(parts.last?.length, 0)
     }
 }
-
-extension Data {
-    /// Bytes from a hex string (two digits per byte); nil if malformed.
-    init?(hex: String) {
-        let digits = Array(hex.utf8)
-        guard digits.count % 2 == 0 else { return nil }
-        var bytes: [UInt8] = []
-        for i in stride(from: 0, to: digits.count, by: 2) {
-            guard let byte = UInt8(String(decoding: digits[i..<i + 2], as: UTF8.self), radix: 16) else { return nil }
-            bytes.append(byte)
-        }
-        self.init(bytes)
-    }
-}
