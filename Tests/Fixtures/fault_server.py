@@ -18,6 +18,11 @@ Behaviours (default when the queue is empty: {"status": 200, "body": "ok"}):
   {"slow_body_bytes_per_sec": R}            read the body at R bytes/s, then 200
   {"big_response_bytes": N}                 200 with N bytes of body
 
+Recorded requests carry, besides method, path, headers and body: "multipart" (the parts
+as Python's email parser sees them) for multipart/form-data, and "json" (the object as
+the json module sees it, content_base64 replaced by the decoded bytes' length, sha256 and
+text) for application/json.
+
 Exits by itself after IDLE_SECONDS without any request, so nothing lingers.
 """
 import base64
@@ -79,6 +84,19 @@ def parse_multipart(content_type, body):
             "value": payload.decode("utf-8", "replace") if len(payload) <= 4096 else None,
         })
     return parts
+
+
+def parse_json(body):
+    """The object as Python's json module sees it; content_base64 is replaced by what it decodes to."""
+    value = json.loads(body.decode("utf-8"))
+    if isinstance(value, dict) and isinstance(value.get("content_base64"), str):
+        content = base64.b64decode(value["content_base64"], validate=True)
+        value["content_base64"] = {
+            "length": len(content),
+            "sha256": hashlib.sha256(content).hexdigest(),
+            "text": content.decode("utf-8", "replace") if len(content) <= 4096 else None,
+        }
+    return value
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -145,6 +163,11 @@ class Handler(BaseHTTPRequestHandler):
                 entry["multipart"] = parse_multipart(content_type, body)
             except Exception as error:  # a parse failure is itself a test finding
                 entry["multipart_error"] = repr(error)
+        if complete and content_type.split(";")[0].strip() == "application/json":
+            try:
+                entry["json"] = parse_json(body)
+            except Exception as error:
+                entry["json_error"] = repr(error)
         with lock:
             requests.append(entry)
 

@@ -81,7 +81,7 @@ import Testing
         #expect(p.maxRate == 10 << 20 && p.recursive && p.ignore == ["*.tmp", ".~lock*"])
         #expect(p.rescan == 300 && p.keepSent == 604_800 && p.shutdownGrace == 0 && p.hookTimeout == 0.25)
         #expect(p.onSent == dir.path + "/hook.sh" && p.onFailed == "logger")
-        #expect(config.secretValues == ["hunter2"])
+        #expect(config.secretValues == ["hunter2", "Y2FtNzpodW50ZXIy"], "the password and the base64 form the header carries")
     }
 
     @Test func severalProfilesKeepTheirOrder() {

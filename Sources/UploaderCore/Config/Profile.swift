@@ -145,7 +145,9 @@ package enum Auth: Sendable {
     package var secrets: [String] {
         switch self {
         case .none: return []
-        case .basic(_, let password): return [password.value]
+        case .basic(let username, let password):
+            // The header carries base64("user:password"): that form is as secret as the password.
+            return [password.value, Data("\(username):\(password.value)".utf8).base64EncodedString()]
         case .bearer(let token): return [token.value]
         }
     }

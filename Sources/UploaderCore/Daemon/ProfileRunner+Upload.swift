@@ -50,8 +50,9 @@ extension ProfileRunner {
             built.progress = progressLogger(file)
             request = built
         } catch {
-            endAttempt(file, bytes: 0, status: nil, error: "\(error)", retryable: false)
             var manifest = file.manifest
+            // No request was made, so this is no attempt (§1): the reason goes to last_error only.
+            if let last = manifest.attempts.last, last.endedAt == nil { manifest.attempts.removeLast() }
             manifest.state = .failed
             manifest.lastError = "\(error)"
             fileAway(file.path, manifest: manifest, to: .retry, summary: "failed")
@@ -61,7 +62,8 @@ extension ProfileRunner {
         track(flag)
         let started = monotonicSeconds()
         let s3Outcome = s3?.upload(file, values: values, request: request, transport: transport)
-        let result = s3Outcome?.result ?? transport.send(request)
+        // Answers can echo credentials back; none may reach the manifest or the log.
+        let result = SecretRedactor(secrets: profile.secretValues).redact(s3Outcome?.result ?? transport.send(request))
         untrack(flag)
         transferSlots.signal()
         let seconds = monotonicSeconds() - started

@@ -5,6 +5,14 @@ import Foundation
 /// inside a network namespace). PUT /a/b.txt lands in `root + "/a/b.txt"`.
 /// Stopped by `stop()` or when the object goes away.
 final class NginxSink: @unchecked Sendable {
+    /// HTTPS instead of HTTP: the server's certificate and key, and optionally a CA whose
+    /// client certificates are required (mutual TLS, `ssl_verify_client on`).
+    struct TLS: Sendable {
+        var certificate: String
+        var key: String
+        var requireClientCertificatesFrom: String?
+    }
+
     let host: String
     private(set) var port: Int
     /// Where PUT files land.
@@ -13,17 +21,19 @@ final class NginxSink: @unchecked Sendable {
     let runDirectory: String
     /// The network namespace nginx runs in, if any.
     let netns: String?
+    let tls: TLS?
 
     private let dir: TempDir
     private var process: RunningProcess?
     private let lock = NSLock()
 
-    /// `http://HOST:PORT/`
-    var baseURL: String { "http://\(host):\(port)/" }
+    /// `http://HOST:PORT/` (`https://` with TLS)
+    var baseURL: String { "\(tls == nil ? "http" : "https")://\(host):\(port)/" }
 
     /// Starts nginx and waits until it answers HTTP. `port` nil picks a free loopback
     /// port (only valid with the default host outside a namespace).
-    init(host: String = "127.0.0.1", port: Int? = nil, netns: String? = nil, startTimeout: TimeInterval = 10) throws {
+    init(host: String = "127.0.0.1", port: Int? = nil, netns: String? = nil, tls: TLS? = nil,
+         startTimeout: TimeInterval = 10) throws {
         guard let nginx = ProcessRunner.which("nginx") else {
             throw HarnessError(
                 "nginx is not installed (integration tests need nginx-light as a WebDAV sink): "
@@ -35,6 +45,7 @@ final class NginxSink: @unchecked Sendable {
         let template = try String(contentsOfFile: try PackagePaths.fixture("nginx.conf.template"), encoding: .utf8)
         self.host = host
         self.netns = netns
+        self.tls = tls
         dir = try TempDir(prefix: "upl-nginx")
         root = try dir.mkdir("root")
         runDirectory = try dir.mkdir("run")
@@ -45,7 +56,7 @@ final class NginxSink: @unchecked Sendable {
             attempts += 1
             self.port = try port ?? FreePort.next()
             let config = template
-                .replacingOccurrences(of: "@@LISTEN@@", with: "\(host):\(self.port)")
+                .replacingOccurrences(of: "listen @@LISTEN@@;", with: Self.listenDirectives("\(host):\(self.port)", tls: tls))
                 .replacingOccurrences(of: "@@ROOT@@", with: root)
                 .replacingOccurrences(of: "@@RUN@@", with: runDirectory)
             let configPath = try dir.write("run/nginx.conf", config)
@@ -87,10 +98,20 @@ final class NginxSink: @unchecked Sendable {
     func answers(timeout: TimeInterval = 2) throws -> Bool {
         let prefix = netns.map { ["ip", "netns", "exec", $0] } ?? []
         let result = try ProcessRunner.run(
-            prefix + ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "\(timeout)",
+            prefix + ["curl", "-s", "-k", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "\(timeout)",
                       baseURL + Self.probePath],
             timeout: timeout + 5)
         return result.stdout != "000" && !result.stdout.isEmpty
+    }
+
+    /// The template's `listen` line, with the TLS directives when serving HTTPS.
+    private static func listenDirectives(_ address: String, tls: TLS?) -> String {
+        guard let tls else { return "listen \(address);" }
+        var lines = ["listen \(address) ssl;", "ssl_certificate \(tls.certificate);", "ssl_certificate_key \(tls.key);"]
+        if let clientCA = tls.requireClientCertificatesFrom {
+            lines += ["ssl_verify_client on;", "ssl_client_certificate \(clientCA);"]
+        }
+        return lines.joined(separator: "\n        ")
     }
 
     /// The path `answers()` requests; its lines are left out of `accessLogLines()`.

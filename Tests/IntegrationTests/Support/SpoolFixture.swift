@@ -9,6 +9,8 @@ final class SpoolFixture: @unchecked Sendable {
     let config: String
     let spool: String
     let profile: String
+    /// Extra environment for every `uploader` run (for `${VAR}` in the config).
+    var environment: [String: String] = [:]
 
     /// `url` is the full URL template; `extra` is appended to the `[outbox NAME]` section.
     init(url: String, profile: String = "t", extra: String = "", global: String = "log_level = debug") throws {
@@ -41,7 +43,7 @@ final class SpoolFixture: @unchecked Sendable {
     var retry: String { spool + "/retry" }
 
     func run(_ args: [String], timeout: TimeInterval = 60) throws -> ProcessResult {
-        try binary.run(args + ["--config", config], timeout: timeout)
+        try binary.run(args + ["--config", config], environment: environment, timeout: timeout)
     }
 
     func runOnce(timeout: TimeInterval = 60) throws -> ProcessResult {
@@ -49,7 +51,7 @@ final class SpoolFixture: @unchecked Sendable {
     }
 
     func startDaemon() throws -> RunningProcess {
-        let process = try binary.start(["run", "--config", config], outputDirectory: tmp.path("."))
+        let process = try binary.start(["run", "--config", config], environment: environment, outputDirectory: tmp.path("."))
         try waitUntil(timeout: 10, "the daemon to start watching") {
             process.stderrText().contains("watching outbox") || !process.isRunning
         }
