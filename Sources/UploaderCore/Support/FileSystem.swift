@@ -17,6 +17,8 @@ package enum FileSystem {
         package var device: UInt64
         package var inode: UInt64
         package var links: UInt64
+        /// The `S_IFMT` bits of `st_mode`, to name what a non-regular entry is.
+        package var format: UInt32
 
         init(_ st: stat) {
             switch st.st_mode & S_IFMT {
@@ -30,6 +32,21 @@ package enum FileSystem {
             device = UInt64(st.st_dev)
             inode = UInt64(st.st_ino)
             links = UInt64(st.st_nlink)
+            format = UInt32(st.st_mode & S_IFMT)
+        }
+
+        /// What the entry is, in words (`symlink`, `FIFO`, `socket`, `character device`…), for refusals.
+        package var formatName: String {
+            switch mode_t(format) {
+            case S_IFREG: return "regular file"
+            case S_IFDIR: return "directory"
+            case S_IFLNK: return "symlink"
+            case S_IFIFO: return "FIFO"
+            case S_IFSOCK: return "socket"
+            case S_IFCHR: return "character device"
+            case S_IFBLK: return "block device"
+            default: return "special file"
+            }
         }
 
         package var mtime: Date { Date(timeIntervalSince1970: Double(mtimeNanos) / 1e9) }
