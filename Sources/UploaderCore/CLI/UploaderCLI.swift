@@ -65,7 +65,8 @@ enum CheckConfigCommand {
             for error in errors.errors { Logger.standardError(error.description) }
             return Daemon.ExitCode.usage
         case .success(let loaded):
-            for warning in loaded.warnings { Logger.standardError("warning: " + warning) }
+            // Each warning already reads `PATH: warning: message`.
+            for warning in loaded.warnings { Logger.standardError(warning) }
             print(effectiveConfigText(loaded.configuration), terminator: "")
             return 0
         }
