@@ -58,7 +58,9 @@ extension ProfileRunner {
         }
         track(flag)
         let started = monotonicSeconds()
-        let result = transport.send(request)
+        // Whatever the server says is stored in the manifest: never with our secrets in it.
+        let scrubber = profile.secretScrubber
+        let result = transport.send(request).map { $0.scrubbed(scrubber) }
         untrack(flag)
         let seconds = monotonicSeconds() - started
         let now = Date()
