@@ -50,7 +50,7 @@ package struct Claimer: Sendable {
         } catch {
             return .refused("\(error)")
         }
-        guard seen.kind == .regular else { return .refused(Claimer.refusal(seen)) }
+        guard seen.kind == .regular else { return refuse(path, seen) }
         let fd: Int32
         do {
             fd = try FileSystem.openForReading(path, in: outbox)
@@ -76,7 +76,7 @@ package struct Claimer: Sendable {
         }
         guard status.kind == .regular else {
             close(fd)
-            return .refused(Claimer.refusal(status))
+            return refuse(path, status)
         }
         switch spool.readManifest(for: path, in: .outbox) {
         case .success(let manifest):
@@ -115,6 +115,17 @@ package struct Claimer: Sendable {
             close(fd)
             return .refused("\(error)")
         }
+    }
+
+    /// Refuses a non-regular entry. A manifest beside it belongs to a file that was swapped out
+    /// (e.g. for a symlink during its upload): it is moved aside, never deleted.
+    private func refuse(_ path: RelativePath, _ status: FileSystem.Status) -> Outcome {
+        if FileSystem.exists(Spool.manifestName(for: path), in: spool.directory(.outbox)),
+           let aside = try? spool.quarantineManifest(for: path, in: .outbox) {
+            logger.warn("the file of this manifest was replaced by a \(status.formatName); manifest moved aside",
+                        ["file": path.logSafe, "manifest": aside])
+        }
+        return .refused(Claimer.refusal(status))
     }
 
     /// Why a non-regular entry is not uploaded, in words for the one warning line.
