@@ -75,6 +75,26 @@ import Testing
         #expect(outbox.lines.all.contains { $0.contains("replaced by a symlink; manifest moved aside") })
     }
 
+    /// Recursive outboxes: `sub/` swapped for a symlink to /etc-like places after `sub/x` was queued.
+    @Test func aDirectoryOnThePathSwappedForASymlinkIsNeverWalked() throws {
+        let outbox = try Outbox()
+        let elsewhere = outbox.dir.path + "/elsewhere"
+        try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
+        try Data("SECRET".utf8).write(to: URL(fileURLWithPath: elsewhere + "/x"))
+        #expect(symlink(elsewhere, outbox.path("sub")) == 0)
+        let outcome = outbox.claimer.claim(RelativePath("sub/x"))
+        if case .ready = outcome { Issue.record("a file behind a symlinked directory was claimed") }
+        #expect(refusal(outcome)?.contains("Too many levels of symbolic links") == true || { if case .vanished = outcome { return true }; return false }(),
+                "\(outcome)")
+        #expect(throws: SystemError.self) { try FileSystem.openForReading(RelativePath("sub/x"), in: outbox.spool.paths.outbox) }
+        #expect(throws: SystemError.self) { try FileSystem.status(RelativePath("sub/x"), in: outbox.spool.paths.outbox) }
+        // A real subdirectory is fine.
+        try FileManager.default.createDirectory(atPath: outbox.path("real"), withIntermediateDirectories: true)
+        try outbox.write("real/y", "y")
+        guard case .ready(let file) = outbox.claimer.claim(RelativePath("real/y")) else { Issue.record("real/y"); return }
+        #expect(read(file.fd, count: 8) == "y")
+    }
+
     @Test func aFifoIsRefusedAtOnceEvenWithNoWriter() throws {
         let outbox = try Outbox()
         #expect(mkfifo(outbox.path("pipe"), 0o644) == 0)

@@ -54,13 +54,42 @@ package enum FileSystem {
         package var mtimeText: String { Timestamp.format(mtime) }
     }
 
-    /// Opens a file for reading without following a symlink and without blocking on a FIFO.
+    /// Opens a file for reading without following a symlink — neither the file itself nor, for a
+    /// path in a subdirectory (recursive outboxes), any directory on the way — and without
+    /// blocking on a FIFO.
     package static func openForReading(_ path: RelativePath, in directory: String) throws -> Int32 {
-        try path.withCString(in: directory) { cpath in
-            try retryingEINTR("open", path: path.displayed(in: directory)) {
-                open(cpath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        let flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC
+        guard path.parent != nil else {
+            return try path.withCString(in: directory) { cpath in
+                try retryingEINTR("open", path: path.displayed(in: directory)) { open(cpath, flags) }
             }
         }
+        let parent = try openParent(of: path, in: directory)
+        defer { close(parent) }
+        return try path.name.withCString(in: "") { name in
+            try retryingEINTR("open", path: path.displayed(in: directory)) { openat(parent, name, flags) }
+        }
+    }
+
+    /// Opens the directory holding `path` one component at a time with O_NOFOLLOW, so a
+    /// directory swapped for a symlink (to /etc, say) fails with ELOOP/ENOTDIR instead of being walked.
+    package static func openParent(of path: RelativePath, in directory: String) throws -> Int32 {
+        let display = path.displayed(in: directory)
+        var fd = try retryingEINTR("open", path: directory) { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        for component in path.components.dropLast() {
+            let next: Int32
+            do {
+                next = try RelativePath(bytes: component).withCString(in: "") { name in
+                    try retryingEINTR("open", path: display) { openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+                }
+            } catch {
+                close(fd)
+                throw error
+            }
+            close(fd)
+            fd = next
+        }
+        return fd
     }
 
     package static func status(fd: Int32, path: String) throws -> Status {
@@ -69,11 +98,19 @@ package enum FileSystem {
         return Status(st)
     }
 
-    /// `lstat`: never follows a symlink.
+    /// `lstat`: never follows a symlink, not even in a directory on the way (see `openParent`).
     package static func status(_ path: RelativePath, in directory: String) throws -> Status {
         var st = stat()
-        try path.withCString(in: directory) { cpath in
-            _ = try retryingEINTR("lstat", path: path.displayed(in: directory)) { lstat(cpath, &st) }
+        guard path.parent != nil else {
+            try path.withCString(in: directory) { cpath in
+                _ = try retryingEINTR("lstat", path: path.displayed(in: directory)) { lstat(cpath, &st) }
+            }
+            return Status(st)
+        }
+        let parent = try openParent(of: path, in: directory)
+        defer { close(parent) }
+        try path.name.withCString(in: "") { name in
+            _ = try retryingEINTR("lstat", path: path.displayed(in: directory)) { fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) }
         }
         return Status(st)
     }
