@@ -17,6 +17,12 @@ Behaviours (default when the queue is empty: {"status": 200, "body": "ok"}):
   {"stall_after_bytes": N, "stall_seconds": S}   read N bytes, stop reading for S s, then 200
   {"slow_body_bytes_per_sec": R}            read the body at R bytes/s, then 200
   {"big_response_bytes": N}                 200 with N bytes of body
+  {"garbage_response_bytes": N}             200 with N bytes of binary garbage (NULs, invalid UTF-8)
+  {"many_headers": N}                       200 with N extra response headers
+  {"echo_headers": true, "status": S}       S (default 200) with the request's headers as the body
+  {"discard": true}                         stream the body without keeping it (record only length
+                                            and SHA-256), then 201: for bodies of many GiB
+  A redirect is {"status": 307, "headers": {"Location": "..."}}.
 
 Recorded requests carry, besides method, path, headers and body: "multipart" (the parts
 as Python's email parser sees them) for multipart/form-data, and "json" (the object as
@@ -144,7 +150,21 @@ class Handler(BaseHTTPRequestHandler):
             remaining -= len(data)
         return b"".join(chunks)
 
-    def record(self, body, length, complete):
+    def discard_body(self, length):
+        """Reads `length` body bytes in chunks, hashing as it goes; returns (count, hex digest)."""
+        digest = hashlib.sha256()
+        remaining = length
+        got = 0
+        while remaining > 0:
+            data = self.rfile.read1(min(remaining, 1 << 20))
+            if not data:
+                break
+            digest.update(data)
+            got += len(data)
+            remaining -= len(data)
+        return got, digest.hexdigest()
+
+    def record(self, body, length, complete, streamed=None):
         entry = {
             "method": self.command,
             "path": self.path,
@@ -157,6 +177,10 @@ class Handler(BaseHTTPRequestHandler):
             "body_sha256": hashlib.sha256(body).hexdigest(),
             "body_base64": base64.b64encode(body).decode("ascii") if len(body) <= RAW_BODY_LIMIT else None,
         }
+        if streamed is not None:
+            entry["body_length"], entry["body_sha256"] = streamed
+            entry["complete"] = streamed[0] == length
+            entry["body_base64"] = None
         content_type = self.headers.get("Content-Type", "")
         if complete and content_type.startswith("multipart/form-data"):
             try:
@@ -201,6 +225,14 @@ class Handler(BaseHTTPRequestHandler):
                 return
             return self.send_plain(200, b"ok")
 
+        if behaviour.get("discard"):
+            streamed = self.discard_body(length)
+            self.record(b"", length, streamed[0] == length, streamed=streamed)
+            if streamed[0] < length:
+                self.close_connection = True
+                return
+            return self.send_plain(201, b"stored")
+
         body = self.read_exact(length, behaviour.get("slow_body_bytes_per_sec"))
         self.record(body, length, len(body) == length)
         if len(body) < length:
@@ -208,6 +240,18 @@ class Handler(BaseHTTPRequestHandler):
             return
         if "big_response_bytes" in behaviour:
             return self.send_plain(200, b"x" * behaviour["big_response_bytes"])
+        if "garbage_response_bytes" in behaviour:
+            n = behaviour["garbage_response_bytes"]
+            pattern = bytes([0x00, 0xFF, 0xC3, 0x28, 0x0A, 0x1B, 0x22, 0x5C, 0xED, 0xA0, 0x80, 0x7F])
+            return self.send_plain(200, (pattern * (n // len(pattern) + 1))[:n],
+                                   {"Content-Type": "application/octet-stream"})
+        if "many_headers" in behaviour:
+            headers = {"X-Filler-%04d" % i: "v" * 40 for i in range(behaviour["many_headers"])}
+            headers["ETag"] = '"many"'
+            return self.send_plain(200, b"ok", headers)
+        if behaviour.get("echo_headers"):
+            text = "".join("%s: %s\n" % (k, v) for k, v in self.headers.items())
+            return self.send_plain(behaviour.get("status", 200), text.encode("utf-8"))
         status = behaviour.get("status", 200)
         headers = dict(behaviour.get("headers", {}))
         if "retry_after" in behaviour:

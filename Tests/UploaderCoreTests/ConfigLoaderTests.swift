@@ -208,6 +208,14 @@ import Testing
         #expect(!errors.joined().contains("topsecret"))
     }
 
+    @Test func aVariableExpandedIntoAnInvalidValueIsShownAsWrittenNotExpanded() {
+        let errors = ConfigFixture.errors(ConfigFixture.profile("auth = ${T}\nconcurrency = x${T}"), env: ["T": "topsecret"])
+        #expect(errors.count == 2)
+        #expect(errors.contains { $0.contains("invalid value \"${T}\" for auth") }, "\(errors)")
+        #expect(errors.contains { $0.contains("invalid number \"x${T}\" for concurrency") }, "\(errors)")
+        #expect(!errors.joined().contains("topsecret"))
+    }
+
     @Test func aWorldReadableConfigWithAnInlineSecretGetsAWarning() throws {
         let dir = try TemporaryDirectory()
         let text = ConfigFixture.profile("auth = bearer\ntoken = ${T}")

@@ -13,7 +13,7 @@ enum StatusCommand {
         var reports: [(Profile, SpoolCensus, DaemonState?)] = []
         for profile in selected {
             let spool = Spool(paths: profile.spool)
-            let census = SpoolCensus.take(spool, ignore: IgnoreRules(patterns: profile.ignore), now: now)
+            let census = SpoolCensus.take(spool, ignore: IgnoreRules(patterns: profile.ignore), recursive: profile.recursive, now: now)
             reports.append((profile, census, DaemonState.readIfRunning(spool.paths)))
         }
         print(json ? jsonText(reports, now: now) : table(reports, now: now))
@@ -29,7 +29,7 @@ enum StatusCommand {
         for (profile, c, state) in reports {
             let oldest = c.oldestQueued.map { String(format: "%.1f", max(0, now.timeIntervalSince($0))) } ?? "null"
             let due = c.nextDue.map { JSONText.quote(Timestamp.format($0)) } ?? "null"
-            let refused = state?.refused ?? 0
+            let refused = max(c.refused.files, state?.refused ?? 0)
             let fields = [
                 "\"queued\": \(tally(c.queued))",
                 "\"uploading\": \(tally(c.uploading))",
@@ -61,7 +61,8 @@ enum StatusCommand {
             lines.append("  " + row("retry", c.retry, c.nextDue.map { ", next due \(Timestamp.format($0))" } ?? ""))
             lines.append("  " + row("failed", c.failed))
             lines.append("  " + row("sent (24h)", c.sent24h))
-            if let refused = state?.refused, refused > 0 { lines.append("  refused     \(refused) files (see the log)") }
+            let refused = max(c.refused.files, state?.refused ?? 0)
+            if refused > 0 { lines.append("  refused     \(refused) files: not regular files or names too long (see the log)") }
             lines.append("  last error  \(state?.lastError ?? c.lastError ?? "none")")
         }
         return lines.joined(separator: "\n")

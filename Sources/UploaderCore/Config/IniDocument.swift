@@ -32,4 +32,10 @@ struct IniEntry {
     /// False when the value could not be read (bad quoting, unset variable): already reported,
     /// so later stages treat the key as present but skip checking it.
     var isValid: Bool
+    /// For messages: the value as written, `${VAR}` unexpanded, when it used the environment
+    /// (a variable may hold a secret even when the key is not a secret key); nil otherwise.
+    var asWritten: String? = nil
+
+    /// What a message may show of the value.
+    var shown: String { asWritten ?? value }
 }

@@ -11,6 +11,8 @@ struct IniLexer {
     private var current: Int?
     private var seenKeys: [String: Int] = [:]
     private var sawHeader = false
+    /// Set when the value being lexed expanded a `${VAR}`.
+    private var expandedVariable = false
     private var profileLines: [String: Int] = [:]
 
     static func lex(_ text: String, environment: [String: String], diagnostics: inout ConfigDiagnostics) -> IniDocument {
@@ -56,8 +58,12 @@ struct IniLexer {
             return
         }
         var entry = IniEntry(key: key, value: "", line: number, isValid: true)
+        expandedVariable = false
         if let value = lexValue(line[line.index(after: equals)...], key: key, line: number) {
             entry.value = value
+            if expandedVariable {
+                entry.asWritten = String(String.UnicodeScalarView(trimmed(line[line.index(after: equals)...])))
+            }
         } else {
             entry.isValid = false
         }
@@ -218,6 +224,7 @@ struct IniLexer {
             return nil
         }
         value += expansion
+        expandedVariable = true
         return close + 1
     }
 

@@ -46,7 +46,7 @@ struct SectionReader {
     mutating func value<T>(_ key: String, kind: String, hint: String, _ parse: (String) -> T?) -> T? {
         guard let entry = byKey[key], entry.isValid else { return nil }
         if let parsed = parse(entry.value) { return parsed }
-        let shown = ConfigKeys.secretKeys.contains(key) ? "" : quotedForMessage(entry.value) + " "
+        let shown = ConfigKeys.secretKeys.contains(key) ? "" : quotedForMessage(entry.shown) + " "
         diagnostics.error(entry.line, "invalid \(kind) \(shown)for \(key) (\(hint))")
         return nil
     }

@@ -14,16 +14,23 @@ package struct SpoolCensus: Sendable, Equatable {
     package var retry = Tally()
     package var failed = Tally()
     package var sent24h = Tally()
+    /// Outbox entries never uploaded: symlinks, FIFOs, sockets, devices, names too long for a sidecar.
+    package var refused = Tally()
     package var nextDue: Date?
     package var oldestQueued: Date?
     package var lastError: String?
     private var lastErrorAt: String = ""
+    private var recursive = true
 
     package init() {}
 
-    /// - Parameter includeSent: false skips sent/ (which may hold years of files) when `sent24h` is not needed.
-    package static func take(_ spool: Spool, ignore: IgnoreRules, now: Date = Date(), includeSent: Bool = true) -> SpoolCensus {
+    /// - Parameters:
+    ///   - recursive: whether files in the outbox's subdirectories are queued (else they are not counted).
+    ///   - includeSent: false skips sent/ (which may hold years of files) when `sent24h` is not needed.
+    package static func take(_ spool: Spool, ignore: IgnoreRules, recursive: Bool = true, now: Date = Date(),
+                             includeSent: Bool = true) -> SpoolCensus {
         var census = SpoolCensus()
+        census.recursive = recursive
         census.walk(spool, .outbox, RelativePath(bytes: []), ignore: ignore, now: now)
         census.walk(spool, .retry, RelativePath(bytes: []), ignore: ignore, now: now)
         if includeSent { census.walk(spool, .sent, RelativePath(bytes: []), ignore: ignore, now: now) }
@@ -36,11 +43,18 @@ package struct SpoolCensus: Sendable, Equatable {
         for entry in entries where entry.name.bytes.first != UInt8(ascii: ".") {
             let path = directory.appending(entry.name)
             let kind = entry.kind ?? (try? FileSystem.status(path, in: root))?.kind
-            if kind == .directory { walk(spool, area, path, ignore: ignore, now: now); continue }
+            if kind == .directory {
+                if area != .outbox || recursive { walk(spool, area, path, ignore: ignore, now: now) }
+                continue
+            }
             switch area {
             case .outbox:
                 guard !Spool.isManifestName(entry.name), !ignore.ignores(path),
-                      let status = try? FileSystem.status(path, in: root), status.kind == .regular else { continue }
+                      let status = try? FileSystem.status(path, in: root) else { continue }
+                guard status.kind == .regular, !Spool.sidecarTooLong(path) else {
+                    refused.add(status.kind == .regular ? status.size : 0)
+                    continue
+                }
                 var state = Manifest.State.queued
                 if FileSystem.exists(Spool.manifestName(for: path), in: root),
                    case .success(let manifest) = spool.readManifest(for: path, in: .outbox) {

@@ -44,7 +44,7 @@ package final class SpoolCounter: Sendable {
         let started = monotonicSeconds()
         var counted: [String: SpoolCensus] = [:]
         for runner in runners {
-            counted[runner.profile.name] = SpoolCensus.take(runner.spool, ignore: runner.ignore, includeSent: false)
+            counted[runner.profile.name] = SpoolCensus.take(runner.spool, ignore: runner.ignore, recursive: runner.profile.recursive, includeSent: false)
         }
         let duration = monotonicSeconds() - started
         state.withLock {

@@ -39,21 +39,34 @@ package struct Claimer: Sendable {
         if Spool.sidecarTooLong(path) {
             return .refused("name too long: its sidecar manifest would exceed 255 bytes")
         }
+        // lstat first: a symlink, FIFO, socket or device is refused without ever being opened
+        // (opening a device can have side effects). What counts afterwards is the descriptor.
+        let seen: FileSystem.Status
+        do {
+            seen = try FileSystem.status(path, in: outbox)
+        } catch let error as SystemError {
+            if error.isNotFound || error.code == ENOTDIR { return .vanished }
+            return .refused(error.description)
+        } catch {
+            return .refused("\(error)")
+        }
+        guard seen.kind == .regular else { return refuse(path, seen) }
         let fd: Int32
         do {
             fd = try FileSystem.openForReading(path, in: outbox)
         } catch let error as SystemError {
             switch error.code {
             case ENOENT: return .vanished
-            case ELOOP: return .refused("symlink, never followed")
-            case EACCES, EPERM, EIO:
-                return .unreadable(error, freshManifest(path, status: try? FileSystem.status(path, in: outbox), sha256: nil, now: now))
+            case ELOOP: return .refused("symlink, never followed (swapped in after detection)")
             case ENXIO: return .refused("socket or device, not a regular file")
+            case EACCES, EPERM, EIO: return .unreadable(error, freshManifest(path, status: seen, sha256: nil, now: now))
             default: return .refused(error.description)
             }
         } catch {
             return .refused("\(error)")
         }
+        // Every later check, the hash and the upload use this descriptor (O_NOFOLLOW), so a
+        // path swapped for a symlink or a FIFO after the lstat above changes nothing.
         let status: FileSystem.Status
         do {
             status = try FileSystem.status(fd: fd, path: display)
@@ -63,7 +76,7 @@ package struct Claimer: Sendable {
         }
         guard status.kind == .regular else {
             close(fd)
-            return .refused(status.kind == .directory ? "directory (recursive = no)" : "not a regular file (FIFO, socket or device)")
+            return refuse(path, status)
         }
         // An S3 multipart upload begun for the old content: kept so the uploader can abort it.
         var staleS3: S3UploadState?
@@ -106,6 +119,26 @@ package struct Claimer: Sendable {
         } catch {
             close(fd)
             return .refused("\(error)")
+        }
+    }
+
+    /// Refuses a non-regular entry. A manifest beside it belongs to a file that was swapped out
+    /// (e.g. for a symlink during its upload): it is moved aside, never deleted.
+    private func refuse(_ path: RelativePath, _ status: FileSystem.Status) -> Outcome {
+        if FileSystem.exists(Spool.manifestName(for: path), in: spool.directory(.outbox)),
+           let aside = try? spool.quarantineManifest(for: path, in: .outbox) {
+            logger.warn("the file of this manifest was replaced by a \(status.formatName); manifest moved aside",
+                        ["file": path.logSafe, "manifest": aside])
+        }
+        return .refused(Claimer.refusal(status))
+    }
+
+    /// Why a non-regular entry is not uploaded, in words for the one warning line.
+    static func refusal(_ status: FileSystem.Status) -> String {
+        switch status.kind {
+        case .symlink: return "symlink, never followed"
+        case .directory: return "directory (recursive = no)"
+        case .regular, .other: return "\(status.formatName), not a regular file"
         }
     }
 

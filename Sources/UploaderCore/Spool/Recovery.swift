@@ -6,7 +6,8 @@ import Foundation
 /// Handles: leftover temporary manifests (removed; their file is claimed again), manifests
 /// whose file already moved (moved after it), `queued` manifests whose file is still in
 /// retry/ (file brought back), manifests with no file at all (moved aside to `.quarantine/`
-/// with a warning, never deleted). Files with or without a manifest are returned to be
+/// with a warning, never deleted). A `.manifest.json` name that does not parse and has no
+/// file is not ours (manifests are renamed into place whole): it is left alone, like any ignored name. Files with or without a manifest are returned to be
 /// claimed; `Claimer` deals with their manifests (reuse, finish a recorded move, or quarantine).
 package struct Recovery: Sendable {
     package let spool: Spool
@@ -76,7 +77,10 @@ package struct Recovery: Sendable {
         case .failure(.missing):
             return nil
         case .failure(let problem):
-            quarantine(file, because: "unreadable manifest (\(problem)) with no file")
+            // Not a manifest we could have written (ours are renamed into place whole): a file
+            // that merely ends in `.manifest.json`. Such names are ignored, so it stays put.
+            logger.debug("ignored: a name ending in .manifest.json that is no manifest, with no file beside it",
+                         ["file": Spool.manifestName(for: file).logSafe, "error": "\(problem)"])
             return nil
         case .success(let manifest):
             guard let stored = manifest.storedAs, let (area, target) = spool.resolveStoredAs(stored),

@@ -56,16 +56,29 @@ package struct Spool: Sendable {
         return prefix + "/" + path.display
     }
 
-    /// Resolves a `stored_as` value back to (area, path), if it names one of our areas.
+    /// Resolves a `stored_as` value back to (area, path), if it names a place inside one of our areas.
+    ///
+    /// A manifest in the outbox may have been written by anyone who can write there, so a
+    /// `stored_as` that climbs out (`sent/../../etc/cron.d/x`) resolves to nothing: recovery
+    /// must never rename a file to, or fetch one from, outside the spool.
     package func resolveStoredAs(_ storedAs: String, exactPath: RelativePath? = nil) -> (Area, RelativePath)? {
         for area in [Area.sent, .retry, .outbox] {
             let dir = directory(area)
             let prefix = (dir.hasPrefix(paths.root + "/") ? String(dir.dropFirst(paths.root.count + 1)) : dir) + "/"
             if storedAs.hasPrefix(prefix) {
-                return (area, exactPath ?? RelativePath(String(storedAs.dropFirst(prefix.count))))
+                let path = exactPath ?? RelativePath(String(storedAs.dropFirst(prefix.count)))
+                guard Spool.staysInside(path) else { return nil }
+                return (area, path)
             }
         }
         return nil
+    }
+
+    /// True for a non-empty relative path with no `.` or `..` component and no empty one.
+    package static func staysInside(_ path: RelativePath) -> Bool {
+        guard !path.bytes.isEmpty, path.bytes.first != UInt8(ascii: "/") else { return false }
+        let parts = path.bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        return parts.allSatisfy { !$0.isEmpty && !$0.elementsEqual([0x2E]) && !$0.elementsEqual([0x2E, 0x2E]) }
     }
 
     // MARK: Manifests

@@ -17,6 +17,8 @@ package enum FileSystem {
         package var device: UInt64
         package var inode: UInt64
         package var links: UInt64
+        /// The `S_IFMT` bits of `st_mode`, to name what a non-regular entry is.
+        package var format: UInt32
 
         init(_ st: stat) {
             switch st.st_mode & S_IFMT {
@@ -30,6 +32,21 @@ package enum FileSystem {
             device = UInt64(st.st_dev)
             inode = UInt64(st.st_ino)
             links = UInt64(st.st_nlink)
+            format = UInt32(st.st_mode & S_IFMT)
+        }
+
+        /// What the entry is, in words (`symlink`, `FIFO`, `socket`, `character device`…), for refusals.
+        package var formatName: String {
+            switch mode_t(format) {
+            case S_IFREG: return "regular file"
+            case S_IFDIR: return "directory"
+            case S_IFLNK: return "symlink"
+            case S_IFIFO: return "FIFO"
+            case S_IFSOCK: return "socket"
+            case S_IFCHR: return "character device"
+            case S_IFBLK: return "block device"
+            default: return "special file"
+            }
         }
 
         package var mtime: Date { Date(timeIntervalSince1970: Double(mtimeNanos) / 1e9) }
@@ -37,13 +54,42 @@ package enum FileSystem {
         package var mtimeText: String { Timestamp.format(mtime) }
     }
 
-    /// Opens a file for reading without following a symlink and without blocking on a FIFO.
+    /// Opens a file for reading without following a symlink — neither the file itself nor, for a
+    /// path in a subdirectory (recursive outboxes), any directory on the way — and without
+    /// blocking on a FIFO.
     package static func openForReading(_ path: RelativePath, in directory: String) throws -> Int32 {
-        try path.withCString(in: directory) { cpath in
-            try retryingEINTR("open", path: path.displayed(in: directory)) {
-                open(cpath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        let flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC
+        guard path.parent != nil else {
+            return try path.withCString(in: directory) { cpath in
+                try retryingEINTR("open", path: path.displayed(in: directory)) { open(cpath, flags) }
             }
         }
+        let parent = try openParent(of: path, in: directory)
+        defer { close(parent) }
+        return try path.name.withCString(in: "") { name in
+            try retryingEINTR("open", path: path.displayed(in: directory)) { openat(parent, name, flags) }
+        }
+    }
+
+    /// Opens the directory holding `path` one component at a time with O_NOFOLLOW, so a
+    /// directory swapped for a symlink (to /etc, say) fails with ELOOP/ENOTDIR instead of being walked.
+    package static func openParent(of path: RelativePath, in directory: String) throws -> Int32 {
+        let display = path.displayed(in: directory)
+        var fd = try retryingEINTR("open", path: directory) { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        for component in path.components.dropLast() {
+            let next: Int32
+            do {
+                next = try RelativePath(bytes: component).withCString(in: "") { name in
+                    try retryingEINTR("open", path: display) { openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+                }
+            } catch {
+                close(fd)
+                throw error
+            }
+            close(fd)
+            fd = next
+        }
+        return fd
     }
 
     package static func status(fd: Int32, path: String) throws -> Status {
@@ -52,11 +98,19 @@ package enum FileSystem {
         return Status(st)
     }
 
-    /// `lstat`: never follows a symlink.
+    /// `lstat`: never follows a symlink, not even in a directory on the way (see `openParent`).
     package static func status(_ path: RelativePath, in directory: String) throws -> Status {
         var st = stat()
-        try path.withCString(in: directory) { cpath in
-            _ = try retryingEINTR("lstat", path: path.displayed(in: directory)) { lstat(cpath, &st) }
+        guard path.parent != nil else {
+            try path.withCString(in: directory) { cpath in
+                _ = try retryingEINTR("lstat", path: path.displayed(in: directory)) { lstat(cpath, &st) }
+            }
+            return Status(st)
+        }
+        let parent = try openParent(of: path, in: directory)
+        defer { close(parent) }
+        try path.name.withCString(in: "") { name in
+            _ = try retryingEINTR("lstat", path: path.displayed(in: directory)) { fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) }
         }
         return Status(st)
     }

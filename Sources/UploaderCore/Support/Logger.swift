@@ -61,9 +61,11 @@ package final class Logger: @unchecked Sendable {
         var line: String
         switch format {
         case .text:
-            line = "\(time) \(messageLevel.rawValue.uppercased()) \(LogEscaping.escape(message))"
+            // Control characters only: paths arrive already escaped (`logSafe`), and escaping
+            // their backslashes again would show `new\\nline` for a name with a line break.
+            line = "\(time) \(messageLevel.rawValue.uppercased()) \(LogEscaping.escape(message, backslashes: false))"
             for (key, value) in metadata {
-                line += " \(key)=\(Logger.quoteIfNeeded(LogEscaping.escape(value)))"
+                line += " \(key)=\(Logger.quoteIfNeeded(LogEscaping.escape(value, backslashes: false)))"
             }
         case .json:
             var object: [(String, String)] = [("time", time), ("level", messageLevel.rawValue), ("msg", message)]

@@ -69,9 +69,11 @@ package struct RelativePath: Hashable, Sendable, Comparable, CustomStringConvert
 
 /// Escapes control characters so one log entry always stays on one line.
 package enum LogEscaping {
-    package static func escape(_ text: String) -> String {
+    /// `backslashes: false` leaves `\` as is: for text already escaped once (`RelativePath.logSafe`),
+    /// which the logger must keep on one line without doubling its escapes.
+    package static func escape(_ text: String, backslashes: Bool = true) -> String {
         var needs = false
-        for scalar in text.unicodeScalars where scalar.value < 0x20 || scalar.value == 0x7F || scalar == "\\" {
+        for scalar in text.unicodeScalars where isControl(scalar) || (backslashes && scalar == "\\") {
             needs = true
             break
         }
@@ -82,15 +84,20 @@ package enum LogEscaping {
             case "\n": out += "\\n"
             case "\t": out += "\\t"
             case "\r": out += "\\r"
-            case "\\": out += "\\\\"
+            case "\\": out += backslashes ? "\\\\" : "\\"
             default:
-                if scalar.value < 0x20 || scalar.value == 0x7F {
-                    out += String(format: "\\x%02X", scalar.value)
+                if isControl(scalar) {
+                    out += String(format: scalar.value < 0x80 ? "\\x%02X" : "\\u%04X", scalar.value)
                 } else {
                     out.unicodeScalars.append(scalar)
                 }
             }
         }
         return out
+    }
+
+    /// C0 and C1 controls and DEL: what a terminal may act on (ESC, CSI) or break a line at.
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 }

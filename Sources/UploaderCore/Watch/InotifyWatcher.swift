@@ -236,7 +236,13 @@ package final class InotifyWatcher: @unchecked Sendable {
             pendingCreates[path] = nil
             registration.handler(.fileReady(path))
         } else if mask & UInt32(IN_CREATE) != 0 {
-            pendingCreates[path] = (registration.id, monotonicSeconds())
+            // A symlink, FIFO, socket or device gets no CLOSE_WRITE: pass it on now (lstat only,
+            // never opened) so the claimer refuses it with its one warning line.
+            if let status = try? FileSystem.status(path, in: registration.root), status.kind != .regular {
+                registration.handler(.fileReady(path))
+            } else {
+                pendingCreates[path] = (registration.id, monotonicSeconds())
+            }
         }
     }
 
@@ -248,10 +254,19 @@ package final class InotifyWatcher: @unchecked Sendable {
         let now = monotonicSeconds()
         for (path, entry) in pendingCreates where now - entry.seen >= 0.5 {
             guard let registration = registrations[entry.registration] else { pendingCreates[path] = nil; continue }
-            guard let fd = try? FileSystem.openForReading(path, in: registration.root) else { pendingCreates[path] = nil; continue }
+            let fd: Int32
+            do {
+                fd = try FileSystem.openForReading(path, in: registration.root)
+            } catch {
+                // Gone: forget it. Swapped for a symlink, or unreadable: the claimer says why.
+                pendingCreates[path] = nil
+                if (error as? SystemError)?.isNotFound != true { registration.handler(.fileReady(path)) }
+                continue
+            }
             defer { close(fd) }
             guard let status = try? FileSystem.status(fd: fd, path: ""), status.kind == .regular else {
                 pendingCreates[path] = nil
+                registration.handler(.fileReady(path))
                 continue
             }
             var ready = false

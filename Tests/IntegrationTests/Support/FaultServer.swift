@@ -6,19 +6,24 @@ final class FaultServer: @unchecked Sendable {
     let port: Int
     let process: RunningProcess
     private let dir: TempDir
+    /// The test certificate (Tests/Fixtures/test-tls-cert.pem) when serving HTTPS.
+    let certificate: String?
 
-    var baseURL: String { "http://127.0.0.1:\(port)/" }
+    var baseURL: String { "\(certificate == nil ? "http" : "https")://127.0.0.1:\(port)/" }
 
     /// Starts the server (python3 SCRIPT PORT) and waits for its `PORT <n>` line.
     /// `port` 0 lets the server pick one.
-    init(port: Int = 0, extraArguments: [String] = [], scriptPath: String? = nil, startTimeout: TimeInterval = 10) throws {
+    /// `tls`: serve HTTPS with the test certificate (trust it with `certificate`).
+    init(port: Int = 0, tls: Bool = false, extraArguments: [String] = [], scriptPath: String? = nil, startTimeout: TimeInterval = 10) throws {
         let script = try scriptPath ?? PackagePaths.fixture("fault_server.py")
+        certificate = tls ? try PackagePaths.fixture("test-tls-cert.pem") : nil
+        let tlsArguments = tls ? ["--tls", certificate!, try PackagePaths.fixture("test-tls-key.pem")] : []
         guard ProcessRunner.which("python3") != nil else {
             throw HarnessError("python3 is not installed: run scripts/install-deps.sh")
         }
         dir = try TempDir(prefix: "upl-fault")
         let started = try ProcessRunner.start(
-            ["python3", script, String(port)] + extraArguments,
+            ["python3", script, String(port)] + tlsArguments + extraArguments,
             environment: ["PYTHONUNBUFFERED": "1"], outputDirectory: dir.path)
         process = started
         do {
@@ -71,6 +76,7 @@ final class FaultServer: @unchecked Sendable {
     /// One control request through curl; throws unless the status is 2xx.
     private func control(_ method: String, _ path: String, body: Data?) throws -> Data {
         var command = ["curl", "-sS", "--max-time", "10", "-X", method, "-w", "\n%{http_code}"]
+        if let certificate { command += ["--cacert", certificate] }
         if body != nil {
             command += ["-H", "Content-Type: application/json", "--data-binary", "@-"]
         }
