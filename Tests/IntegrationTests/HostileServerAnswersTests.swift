@@ -65,7 +65,8 @@ final class HostileServerAnswersTests: XCTestCase {
         let result = try fx.runOnce()
         let after = Date()
         XCTAssertEqual(result.exitCode, 1, result.stderr)
-        XCTAssertEqual(try paths(server), ["/in/a-seconds.txt", "/in/b-date.txt"])
+        // Workers run in parallel, so either file may have met either answer; both must be capped.
+        XCTAssertEqual(Set(try paths(server)), ["/in/a-seconds.txt", "/in/b-date.txt"])
         for name in ["a-seconds.txt", "b-date.txt"] {
             let manifest = try fx.manifest(name, in: fx.retry)
             XCTAssertEqual(manifest.state, .retry)

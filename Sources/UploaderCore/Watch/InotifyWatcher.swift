@@ -154,6 +154,7 @@ package final class InotifyWatcher: @unchecked Sendable {
             var key = Array(UnsafeBufferPointer(start: UnsafeRawPointer(cpath).assumingMemoryBound(to: UInt8.self), count: strlen(cpath)))
             if key.last != UInt8(ascii: "/") { key.append(UInt8(ascii: "/")) }
             watches[key] = (registration.id, directory)
+            logger.debug("watching", ["dir": directory.bytes.isEmpty ? registration.root : directory.displayed(in: registration.root)])
             return true
         }
         if !ok {
