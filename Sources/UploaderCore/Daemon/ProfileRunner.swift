@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 
 /// Runs one profile: recovers its spool, feeds watcher events into its queue, and drives
-/// `concurrency` worker threads that claim, upload and file away each file.
+/// the worker threads that claim, upload and file away each file (at most `concurrency`
+/// of them sending at once).
 package final class ProfileRunner: @unchecked Sendable {
     /// `run` keeps going; `run --once` drains and stops at the first sign of an unreachable destination.
     package enum Mode: Sendable { case daemon, once }
