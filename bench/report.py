@@ -282,31 +282,31 @@ def chart(small, medium, big, bench_dir, out_dir):
                 if s.get(key):
                     f.write(f"\"{tool}\" {s[key]:.3f}\n")
         return path
-    a = write("chart-small.dat", small, "files_per_s")
-    b = write("chart-medium.dat", medium, "mib_per_s")
-    c = write("chart-big.dat", big, "mib_per_s")
+    panels = [(write("chart-small.dat", small, "files_per_s"), "2,000 × 4 KiB: files/s (log scale)", "#3a7bd5", True),
+              (write("chart-medium.dat", medium, "mib_per_s"), "200 × 1 MiB: MiB/s", "#2e9e5b", False),
+              (write("chart-big.dat", big, "mib_per_s"), "1 × 1 GiB: MiB/s", "#d5803a", False)]
+    panels = [p for p in panels if os.path.getsize(p[0]) > 0]
+    if not panels:
+        return
     png = os.path.join(bench_dir, "results.png")
     script = f"""
-set terminal pngcairo size 1500,520 font ",10"
+set terminal pngcairo size {500 * len(panels)},520 font ",10"
 set output "{png}"
-set multiplot layout 1,3 title "uploader vs peers, nginx WebDAV sink on 127.0.0.1 (medians)"
+set multiplot layout 1,{len(panels)} title "uploader vs peers, nginx WebDAV sink on 127.0.0.1 (medians; higher is better)"
 set style data histograms
 set style fill solid 0.8 border -1
 set boxwidth 0.8
 set xtics rotate by -35 nomirror
 set grid ytics
+set bmargin 6
 unset key
-set logscale y
-set title "2,000 × 4 KiB: files/s (log scale)"
-plot "{a}" using 2:xtic(1) lc rgb "#3a7bd5", "" using 0:2:(sprintf("%.0f",$2)) with labels offset 0,0.7 notitle
-unset logscale y
-set yrange [0:*]
-set title "200 × 1 MiB: MiB/s"
-plot "{b}" using 2:xtic(1) lc rgb "#2e9e5b", "" using 0:2:(sprintf("%.0f",$2)) with labels offset 0,0.7 notitle
-set title "1 × 1 GiB: MiB/s"
-plot "{c}" using 2:xtic(1) lc rgb "#d5803a", "" using 0:2:(sprintf("%.0f",$2)) with labels offset 0,0.7 notitle
-unset multiplot
 """
+    for path, title, colour, log in panels:
+        script += ("set logscale y\nset yrange [1:*]\n" if log else "unset logscale y\nset yrange [0:*]\n")
+        script += f'set title "{title}"\n'
+        script += (f'plot "{path}" using 2:xtic(1) lc rgb "{colour}", '
+                   f'"" using 0:2:(sprintf("%.0f",$2)) with labels offset 0,0.7 notitle\n')
+    script += "unset multiplot\n"
     script_path = os.path.join(out_dir, "chart.gp")
     with open(script_path, "w") as f:
         f.write(script)
