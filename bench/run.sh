@@ -11,6 +11,7 @@
 #
 # Environment:
 #   BENCH_RUNS=3        runs per tool and data set (the backlog row runs once per tool)
+#   BENCH_BIG_RUNS=5    runs of the 1 GiB row (single runs vary by 2x here: more pairs)
 #   BENCH_QUICK=1       small data sets, for developing the benchmark itself
 #   BENCH_ONLY="small medium big latency backlog rate"   rows to run (default: all)
 #   UPLOADER_BIN=PATH   use this executable instead of building one
@@ -35,6 +36,8 @@ else
     small_n=2000; medium_n=200; big_size=$((1 << 30)); backlog_n=100000; latency_n=50; rate_n=200
 fi
 rclone_backlog_seconds="${BENCH_RCLONE_BACKLOG_SECONDS:-45}"
+big_runs="${BENCH_BIG_RUNS:-5}"
+[ "$quick" = 1 ] && big_runs="${BENCH_BIG_RUNS:-$runs}"
 
 out="$root/bench/out"
 data="$out/data"
@@ -332,9 +335,9 @@ batch_row() { # row set sha peers...
 }
 
 big_row() {
-    step "row big: 1 file of $((big_size >> 20)) MiB, $runs runs each"
+    step "row big: 1 file of $((big_size >> 20)) MiB, $big_runs runs each"
     local run
-    for run in $(seq "$runs"); do
+    for run in $(seq "$big_runs"); do
         run_ours big uploader-none "$run" big 1 "digest = none"
         run_ours big uploader-sha256 "$run" big 1 "digest = sha256"
         run_peer big curl-T "$run" big 1 tool_curl_loop
