@@ -150,7 +150,9 @@ package enum FileSystem {
     /// leftovers. The directory itself is fsynced only when `syncDirectory` is set; callers
     /// that rename again right after batch that fsync themselves.
     package static func writeAtomically(_ data: [UInt8], to name: RelativePath, in directory: String, syncDirectory: Bool) throws {
-        let temp = RelativePath(".upl-tmp-\(UUID().uuidString.prefix(13))")
+        // A random suffix from getrandom(2) (one syscall; Foundation's UUID() opened, read
+        // and closed /dev/urandom each time); O_EXCL below still refuses any clash.
+        let temp = RelativePath(".upl-tmp-" + String(UInt64.random(in: 0...UInt64.max), radix: 16))
         let tempFull = name.parent.map { $0.appending(temp) } ?? temp
         let display = name.displayed(in: directory)
         let fd = try tempFull.withCString(in: directory) { cpath in

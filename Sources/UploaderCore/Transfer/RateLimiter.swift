@@ -11,6 +11,9 @@ package final class RateLimiter: @unchecked Sendable {
     private let bytesPerSecond: Double
     /// At most this much may be sent in one burst (a quarter second's worth, at least 16 KiB).
     private let burst: Double
+    /// The smallest grant worth a send: 16 KiB, or 50 ms worth at low rates (so a slow
+    /// profile still moves a byte well within any stall timeout).
+    private let minimumChunk: Double
     private var available: Double
     private var last: Double
 
@@ -18,6 +21,7 @@ package final class RateLimiter: @unchecked Sendable {
         precondition(bytesPerSecond > 0)
         self.bytesPerSecond = Double(bytesPerSecond)
         self.burst = max(16 * 1024, Double(bytesPerSecond) / 4)
+        self.minimumChunk = min(16 * 1024, max(1, Double(bytesPerSecond) / 20))
         self.available = 0
         self.last = RateLimiter.now()
     }
@@ -35,13 +39,17 @@ package final class RateLimiter: @unchecked Sendable {
             let now = RateLimiter.now()
             available = min(burst, available + (now - last) * bytesPerSecond)
             last = now
-            if available >= 1 {
+            // Hand out at least a useful chunk: granting whatever trickled in since the last
+            // call (a few hundred bytes with several workers) made curl send ~1.4 KB per
+            // syscall and burnt 1.6 cores to move 20 MiB/s.
+            let chunk = max(1, min(Double(wanted), minimumChunk))
+            if available >= chunk {
                 let granted = min(wanted, Int(available))
                 available -= Double(granted)
                 lock.unlock()
                 return max(granted, 1)
             }
-            let wait = (min(Double(wanted), burst) - available) / bytesPerSecond
+            let wait = (chunk - available) / bytesPerSecond
             lock.unlock()
             usleep(useconds_t(max(1000, min(wait, 0.1) * 1_000_000)))
         }
