@@ -174,6 +174,26 @@ final class RecoveryTests: XCTestCase {
         XCTAssertEqual(try fx.manifest("i.txt", in: fx.sent).id, m.id)
     }
 
+    func testAClaimLostToAPowerCutIsClaimedAgainUnderTheSameId() throws {
+        let data = Data("same key twice".utf8)
+        try put("j.txt", data, in: fx.outbox)
+        // First claim: the destination is down, so the claim's manifest stays behind, queued.
+        let down = try fx.binary.run(["run", "--once", "--config", fx.tmp.write("down.conf", """
+            [outbox \(fx.profile)]
+            spool = spool
+            url = http://127.0.0.1:\(try FreePort.next())/{path}
+            """)])
+        XCTAssertEqual(down.exitCode, 69, down.stderr)
+        let first = try fx.manifest("j.txt", in: fx.outbox)
+        // As if a power cut had undone that manifest's rename.
+        try FileManager.default.removeItem(atPath: fx.outbox + "/j.txt.manifest.json")
+
+        let result = try fx.runOnce()
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        XCTAssertEqual(try fx.manifest("j.txt", in: fx.sent).id, first.id)
+        XCTAssertEqual(sink.accessLog().first?["idempotency_key"] as? String, first.id)
+    }
+
     func testNameAlreadyTakenInSentGetsANumericSuffix() throws {
         for (name, body) in [("report.pdf", "old"), ("a.tar.gz", "old"), ("README", "old")] {
             try put(name, Data(body.utf8), in: fx.sent)

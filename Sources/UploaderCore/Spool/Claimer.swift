@@ -159,7 +159,8 @@ package struct Claimer: Sendable {
 
     package func freshManifest(_ path: RelativePath, status: FileSystem.Status?, sha256: String?, now: Date) -> Manifest {
         Manifest(
-            id: UUID().uuidString.lowercased(), profile: profileName, path: path,
+            id: status.map { ManifestID.derive(profile: profileName, path: path, status: $0, sha256: sha256) } ?? ManifestID.random(),
+            profile: profileName, path: path,
             size: status?.size ?? 0, mtime: status?.mtimeText ?? Timestamp.format(now), sha256: sha256,
             contentType: mimeTypes.contentType(forName: path.name.display), state: .queued,
             createdAt: Timestamp.format(now))

@@ -8,10 +8,10 @@ import Foundation
 /// recoverable by `Recovery` at the next start, with nothing lost:
 ///
 /// Start of an attempt (claim):
-///  1. manifest `uploading` with a new attempt → outbox/NAME.manifest.json (fsynced, then
-///     the outbox fsynced so the rename is durable too).
+///  1. manifest `uploading` with a new attempt → outbox/NAME.manifest.json (fsynced).
 ///     Crash after 1: recovery marks that attempt `interrupted` and re-queues the file.
-///     Only after 1 is a request sent, so the `Idempotency-Key` (the id) is already durable.
+///     Only after 1 is a request sent. Should a power cut undo the rename of 1, the file is
+///     claimed afresh under the same id: ids are derived from the file (`ManifestID`).
 /// Finish (2xx → sent/, otherwise → retry/ with state `retry` or `failed`):
 ///  2. manifest with the final state and `stored_as` (the free name in sent/ or retry/),
 ///     rewritten in the outbox (fsynced).
@@ -46,9 +46,10 @@ package struct FileLifecycle: Sendable {
         manifest.state = .uploading
         manifest.nextAttemptAt = nil
         manifest.attempts.append(Manifest.Attempt(startedAt: Timestamp.format(now)))
-        // The directory fsync makes the rename durable too: after a power cut the manifest,
-        // and with it the id sent as Idempotency-Key, is found under its own name.
-        try spool.writeManifest(manifest, for: file.path, in: .outbox, syncDirectory: true)
+        // No directory fsync: if a power cut undoes this rename, the file is claimed again
+        // under the same id (`ManifestID` derives it from the file), so the Idempotency-Key
+        // of a request already sent is the same as the one sent again.
+        try spool.writeManifest(manifest, for: file.path, in: .outbox)
         file.manifest = manifest
     }
 

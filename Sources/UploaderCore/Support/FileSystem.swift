@@ -14,6 +14,8 @@ package enum FileSystem {
         package var size: Int64
         /// Modification time in nanoseconds since the epoch.
         package var mtimeNanos: Int64
+        /// Status-change time in nanoseconds: moves on at every write, and no tool can set it back.
+        package var ctimeNanos: Int64
         package var device: UInt64
         package var inode: UInt64
         package var links: UInt64
@@ -29,6 +31,7 @@ package enum FileSystem {
             }
             size = Int64(st.st_size)
             mtimeNanos = Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
+            ctimeNanos = Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec)
             device = UInt64(st.st_dev)
             inode = UInt64(st.st_ino)
             links = UInt64(st.st_nlink)

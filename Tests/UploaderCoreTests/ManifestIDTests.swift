@@ -1,0 +1,34 @@
+import Foundation
+import Testing
+@testable import UploaderCore
+
+@Suite("Upload ids are derived from the file, so a lost claim gives the same Idempotency-Key")
+struct ManifestIDTests {
+    private func status(inode: UInt64 = 7, size: Int64 = 10, mtime: Int64 = 1, ctime: Int64 = 2) throws -> FileSystem.Status {
+        let dir = FileManager.default.temporaryDirectory.path
+        var s = try FileSystem.status(path: dir)
+        s.inode = inode
+        s.size = size
+        s.mtimeNanos = mtime
+        s.ctimeNanos = ctime
+        return s
+    }
+
+    @Test func theSameFileGetsTheSameId() throws {
+        let a = ManifestID.derive(profile: "p", path: RelativePath("a.txt"), status: try status(), sha256: "ab")
+        let b = ManifestID.derive(profile: "p", path: RelativePath("a.txt"), status: try status(), sha256: "ab")
+        #expect(a == b)
+        #expect(a.count == 36)
+        #expect(UUID(uuidString: a) != nil, "shaped as a UUID")
+    }
+
+    @Test func anythingThatMakesItAnotherFileChangesTheId() throws {
+        let base = ManifestID.derive(profile: "p", path: RelativePath("a.txt"), status: try status(), sha256: "ab")
+        #expect(base != ManifestID.derive(profile: "q", path: RelativePath("a.txt"), status: try status(), sha256: "ab"))
+        #expect(base != ManifestID.derive(profile: "p", path: RelativePath("b.txt"), status: try status(), sha256: "ab"))
+        #expect(base != ManifestID.derive(profile: "p", path: RelativePath("a.txt"), status: try status(inode: 8), sha256: "ab"))
+        #expect(base != ManifestID.derive(profile: "p", path: RelativePath("a.txt"), status: try status(ctime: 3), sha256: "ab"))
+        #expect(base != ManifestID.derive(profile: "p", path: RelativePath("a.txt"), status: try status(), sha256: "cd"))
+        #expect(base != ManifestID.derive(profile: "p", path: RelativePath("a.txt"), status: try status(), sha256: nil))
+    }
+}
