@@ -43,6 +43,7 @@ final class DropAndArriveTests: XCTestCase {
             XCTAssertNotNil(manifest.sentAt)
         }
         XCTAssertEqual(fx.names(in: fx.outbox), [], "outbox empty, nothing hidden left behind")
+        XCTAssertEqual(fx.names(in: fx.outbox + "/.upl-tmp"), [], "no temporary manifest left behind")
         let json = try fx.manifestJSON("echoed.txt", in: fx.sent)
         XCTAssertEqual(json["content_type"] as? String, "text/plain")
         XCTAssertEqual(json["size"] as? Int, 6)

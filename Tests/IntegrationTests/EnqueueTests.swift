@@ -21,7 +21,7 @@ import Testing
         #expect(puts.first?["uri"] as? String == "/up/big.bin")
         let sent = try FileManager.default.contentsOfDirectory(atPath: fixture.sentDirectory).sorted()
         #expect(sent == ["big.bin", "big.bin.manifest.json"])
-        let outbox = try FileManager.default.contentsOfDirectory(atPath: fixture.outbox)
+        let outbox = try FileManager.default.contentsOfDirectory(atPath: fixture.outbox).filter { $0 != ".upl-tmp" }
         #expect(outbox.isEmpty, "left in the outbox: \(outbox)")
         let manifest = try fixture.manifest("sent", "big.bin")
         #expect(manifest["sha256"] as? String == (try sha256(ofFile: source)))
@@ -41,7 +41,7 @@ import Testing
         #expect(result.stderr.contains("missing.txt"), "\(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: source))
         #expect(try String(contentsOfFile: fixture.outbox + "/moved.txt", encoding: .utf8) == "move me\n")
-        let hidden = try FileManager.default.contentsOfDirectory(atPath: fixture.outbox).filter { $0.hasPrefix(".") }
+        let hidden = try FileManager.default.contentsOfDirectory(atPath: fixture.outbox).filter { $0.hasPrefix(".") && $0 != ".upl-tmp" }
         #expect(hidden.isEmpty, "temporary files left behind: \(hidden)")
     }
 }

@@ -106,11 +106,14 @@ final class RecoveryTests: XCTestCase {
         let data = Data("claim me".utf8)
         try put("e.txt", data, in: fx.outbox)
         try put(".upl-tmp-ABCDEF123", Data("{\"version\": 1, \"id\":".utf8), in: fx.outbox)
+        _ = try fx.tmp.mkdir("spool/outbox/.upl-tmp")
+        try put(".upl-tmp-0123abcd", Data("{\"version\": 1, \"id\":".utf8), in: fx.outbox + "/.upl-tmp")
 
         let result = try fx.runOnce()
         XCTAssertEqual(result.exitCode, 0, result.stderr)
         XCTAssertEqual(fx.names(in: fx.outbox), [])
         XCTAssertEqual(fx.files(in: fx.sent), ["e.txt"])
+        XCTAssertEqual(fx.names(in: fx.outbox + "/.upl-tmp"), [], "leftovers in the temporary directory removed too")
         XCTAssertEqual(try sha256(ofFile: sink.file("e.txt")), sha256(of: data))
     }
 

@@ -78,6 +78,8 @@ package struct SpoolPaths: Sendable, Equatable {
     }
 
     package var lockFile: String { root + "/.lock" }
+    /// Where outbox manifests are written before their rename (hidden, so never watched).
+    package var outboxTemporary: String { outbox + "/.upl-tmp" }
     /// Small JSON file a running daemon keeps for `status` (pid, reachability, last error).
     package var stateFile: String { root + "/.state.json" }
     /// Where unreadable manifests are moved aside, never deleted.

@@ -54,6 +54,10 @@ package struct Recovery: Sendable {
                 logger.info("removed a half-written temporary manifest", ["file": path.logSafe])
                 continue
             }
+            if directory.bytes.isEmpty && entry.name == RelativePath(".upl-tmp") {
+                removeLeftoverTemporaries()
+                continue
+            }
             if entry.name.bytes.first == UInt8(ascii: ".") { continue }
             if Spool.isManifestName(entry.name) { manifests.append(path); continue }
             let kind = entry.kind ?? (try? FileSystem.status(path, in: outbox))?.kind
@@ -69,6 +73,16 @@ package struct Recovery: Sendable {
             if let brought = resolveOrphan(file) { files.insert(brought) }
         }
         result.files.append(contentsOf: files.filter { !ignore.ignores($0) }.sorted())
+    }
+
+    /// Removes half-written manifests left in the outbox's temporary directory by a crash.
+    private func removeLeftoverTemporaries() {
+        let dir = spool.paths.outboxTemporary
+        guard let entries = try? FileSystem.list(dir) else { return }
+        for entry in entries where entry.name.bytes.starts(with: Array(".upl-tmp-".utf8)) {
+            try? FileSystem.unlink(entry.name, in: dir)
+            logger.info("removed a half-written temporary manifest", ["file": entry.name.logSafe])
+        }
     }
 
     /// A manifest in the outbox whose file is not there. Returns the file's path if it was brought back.

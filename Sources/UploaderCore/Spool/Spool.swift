@@ -26,7 +26,7 @@ package struct Spool: Sendable {
 
     /// Creates the spool's directories (mode 0750) if missing.
     package func prepare() throws {
-        for dir in [paths.root, paths.outbox, paths.sent, paths.retry] {
+        for dir in [paths.root, paths.outbox, paths.outboxTemporary, paths.sent, paths.retry] {
             try FileSystem.makeDirectories(dir)
         }
     }
@@ -110,7 +110,8 @@ package struct Spool: Sendable {
     /// `syncDirectory` also makes the rename durable (a shared directory fsync).
     package func writeManifest(_ manifest: Manifest, for path: RelativePath, in area: Area, syncDirectory: Bool = false) throws {
         let name = Spool.manifestName(for: path)
-        try FileSystem.writeAtomically(Array(try manifest.encoded()), to: name, in: directory(area), syncDirectory: false)
+        try FileSystem.writeAtomically(Array(try manifest.encoded()), to: name, in: directory(area), syncDirectory: false,
+                                       temporaryDirectory: area == .outbox ? paths.outboxTemporary : nil)
         if syncDirectory { try syncer.syncDirectory(of: name, in: directory(area)) }
     }
 

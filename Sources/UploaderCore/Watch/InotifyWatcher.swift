@@ -224,6 +224,8 @@ package final class InotifyWatcher: @unchecked Sendable {
         guard !name.isEmpty else { return }
         let path = watch.directory.appending(RelativePath(bytes: name))
         if mask & UInt32(IN_ISDIR) != 0 {
+            // Hidden directories (ours, `.upl-tmp`, or anyone's) are never watched or uploaded.
+            if name.first == UInt8(ascii: ".") { return }
             if mask & (UInt32(IN_CREATE) | UInt32(IN_MOVED_TO)) != 0 {
                 if registration.recursive {
                     watchTree(registration, directory: path, announce: true)

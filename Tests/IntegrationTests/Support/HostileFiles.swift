@@ -57,8 +57,9 @@ enum HostileFiles {
     }
 
     /// Raw names in `directory` (no `.`/`..`).
+    /// Names in `directory` as raw bytes, but the outbox's own `.upl-tmp/`.
     static func names(in directory: String) -> Set<[UInt8]> {
-        Set(((try? FileSystem.list(directory)) ?? []).map(\.name.bytes))
+        Set(((try? FileSystem.list(directory)) ?? []).map(\.name.bytes)).subtracting([Array(".upl-tmp".utf8)])
     }
 
     static func exists(_ path: String) -> Bool {

@@ -67,8 +67,9 @@ final class SpoolFixture: @unchecked Sendable {
         return path
     }
 
+    /// Everything in `dir` but the outbox's own `.upl-tmp/` (where manifests are written before their rename).
     func names(in dir: String) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).sorted()
+        ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0 != ".upl-tmp" }.sorted()
     }
 
     /// Names in `dir` that are not manifests or hidden.
