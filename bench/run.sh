@@ -61,7 +61,7 @@ install_deps() {
     [ "${BENCH_NO_INSTALL:-0}" = 1 ] && return 0
     step "installing dependencies"
     bash scripts/install-deps.sh
-    local extra=(nginx-light curl rclone inotify-tools time gnuplot-nox libnginx-mod-http-dav-ext python3)
+    local extra=(nginx-light curl rclone inotify-tools time gnuplot-nox libnginx-mod-http-dav-ext python3 procps)
     local missing=() p
     for p in "${extra[@]}"; do
         [ "$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)" = installed ] || missing+=("$p")
@@ -233,7 +233,8 @@ finish_run() {
     local seconds
     seconds="$(python3 -c "print(round($t1 - $t0, 4))")"
     python3 "$tool" record row="$row" tool="$name" run="$run" set="$set" exit="$code" seconds="$seconds" \
-        start="$t0" time="$tf" log="$nginx_dir/access.log:$offset" json.verify="$verdict" "$@" >>"$results"
+        start="$t0" time="$tf" log="$nginx_dir/access.log:$offset" json.verify="$verdict" \
+        load1="$(cut -d' ' -f1 /proc/loadavg)" "$@" >>"$results"
     local ok
     ok="$(python3 -c 'import json,sys; print("ok" if json.loads(sys.argv[1])["ok"] else "NOT OK")' "$verdict")"
     note "$(printf '%-8s %-16s run %s: %8.3f s  exit %s  %s' "$row" "$name" "$run" "$seconds" "$code" "$ok")"
