@@ -139,3 +139,15 @@ struct WorkQueueTests {
         #expect(queue.take() == nil)
     }
 }
+
+@Suite("Log numbers are formatted without String(format:)")
+struct FixedPointTests {
+    @Test func decimalsArePaddedAndRounded() {
+        #expect(ProfileRunner.fixed(0.0015, places: 3) == "0.002")
+        #expect(ProfileRunner.fixed(12.5, places: 1) == "12.5")
+        #expect(ProfileRunner.fixed(3.04, places: 3) == "3.040")
+        #expect(ProfileRunner.fixed(7, places: 0) == "7")
+        #expect(ProfileRunner.rate(3 << 20, 1) == "3.0MiB/s")
+        #expect(ProfileRunner.rate(512, 1) == "0.5KiB/s")
+    }
+}

@@ -95,7 +95,7 @@ extension ProfileRunner {
             manifest.lastError = nil
             stats.recordSent(bytes: file.status.size, seconds: seconds)
             logger.info("sent", ["profile": profile.name, "file": file.path.logSafe, "id": manifest.id,
-                                 "bytes": String(file.status.size), "duration": String(format: "%.3fs", seconds),
+                                 "bytes": String(file.status.size), "duration": Self.fixed(seconds, places: 3) + "s",
                                  "rate": Self.rate(file.status.size, seconds), "http.status": String(response.status)])
             fileAway(file.path, manifest: manifest, to: .sent, summary: nil)
         case .retryLater(let reason, let retryAfter):
@@ -210,11 +210,22 @@ extension ProfileRunner {
         }
     }
 
+    /// `value` with `places` decimals, without `String(format:)` (this runs once per file).
+    static func fixed(_ value: Double, places: Int) -> String {
+        var scale = 1.0
+        for _ in 0..<places { scale *= 10 }
+        let scaled = Int64((max(0, value) * scale).rounded())
+        let whole = scaled / Int64(scale)
+        guard places > 0 else { return String(whole) }
+        let fraction = String(scaled % Int64(scale))
+        return "\(whole)." + String(repeating: "0", count: places - fraction.count) + fraction
+    }
+
     static func rate(_ bytes: Int64, _ seconds: Double) -> String {
         guard seconds > 0 else { return "-" }
         let perSecond = Double(bytes) / seconds
-        if perSecond >= Double(1 << 20) { return String(format: "%.1fMiB/s", perSecond / Double(1 << 20)) }
-        return String(format: "%.1fKiB/s", perSecond / 1024)
+        if perSecond >= Double(1 << 20) { return fixed(perSecond / Double(1 << 20), places: 1) + "MiB/s" }
+        return fixed(perSecond / 1024, places: 1) + "KiB/s"
     }
 }
 

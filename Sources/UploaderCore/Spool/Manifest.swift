@@ -4,13 +4,13 @@ import Foundation
 ///
 /// After a crash the manifests on disk are the single source of truth, so every field a
 /// recovery needs lives here. Encoded with explicit `null`s so the shape never varies.
-package struct Manifest: Codable, Sendable, Equatable {
+package struct Manifest: Decodable, Sendable, Equatable {
     package enum State: String, Codable, Sendable, CaseIterable {
         case queued, uploading, sent, retry, failed
     }
 
     /// One HTTP request that reached the destination (or was cut short by our own shutdown).
-    package struct Attempt: Codable, Sendable, Equatable {
+    package struct Attempt: Decodable, Sendable, Equatable {
         package var startedAt: String
         package var endedAt: String?
         package var bytesSent: Int64
@@ -35,20 +35,10 @@ package struct Manifest: Codable, Sendable, Equatable {
             case httpStatus = "http_status", error, retryable, interrupted
         }
 
-        package func encode(to encoder: Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(startedAt, forKey: .startedAt)
-            try c.encode(endedAt, forKey: .endedAt)
-            try c.encode(bytesSent, forKey: .bytesSent)
-            try c.encode(httpStatus, forKey: .httpStatus)
-            try c.encode(error, forKey: .error)
-            try c.encode(retryable, forKey: .retryable)
-            try c.encodeIfPresent(interrupted, forKey: .interrupted)
-        }
     }
 
     /// What the destination answered to the successful (or last) request.
-    package struct Remote: Codable, Sendable, Equatable {
+    package struct Remote: Decodable, Sendable, Equatable {
         package var url: String
         package var httpStatus: Int?
         package var etag: String?
@@ -67,14 +57,6 @@ package struct Manifest: Codable, Sendable, Equatable {
             case url, httpStatus = "http_status", etag, location, response
         }
 
-        package func encode(to encoder: Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(url, forKey: .url)
-            try c.encode(httpStatus, forKey: .httpStatus)
-            try c.encode(etag, forKey: .etag)
-            try c.encode(location, forKey: .location)
-            try c.encode(response, forKey: .response)
-        }
     }
 
     package var version: Int = 1
@@ -149,39 +131,61 @@ package struct Manifest: Codable, Sendable, Equatable {
         s3 = try c.decodeIfPresent(S3UploadState.self, forKey: .s3)
     }
 
-    package func encode(to encoder: Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(version, forKey: .version)
-        try c.encode(id, forKey: .id)
-        try c.encode(profile, forKey: .profile)
-        try c.encode(path, forKey: .path)
-        try c.encodeIfPresent(pathBase64, forKey: .pathBase64)
-        try c.encode(size, forKey: .size)
-        try c.encode(mtime, forKey: .mtime)
-        try c.encode(sha256, forKey: .sha256)
-        try c.encode(contentType, forKey: .contentType)
-        try c.encode(state, forKey: .state)
-        try c.encode(createdAt, forKey: .createdAt)
-        try c.encode(attempts, forKey: .attempts)
-        try c.encode(nextAttemptAt, forKey: .nextAttemptAt)
-        try c.encode(lastError, forKey: .lastError)
-        try c.encode(storedAs, forKey: .storedAs)
-        try c.encode(remote, forKey: .remote)
-        try c.encode(sentAt, forKey: .sentAt)
-        try c.encodeIfPresent(attemptsBeforeRetry, forKey: .attemptsBeforeRetry)
-        try c.encodeIfPresent(s3, forKey: .s3)
-    }
 
-    /// Compact JSON with a trailing newline.
+    /// Compact JSON with a trailing newline, keys in the contract's order, `null` for nil.
     package func encoded() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
-        var data = try encoder.encode(self)
+        var w = JSONObjectWriter()
+        w.field("version", version)
+        w.field("id", id)
+        w.field("profile", profile)
+        w.field("path", path)
+        if let pathBase64 { w.field("path_base64", pathBase64) }
+        w.field("size", size)
+        w.field("mtime", mtime)
+        w.field("sha256", sha256)
+        w.field("content_type", contentType)
+        w.field("state", state.rawValue)
+        w.field("created_at", createdAt)
+        w.field("attempts", array: attempts.map(\.json))
+        w.field("next_attempt_at", nextAttemptAt)
+        w.field("last_error", lastError)
+        w.field("stored_as", storedAs)
+        w.field("remote", object: remote?.json)
+        w.field("sent_at", sentAt)
+        if let attemptsBeforeRetry { w.field("attempts_before_retry", attemptsBeforeRetry) }
+        if let s3 { w.field("s3", json: Array(try JSONEncoder().encode(s3))) }
+        var data = Data(w.finished())
         data.append(0x0A)
         return data
     }
 
     package static func decode(_ data: Data) throws -> Manifest {
         try JSONDecoder().decode(Manifest.self, from: data)
+    }
+}
+
+extension Manifest.Attempt {
+    var json: JSONObjectWriter {
+        var w = JSONObjectWriter()
+        w.field("started_at", startedAt)
+        w.field("ended_at", endedAt)
+        w.field("bytes_sent", bytesSent)
+        w.field("http_status", httpStatus)
+        w.field("error", error)
+        w.field("retryable", retryable)
+        if let interrupted { w.field("interrupted", interrupted) }
+        return w
+    }
+}
+
+extension Manifest.Remote {
+    var json: JSONObjectWriter {
+        var w = JSONObjectWriter()
+        w.field("url", url)
+        w.field("http_status", httpStatus)
+        w.field("etag", etag)
+        w.field("location", location)
+        w.field("response", response)
+        return w
     }
 }
