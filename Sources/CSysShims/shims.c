@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
+#include <spawn.h>
 #include <errno.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -30,4 +31,12 @@ int uploader_open_rtnetlink(void) {
         return -1;
     }
     return fd;
+}
+
+int uploader_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *path) {
+    return posix_spawn_file_actions_addchdir_np(actions, path);
+}
+
+int uploader_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
 }

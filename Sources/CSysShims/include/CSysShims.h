@@ -12,4 +12,9 @@ int uploader_release_lease(int fd);
 /// An rtnetlink socket bound to the link, address and route multicast groups; -1 with errno on failure.
 int uploader_open_rtnetlink(void);
 
+/// glibc's posix_spawn_file_actions_addchdir_np / _addclosefrom_np (GNU extensions).
+#include <spawn.h>
+int uploader_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *path);
+int uploader_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from);
+
 #endif

@@ -71,21 +71,8 @@ struct HookProcess {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         // Hook output joins the daemon's log stream (stderr, the journal under systemd).
         posix_spawn_file_actions_adddup2(&actions, 2, 1)
-        if let closeFrom = spawnAddClosefrom { _ = closeFrom(&actions, 3) }
-        guard let addChdir = spawnAddChdir else { return .failure(SpawnError(message: "posix_spawn_file_actions_addchdir_np is unavailable")) }
-        _ = addChdir(&actions, workingDirectory)
-
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        var allSignals = sigset_t()
-        sigfillset(&allSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        posix_spawnattr_setsigdefault(&attributes, &allSignals)
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
+        CleanSpawn.closeInheritedDescriptors(&actions)
+        CleanSpawn.addChdir(&actions, workingDirectory)
 
         let argv = ([Array(command.utf8)] + arguments).map(Self.cString) + [nil]
         let envp = environment.map(Self.cString) + [nil]
@@ -94,9 +81,11 @@ struct HookProcess {
             envp.forEach { free($0) }
         }
         var child: pid_t = 0
-        let rc = command.contains("/")
-            ? posix_spawn(&child, command, &actions, &attributes, argv, envp)
-            : posix_spawnp(&child, command, &actions, &attributes, argv, envp)
+        let rc = CleanSpawn.withAttributes { attributes in
+            command.contains("/")
+                ? posix_spawn(&child, command, &actions, attributes, argv, envp)
+                : posix_spawnp(&child, command, &actions, attributes, argv, envp)
+        }
         guard rc == 0 else { return .failure(SpawnError(message: String(cString: strerror(rc)))) }
         return .success(child)
     }
@@ -118,11 +107,3 @@ struct HookProcess {
         return pointer
     }
 }
-
-// glibc's GNU extensions, which Swift's Glibc module does not import.
-private typealias AddChdirFunction = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
-private typealias AddClosefromFunction = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-private let spawnAddChdir: AddChdirFunction? = dlsym(nil, "posix_spawn_file_actions_addchdir_np")
-    .map { unsafeBitCast($0, to: AddChdirFunction.self) }
-private let spawnAddClosefrom: AddClosefromFunction? = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np")
-    .map { unsafeBitCast($0, to: AddClosefromFunction.self) }

@@ -1,5 +1,6 @@
 @preconcurrency import Glibc
 import Foundation
+@testable import UploaderCore
 
 /// How a finished process ended and what it wrote.
 struct ProcessResult: Sendable, CustomStringConvertible {
@@ -133,26 +134,8 @@ final class RunningProcess: @unchecked Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, stdinPath, O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, stdoutPath, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0o644)
-        if let closeFrom = spawnAddClosefrom { _ = closeFrom(&actions, 3) }
-        if let currentDirectory {
-            guard let addChdir = spawnAddChdir else {
-                throw HarnessError("posix_spawn_file_actions_addchdir_np is unavailable (glibc < 2.29)")
-            }
-            _ = addChdir(&actions, currentDirectory)
-        }
-
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        var allSignals = sigset_t()
-        sigfillset(&allSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        posix_spawnattr_setsigdefault(&attributes, &allSignals)
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(
-            &attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
+        CleanSpawn.closeInheritedDescriptors(&actions)
+        if let currentDirectory { CleanSpawn.addChdir(&actions, currentDirectory) }
 
         let argv = command.map { strdup($0) } + [nil]
         let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
@@ -161,7 +144,8 @@ final class RunningProcess: @unchecked Sendable {
             envp.forEach { free($0) }
         }
         var child: pid_t = 0
-        let rc = posix_spawn(&child, executable, &actions, &attributes, argv, envp)
+        // An empty signal mask, default handlers, a process group of its own (see CleanSpawn).
+        let rc = CleanSpawn.withAttributes { posix_spawn(&child, executable, &actions, $0, argv, envp) }
         guard rc == 0 else {
             throw HarnessError("cannot start \(command.joined(separator: " ")): \(String(cString: strerror(rc)))")
         }
@@ -268,13 +252,3 @@ private final class ExitBox: @unchecked Sendable {
         group.leave()
     }
 }
-
-// glibc's GNU extensions, which Swift's Glibc module does not import.
-private typealias AddChdirFunction = @convention(c) (
-    UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
-private typealias AddClosefromFunction = @convention(c) (
-    UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-private let spawnAddChdir: AddChdirFunction? = dlsym(nil, "posix_spawn_file_actions_addchdir_np")
-    .map { unsafeBitCast($0, to: AddChdirFunction.self) }
-private let spawnAddClosefrom: AddClosefromFunction? = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np")
-    .map { unsafeBitCast($0, to: AddClosefromFunction.self) }
