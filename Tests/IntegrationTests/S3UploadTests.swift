@@ -4,10 +4,10 @@ import Testing
 
 /// The built uploader against moto (an S3 store in server mode, signature checks on) on loopback.
 ///
-/// The large files are 40 MiB with multipart_threshold = 8MiB and part_size = 5MiB (8 parts),
-/// not the 200 MiB of the issue: the parts logic is the same at any size (several parts in
-/// flight, a short last part), while moto keeps every part in memory and the CI machine has
-/// two shared cores; 40 MiB keeps each test to seconds.
+/// The size check uploads the issue's 200 MiB (16 MiB parts). The resume and change tests
+/// use 40 MiB files with multipart_threshold = 8MiB and part_size = 5MiB (8 parts): the
+/// parts logic is the same at any size, moto keeps every part in memory, and 40 MiB keeps
+/// those slower, throttled tests to seconds on two shared cores.
 @Suite(.serialized) struct S3UploadTests {
     let tmp: TempDir
     let moto: MotoServer
@@ -20,7 +20,7 @@ import Testing
     }
 
     /// Writes `uploader.conf` for one s3 profile (secret in a file) and returns its path.
-    func config(secret: String? = nil, extra: String = "") throws -> String {
+    func config(secret: String? = nil, partSize: String = "5MiB", extra: String = "") throws -> String {
         let secretFile = try tmp.write("secret", (secret ?? moto.secretAccessKey) + "\n")
         chmod(secretFile, 0o600)
         let path = try tmp.write("uploader.conf", """
@@ -32,7 +32,7 @@ import Testing
             access_key_id = \(moto.accessKeyID)
             secret_access_key_file = secret
             multipart_threshold = 8MiB
-            part_size = 5MiB
+            part_size = \(partSize)
             part_concurrency = 2
             backoff = 1s
             \(extra)
@@ -76,11 +76,12 @@ import Testing
         #expect(puts.count == 1 && puts.first?.target.contains("?") == false, "one plain PutObject: \(puts)")
     }
 
-    @Test func aLargeFileGoesUpInPartsAndReadsBackIntact() throws {
-        let conf = try config()
-        let file = try drop("big.bin", bytes: 40 << 20)
+    @Test func aTwoHundredMebibyteFileGoesUpInPartsAndReadsBackIntact() throws {
+        // The issue's size, with the default part size (16 MiB: 13 parts).
+        let conf = try config(partSize: "16MiB")
+        let file = try drop("big.bin", bytes: 200 << 20)
         let expected = try sha256(ofFile: file)
-        let etag = try #require(try Self.multipartETag(file: file, partSize: 5 << 20))
+        let etag = try #require(try Self.multipartETag(file: file, partSize: 16 << 20))
         let run = try binary.run(["run", "--once", "--config", conf], timeout: 120)
         #expect(run.exitCode == 0, "\(run)")
 
@@ -89,8 +90,8 @@ import Testing
         #expect(sent["s3"] == nil, "the multipart record is dropped once complete")
         #expect((sent["remote"] as? [String: Any])?["etag"] as? String == "\"\(etag)\"")
         let object = try moto.object("site/big.bin")
-        #expect(object.sha256 == expected && object.size == 40 << 20)
-        #expect(moto.acceptedParts().sorted() == Array(1...8))
+        #expect(object.sha256 == expected && object.size == 200 << 20)
+        #expect(moto.acceptedParts().sorted() == Array(1...13))
         #expect(try moto.openUploads().isEmpty)
     }
 
