@@ -52,7 +52,7 @@ import Testing
         let targets = ["/etc/shadow", outbox.path("real.txt"), "/etc", "/nonexistent/dangling"]
         for (i, target) in targets.enumerated() {
             #expect(symlink(target, outbox.path("link\(i)")) == 0)
-            #expect(refusal(outbox.claimer.claim(RelativePath("link\(i)"))) == "symlink, never followed", "\(target)")
+            #expect(refusal(outbox.claimer.claim(RelativePath("link\(i)"), now: Date())) == "symlink, never followed", "\(target)")
             #expect(!FileManager.default.fileExists(atPath: outbox.path("link\(i).manifest.json")))
         }
     }
@@ -61,7 +61,7 @@ import Testing
         let outbox = try Outbox()
         try outbox.write("victim.txt", "original bytes")
         try Data("SECRET".utf8).write(to: URL(fileURLWithPath: outbox.dir.path + "/secret"))
-        guard case .ready(let file) = outbox.claimer.claim(RelativePath("victim.txt")) else {
+        guard case .ready(let file) = outbox.claimer.claim(RelativePath("victim.txt"), now: Date()) else {
             Issue.record("expected the file to be claimed"); return
         }
         #expect(rename(outbox.path("victim.txt"), outbox.dir.path + "/away.txt") == 0)
@@ -70,7 +70,7 @@ import Testing
         #expect(file.manifest.sha256 == SHA256.hash(Array("original bytes".utf8)).hexString)
         // Claimed again, the path is now a symlink: refused, and the stale manifest is moved aside.
         try outbox.spool.writeManifest(file.manifest, for: file.path, in: .outbox)
-        #expect(refusal(outbox.claimer.claim(RelativePath("victim.txt"))) == "symlink, never followed")
+        #expect(refusal(outbox.claimer.claim(RelativePath("victim.txt"), now: Date())) == "symlink, never followed")
         #expect(!FileManager.default.fileExists(atPath: outbox.path("victim.txt.manifest.json")))
         #expect(outbox.lines.all.contains { $0.contains("replaced by a symlink; manifest moved aside") })
     }
@@ -82,7 +82,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
         try Data("SECRET".utf8).write(to: URL(fileURLWithPath: elsewhere + "/x"))
         #expect(symlink(elsewhere, outbox.path("sub")) == 0)
-        let outcome = outbox.claimer.claim(RelativePath("sub/x"))
+        let outcome = outbox.claimer.claim(RelativePath("sub/x"), now: Date())
         if case .ready = outcome { Issue.record("a file behind a symlinked directory was claimed") }
         #expect(refusal(outcome)?.contains("Too many levels of symbolic links") == true || { if case .vanished = outcome { return true }; return false }(),
                 "\(outcome)")
@@ -91,7 +91,7 @@ import Testing
         // A real subdirectory is fine.
         try FileManager.default.createDirectory(atPath: outbox.path("real"), withIntermediateDirectories: true)
         try outbox.write("real/y", "y")
-        guard case .ready(let file) = outbox.claimer.claim(RelativePath("real/y")) else { Issue.record("real/y"); return }
+        guard case .ready(let file) = outbox.claimer.claim(RelativePath("real/y"), now: Date()) else { Issue.record("real/y"); return }
         #expect(read(file.fd, count: 8) == "y")
     }
 
@@ -99,15 +99,15 @@ import Testing
         let outbox = try Outbox()
         #expect(mkfifo(outbox.path("pipe"), 0o644) == 0)
         let started = Date()
-        #expect(refusal(outbox.claimer.claim(RelativePath("pipe"))) == "FIFO, not a regular file")
+        #expect(refusal(outbox.claimer.claim(RelativePath("pipe"), now: Date())) == "FIFO, not a regular file")
         #expect(Date().timeIntervalSince(started) < 1)
     }
 
     @Test func aDirectoryIsRefusedAndAVanishedFileIsReportedAsSuch() throws {
         let outbox = try Outbox()
         try FileManager.default.createDirectory(atPath: outbox.path("sub"), withIntermediateDirectories: false)
-        #expect(refusal(outbox.claimer.claim(RelativePath("sub"))) == "directory (recursive = no)")
-        guard case .vanished = outbox.claimer.claim(RelativePath("never-there")) else {
+        #expect(refusal(outbox.claimer.claim(RelativePath("sub"), now: Date())) == "directory (recursive = no)")
+        guard case .vanished = outbox.claimer.claim(RelativePath("never-there"), now: Date()) else {
             Issue.record("expected .vanished"); return
         }
     }
@@ -116,9 +116,9 @@ import Testing
         let outbox = try Outbox()
         let name = String(repeating: "n", count: 242)  // + ".manifest.json" = 256 bytes
         try outbox.write(name, "x")
-        #expect(refusal(outbox.claimer.claim(RelativePath(name))) == "name too long: its sidecar manifest would exceed 255 bytes")
+        #expect(refusal(outbox.claimer.claim(RelativePath(name), now: Date())) == "name too long: its sidecar manifest would exceed 255 bytes")
         let fits = String(repeating: "n", count: 241)
         try outbox.write(fits, "x")
-        guard case .ready = outbox.claimer.claim(RelativePath(fits)) else { Issue.record("241 bytes fit"); return }
+        guard case .ready = outbox.claimer.claim(RelativePath(fits), now: Date()) else { Issue.record("241 bytes fit"); return }
     }
 }

@@ -114,40 +114,14 @@ struct SpoolNamesTests {
     }
 }
 
-@Suite("The work queue hands out each path once at a time")
-struct WorkQueueTests {
-    @Test func aPathWaitingIsNotAddedTwice() {
-        let queue = WorkQueue()
-        queue.add(RelativePath("a"))
-        queue.add(RelativePath("a"))
-        #expect(queue.counts.waiting == 1)
-    }
-
-    @Test func aPathSeenAgainWhileHeldIsCheckedAgainAfterwards() {
-        let queue = WorkQueue()
-        queue.add(RelativePath("a"))
-        let taken = queue.take()
-        queue.add(RelativePath("a"))
-        #expect(queue.counts.waiting == 0, "not handed to a second worker while held")
-        #expect(queue.done(taken!) == true)
-        #expect(queue.take() == RelativePath("a"))
-    }
-
-    @Test func closingWakesTakersWithNil() {
-        let queue = WorkQueue()
-        queue.close()
-        #expect(queue.take() == nil)
-    }
-}
-
 @Suite("Log numbers are formatted without String(format:)")
 struct FixedPointTests {
     @Test func decimalsArePaddedAndRounded() {
-        #expect(ProfileRunner.fixed(0.0015, places: 3) == "0.002")
-        #expect(ProfileRunner.fixed(12.5, places: 1) == "12.5")
-        #expect(ProfileRunner.fixed(3.04, places: 3) == "3.040")
-        #expect(ProfileRunner.fixed(7, places: 0) == "7")
-        #expect(ProfileRunner.rate(3 << 20, 1) == "3.0MiB/s")
-        #expect(ProfileRunner.rate(512, 1) == "0.5KiB/s")
+        #expect(LogNumbers.fixed(0.0015, places: 3) == "0.002")
+        #expect(LogNumbers.fixed(12.5, places: 1) == "12.5")
+        #expect(LogNumbers.fixed(3.04, places: 3) == "3.040")
+        #expect(LogNumbers.fixed(7, places: 0) == "7")
+        #expect(LogNumbers.rate(3 << 20, 1) == "3.0MiB/s")
+        #expect(LogNumbers.rate(512, 1) == "0.5KiB/s")
     }
 }

@@ -10,7 +10,7 @@ import Testing
     }
 
     @Test func everyFamilyHasHelpAndTypeBeforeItsSamples() {
-        let text = MetricsText.render([ProfileMetrics(profile: "p", totals: RunStats.Snapshot(), census: nil, destinationUp: true)], now: Date())
+        let text = MetricsText.render([ProfileMetrics(profile: "p", totals: RunTotals(), census: nil, destinationUp: true)], now: Date())
         let families = ["uploader_files_total": "counter", "uploader_bytes_sent_total": "counter",
                         "uploader_queue_files": "gauge", "uploader_queue_bytes": "gauge", "uploader_destination_up": "gauge",
                         "uploader_oldest_queued_seconds": "gauge", "uploader_upload_duration_seconds": "histogram"]
@@ -26,11 +26,11 @@ import Testing
     }
 
     @Test func histogramBucketsAreCumulativeAndEndWithInfEqualToCount() {
-        let stats = RunStats()
+        var stats = RunTotals()
         stats.recordSent(bytes: 10, seconds: 0.02)
         stats.recordSent(bytes: 20, seconds: 2)
         stats.recordSent(bytes: 30, seconds: 5000)
-        let text = MetricsText.render([ProfileMetrics(profile: "p", totals: stats.snapshot, census: nil, destinationUp: false)], now: Date())
+        let text = MetricsText.render([ProfileMetrics(profile: "p", totals: stats, census: nil, destinationUp: false)], now: Date())
         #expect(text.contains(#"uploader_upload_duration_seconds_bucket{profile="p",le="0.01"} 0"#))
         #expect(text.contains(#"uploader_upload_duration_seconds_bucket{profile="p",le="0.05"} 1"#))
         #expect(text.contains(#"uploader_upload_duration_seconds_bucket{profile="p",le="5"} 2"#))
@@ -42,13 +42,13 @@ import Testing
     }
 
     @Test func countersOfAReplacedRunnerAddUp() {
-        let a = RunStats(), b = RunStats()
+        var a = RunTotals(), b = RunTotals()
         a.recordSent(bytes: 5, seconds: 0.2)
-        a.recordRetry()
+        a.retried += 1
         b.recordSent(bytes: 7, seconds: 0.3)
-        b.recordFailed()
-        let sum = a.snapshot + b.snapshot
+        b.failed += 1
+        let sum = a + b
         #expect(sum.sent == 2 && sum.retried == 1 && sum.failed == 1 && sum.bytesSent == 12 && sum.durationCount == 2)
-        #expect(sum.durationBuckets == zip(a.snapshot.durationBuckets, b.snapshot.durationBuckets).map { $0 + $1 })
+        #expect(sum.durationBuckets == zip(a.durationBuckets, b.durationBuckets).map { $0 + $1 })
     }
 }

@@ -1,5 +1,6 @@
 @preconcurrency import Glibc
 import Foundation
+import Synchronization
 
 /// `uploader run`: starts one `ProfileRunner` per selected profile around one watcher,
 /// then waits for signals (daemon) or for the queues to drain (`--once`).
@@ -18,6 +19,8 @@ package final class Daemon {
     private let once: Bool
     private let logger: Logger
     private var runners: [ProfileRunner] = []
+    /// Signals and drained profiles, for the main thread: it sleeps until one arrives.
+    private let events = Mailbox<DaemonEvent>()
 
     package init(loaded: LoadedConfiguration, profileNames: [String], once: Bool, logger: Logger) {
         self.loaded = loaded
@@ -49,7 +52,11 @@ package final class Daemon {
             if profile.tls.insecureSkipVerify {
                 logger.warn("insecure_skip_verify = yes: TLS certificates are NOT verified", ["profile": profile.name])
             }
-            let runner = ProfileRunner(profile: profile, mode: once ? .once : .daemon, logger: logger, mimeTypes: mimeTypes, hostname: hostname)
+            let name = profile.name
+            let runner = ProfileRunner(profile: profile, mode: once ? .once : .daemon, logger: logger, mimeTypes: mimeTypes,
+                                       hostname: hostname) { [events] effect in
+                if effect == .drained { events.send(.drained(name)) }
+            }
             do {
                 try runner.prepare(watcher: watcher)
                 runners.append(runner)
@@ -72,6 +79,7 @@ package final class Daemon {
             return ExitCode.software
         }
         for runner in runners { runner.begin(netlink: netlink) }
+        let signals = SignalListener(events)
         // State files, metrics, systemd notifications and SIGHUP reloads: see ServiceReporter and ConfigReloader.
         let reporter = ServiceReporter(notifier: SystemdNotifier(environment: once ? [:] : ProcessInfo.processInfo.environment), logger: logger)
         reporter.start(runners: runners, global: config.global)
@@ -79,6 +87,7 @@ package final class Daemon {
         let reloader = ConfigReloader(path: config.path, profileNames: profileNames, environment: ProcessInfo.processInfo.environment,
                                       factory: factory, reporter: reporter, logger: logger)
         let code = once ? runOnce() : runDaemon(reloader)
+        signals.stop()
         HookRunner.drain(runners, once: once, logger: logger)
         reporter.finish()
         watcher.stop()
@@ -88,7 +97,7 @@ package final class Daemon {
     private func runDaemon(_ reloader: ConfigReloader) -> Int32 {
         logger.info("uploader \(UploaderVersion.string) running", ["profiles": runners.map(\.profile.name).joined(separator: ",")])
         while true {
-            guard let signal = Signals.wait(seconds: 1) else { continue }
+            guard case .signal(let signal) = events.take(timeout: nil) else { continue }
             if signal == SIGHUP {
                 runners = reloader.reload(runners)
                 continue
@@ -101,17 +110,22 @@ package final class Daemon {
     }
 
     private func runOnce() -> Int32 {
-        while !runners.allSatisfy({ $0.queue.isIdle || $0.stats.snapshot.leftQueuedOffline }) {
-            // A short wait: each check is cheap, and the run ends at most 5 ms after the last file.
-            if let signal = Signals.wait(seconds: 0.005), signal != SIGHUP {
+        var drained = Set<String>()
+        waiting: while drained.count < runners.count {
+            switch events.take(timeout: nil) {
+            case .drained(let name)?:
+                drained.insert(name)
+            case .signal(let signal)? where signal != SIGHUP:
                 logger.info("stopping", ["signal": signal == SIGTERM ? "SIGTERM" : "SIGINT"])
-                break
+                break waiting
+            case .signal?, nil:
+                continue
             }
         }
         stopAll()
         var sent = 0, retried = 0, failed = 0, offline = false
         for runner in runners {
-            let s = runner.stats.snapshot
+            let s = runner.snapshot.totals
             sent += s.sent
             retried += s.retried
             failed += s.failed
@@ -148,5 +162,35 @@ package final class Daemon {
     /// One error line on stderr, prefixed with the program name.
     package static func printError(_ message: String) {
         Logger.standardError("uploader: " + message)
+    }
+}
+
+/// What wakes the daemon's main thread.
+enum DaemonEvent: Sendable {
+    case signal(Int32)
+    /// `run --once`: this profile has nothing left to do.
+    case drained(String)
+}
+
+/// Takes the handled signals (blocked in every thread) on a thread of its own and posts them.
+final class SignalListener: Sendable {
+    private let stopped = Atomic<Bool>(false)
+    private let ended = DispatchSemaphore(value: 0)
+
+    init(_ events: Mailbox<DaemonEvent>) {
+        let thread = Thread { [self] in
+            while !stopped.load(ordering: .relaxed) {
+                if let signal = Signals.wait(seconds: 0.5) { events.send(.signal(signal)) }
+            }
+            ended.signal()
+        }
+        thread.name = "signals"
+        thread.start()
+    }
+
+    /// Ends the thread (within half a second).
+    func stop() {
+        stopped.store(true, ordering: .relaxed)
+        ended.wait()
     }
 }

@@ -4,12 +4,12 @@ import Foundation
 package struct ProfileMetrics: Sendable {
     package var profile: String
     /// Counters since this process started (kept across reloads of the profile).
-    package var totals: RunStats.Snapshot
+    package var totals: RunTotals
     /// The spool as last counted; nil until the first count is done.
     package var census: SpoolCensus?
     package var destinationUp: Bool
 
-    package init(profile: String, totals: RunStats.Snapshot, census: SpoolCensus?, destinationUp: Bool) {
+    package init(profile: String, totals: RunTotals, census: SpoolCensus?, destinationUp: Bool) {
         self.profile = profile
         self.totals = totals
         self.census = census
@@ -66,7 +66,7 @@ package enum MetricsText {
         }
         family("uploader_upload_duration_seconds", "histogram", "Duration of successful uploads.") { out in
             for p in profiles {
-                for (index, bound) in RunStats.durationBounds.enumerated() {
+                for (index, bound) in RunTotals.durationBounds.enumerated() {
                     line(&out, "uploader_upload_duration_seconds_bucket", [("profile", p.profile), ("le", number(bound))],
                          String(p.totals.durationBuckets[index]))
                 }
@@ -96,21 +96,5 @@ package enum MetricsText {
     static func number(_ value: Double) -> String {
         if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
         return String(format: "%.6g", value)
-    }
-}
-
-extension RunStats.Snapshot {
-    /// Counters of a runner that was replaced (reload) added to those of its successor.
-    package static func + (a: RunStats.Snapshot, b: RunStats.Snapshot) -> RunStats.Snapshot {
-        var sum = a
-        sum.sent += b.sent
-        sum.retried += b.retried
-        sum.failed += b.failed
-        sum.bytesSent += b.bytesSent
-        sum.durationCount += b.durationCount
-        sum.durationSum += b.durationSum
-        sum.durationBuckets = zip(a.durationBuckets, b.durationBuckets).map { $0 + $1 }
-        sum.leftQueuedOffline = a.leftQueuedOffline || b.leftQueuedOffline
-        return sum
     }
 }

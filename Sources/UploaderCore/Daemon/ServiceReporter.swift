@@ -11,7 +11,7 @@ package final class ServiceReporter: Sendable {
         var runners: [ProfileRunner] = []
         var metricsFile: String?
         /// Counters of runners replaced by a reload, per profile, so `_total`s never go back.
-        var retired: [String: RunStats.Snapshot] = [:]
+        var retired: [String: RunTotals] = [:]
         /// What each runner's state file last said (reachable, refused count, error), to write on change.
         var lastWritten: [ObjectIdentifier: String] = [:]
         var stopped = false
@@ -55,7 +55,7 @@ package final class ServiceReporter: Sendable {
         state.withLock { s in
             let names = Set(runners.map(\.profile.name))
             for old in retired where names.contains(old.profile.name) {
-                s.retired[old.profile.name] = (s.retired[old.profile.name] ?? RunStats.Snapshot()) + old.stats.snapshot
+                s.retired[old.profile.name] = (s.retired[old.profile.name] ?? RunTotals()) + old.snapshot.totals
             }
             s.retired = s.retired.filter { names.contains($0.key) }
             s.runners = runners
@@ -124,8 +124,8 @@ package final class ServiceReporter: Sendable {
         guard let path else { return }
         let profiles = runners.map { runner in
             ProfileMetrics(profile: runner.profile.name,
-                           totals: (retired[runner.profile.name] ?? RunStats.Snapshot()) + runner.stats.snapshot,
-                           census: counter.latest(runner.profile.name), destinationUp: runner.reachability.isOnline)
+                           totals: (retired[runner.profile.name] ?? RunTotals()) + runner.snapshot.totals,
+                           census: counter.latest(runner.profile.name), destinationUp: runner.snapshot.online)
         }
         metrics.write(MetricsText.render(profiles, now: Date()), to: path)
     }
@@ -134,10 +134,10 @@ package final class ServiceReporter: Sendable {
     private func statusText() -> String {
         let runners = state.withLock { $0.runners }
         return runners.map { runner in
-            let counts = runner.queue.counts
+            let counts = runner.snapshot
             let census = counter.latest(runner.profile.name)
             var text = "\(runner.profile.name): "
-            if !runner.reachability.isOnline { text += "OFFLINE, " }
+            if !counts.online { text += "OFFLINE, " }
             text += "\(counts.waiting) queued, \(counts.inFlight) uploading"
             if let census { text += ", \(census.retry.files) in retry, \(census.failed.files) failed" }
             return text

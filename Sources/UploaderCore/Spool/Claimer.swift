@@ -15,6 +15,8 @@ package struct Claimer: Sendable {
         case unreadable(SystemError, Manifest)
         /// Its manifest already records a final state: recovery finished the move.
         case finishedByRecovery
+        /// Stopped by `cancellation` while hashing (shutdown): nothing was written.
+        case cancelled
     }
 
     package let spool: Spool
@@ -33,7 +35,8 @@ package struct Claimer: Sendable {
         self.logger = logger
     }
 
-    package func claim(_ path: RelativePath, now: Date = Date()) -> Outcome {
+    /// `cancellation` stops the hash of a large file between chunks.
+    package func claim(_ path: RelativePath, now: Date, cancellation: CancellationFlag? = nil) -> Outcome {
         let outbox = spool.directory(.outbox)
         let display = path.displayed(in: outbox)
         if Spool.sidecarTooLong(path) {
@@ -109,10 +112,14 @@ package struct Claimer: Sendable {
             }
         }
         do {
-            let sha = digest == .sha256 ? try SHA256.hash(fd: fd, length: status.size, path: display).hexString : nil
+            let sha = digest == .sha256
+                ? try SHA256.hash(fd: fd, length: status.size, path: display, cancellation: cancellation).hexString : nil
             var fresh = freshManifest(path, status: status, sha256: sha, now: now)
             fresh.s3 = staleS3
             return .ready(ClaimedFile(path: path, fd: fd, status: status, manifest: fresh))
+        } catch is CancellationFlag.Cancelled {
+            close(fd)
+            return .cancelled
         } catch let error as SystemError {
             close(fd)
             return .unreadable(error, freshManifest(path, status: status, sha256: nil, now: now))

@@ -13,11 +13,13 @@ package final class Logger: @unchecked Sendable {
     private var format: LogFormat
     private var secrets: [String] = []
     private let sink: @Sendable (String) -> Void
+    private let clock: any Clock
 
-    package init(level: LogLevel = .info, format: LogFormat = .text,
+    package init(level: LogLevel = .info, format: LogFormat = .text, clock: any Clock = SystemClock(),
                  sink: @escaping @Sendable (String) -> Void = Logger.standardError) {
         self.level = level
         self.format = format
+        self.clock = clock
         self.sink = sink
     }
 
@@ -52,12 +54,17 @@ package final class Logger: @unchecked Sendable {
     package func debug(_ message: @autoclosure () -> String, _ metadata: Metadata = [:]) { log(.debug, message(), metadata) }
 
     package func log(_ messageLevel: LogLevel, _ message: String, _ metadata: Metadata) {
+        log(messageLevel, message, pairs: metadata.map { ($0.key, $0.value) })
+    }
+
+    /// The same, with metadata built at run time (lines decided by the core).
+    package func log(_ messageLevel: LogLevel, _ message: String, pairs metadata: [(String, String)]) {
         lock.lock()
         guard messageLevel <= level else { lock.unlock(); return }
         let format = self.format
         let secrets = self.secrets
         lock.unlock()
-        let time = Timestamp.format(Date())
+        let time = Timestamp.format(clock.now)
         var line: String
         switch format {
         case .text:

@@ -38,20 +38,25 @@ package struct SHA256: ~Copyable {
     }
 
     /// Hashes `length` bytes of `fd` from `offset` with pread, 1 MiB at a time.
-    package static func hash(fd: Int32, offset: Int64 = 0, length: Int64, path: String?) throws -> [UInt8] {
+    /// With `cancellation`, checks it before each chunk and throws `CancellationFlag.Cancelled`
+    /// once it is set, so a shutdown never waits for a hash of many GiB to finish.
+    package static func hash(fd: Int32, offset: Int64 = 0, length: Int64, path: String?,
+                             cancellation: CancellationFlag? = nil) throws -> [UInt8] {
         var h = SHA256()
-        try h.update(readingFrom: fd, offset: offset, length: length, path: path)
+        try h.update(readingFrom: fd, offset: offset, length: length, path: path, cancellation: cancellation)
         return h.finish()
     }
 
     /// Adds `length` bytes of `fd` from `offset` (pread, 1 MiB at a time); a file shorter
     /// than expected is an I/O error naming `path`.
-    package mutating func update(readingFrom fd: Int32, offset: Int64, length: Int64, path: String?) throws {
+    package mutating func update(readingFrom fd: Int32, offset: Int64, length: Int64, path: String?,
+                                 cancellation: CancellationFlag? = nil) throws {
         let chunk = 1 << 20
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
         defer { buffer.deallocate() }
         var done: Int64 = 0
         while done < length {
+            if let cancellation, cancellation.isCancelled { throw CancellationFlag.Cancelled() }
             let want = Int(min(Int64(chunk), length - done))
             let n = try retryingEINTR("read", path: path) { pread(fd, buffer.baseAddress, want, off_t(offset + done)) }
             if n == 0 { throw SystemError("read", path: path, code: EIO) }

@@ -118,20 +118,3 @@ package enum TransferFailure: Error, Sendable, Equatable {
 package protocol Transport: AnyObject {
     func send(_ request: UploadRequest) -> Result<UploadResponse, TransferFailure>
 }
-
-/// A thread-safe "stop now" flag checked by a transfer's progress callback.
-package final class CancellationFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var cancelled = false
-
-    package init() {}
-
-    package func cancel() {
-        lock.lock(); cancelled = true; lock.unlock()
-    }
-
-    package var isCancelled: Bool {
-        lock.lock(); defer { lock.unlock() }
-        return cancelled
-    }
-}

@@ -1,20 +1,7 @@
 import Foundation
-import Synchronization
 
-/// Names a profile refused to claim (e.g. a sidecar name over 255 bytes), counted for `status`.
-package final class RefusedNames: Sendable {
-    private let names = Mutex<Set<RelativePath>>([])
-
-    package init() {}
-
-    func insert(_ path: RelativePath) { _ = names.withLock { $0.insert(path) } }
-
-    package var count: Int { names.withLock { $0.count } }
-}
-
-/// What a runner does for operators beyond uploading: hooks after a file is filed away,
-/// and the small state file `status` reads.
-extension ProfileRunner {
+/// Hooks after a file is filed away.
+extension ProfileExecutor {
     /// Runs `on_sent` (state sent) or `on_failed` (state failed) for a file just moved to
     /// `target` in `area`, off the worker's thread.
     func afterFiling(_ target: RelativePath, in area: Spool.Area, manifest: Manifest) {
@@ -26,16 +13,16 @@ extension ProfileRunner {
         case .failed:
             guard let command = profile.onFailed else { return }
             hook = ("on_failed", command)
-        default:
+        case .queued, .uploading, .retry:
             return
         }
         let directory = Array(spool.directory(area).utf8) + [UInt8(ascii: "/")]
         let file = directory + target.bytes
         let manifestPath = directory + Spool.manifestName(for: target).bytes
-        var environment = ProcessInfo.processInfo.environment
+        var inherited = environment
         let own = ["UPLOADER_PROFILE", "UPLOADER_ID", "UPLOADER_FILE", "UPLOADER_MANIFEST", "UPLOADER_STATE", "UPLOADER_HTTP_STATUS"]
-        for name in own + ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"] { environment[name] = nil }
-        var variables = environment.map { Array("\($0.key)=\($0.value)".utf8) }
+        for name in own + ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"] { inherited[name] = nil }
+        var variables = inherited.map { Array("\($0.key)=\($0.value)".utf8) }
         variables.append(Array("UPLOADER_PROFILE=\(profile.name)".utf8))
         variables.append(Array("UPLOADER_ID=\(manifest.id)".utf8))
         variables.append(Array("UPLOADER_FILE=".utf8) + file)
@@ -45,12 +32,5 @@ extension ProfileRunner {
         let process = HookProcess(command: hook.command, arguments: [file, manifestPath], environment: variables,
                                   workingDirectory: spool.paths.root, timeout: profile.hookTimeout)
         hooks.enqueue(process, logger: logger, profile: profile.name, hook: hook.key, file: target.displayed(in: spool.directory(area)))
-    }
-
-    /// This runner's state for `status`: reachability as last seen, the reason when offline, refused names.
-    package var daemonState: DaemonState {
-        let online = reachability.isOnline
-        return DaemonState(pid: getpid(), reachable: online, lastError: online ? nil : reachability.lastProblem,
-                           refused: refusedNames.count, updatedAt: Timestamp.format(Date()))
     }
 }

@@ -1,0 +1,275 @@
+import Foundation
+
+/// The pure transition function of a profile: `(state, event, policy, now) → (state', effects)`.
+///
+/// No I/O happens here, and nothing here reads a clock or a random source of its own: the
+/// runner performs the effects and feeds their results back as events. Every decision about
+/// what starts, what waits, when to retry, when the destination counts as gone or back, and
+/// what is logged about it is made in this file and its extensions, so it can be tested by
+/// feeding events and reading effects, with time advanced by hand.
+package enum ProfileCore {
+    package static func step(_ state: ProfileState, _ event: ProfileEvent, policy: ProfilePolicy,
+                             now: Instant) -> (ProfileState, [ProfileEffect]) {
+        var transition = Transition(state: state, policy: policy, now: now)
+        transition.apply(event)
+        transition.fireTimers()
+        transition.startWork()
+        transition.checkEnd()
+        return (transition.state, transition.effects)
+    }
+
+    /// When the next timer is due — a retry (wall clock), a probe, a delayed file or the end of
+    /// the shutdown grace (monotonic) — as seconds from `now`; nil when nothing is timed.
+    package static func nextDeadline(_ state: ProfileState, policy: ProfilePolicy, now: Instant) -> Double? {
+        var soonest: Double?
+        func consider(_ seconds: Double) { soonest = min(soonest ?? seconds, seconds) }
+        switch state.phase {
+        case .running:
+            if policy.mode == .daemon && !state.closed && state.reachability.isOnline,
+               let due = state.retryDue.values.min() {
+                consider(due.timeIntervalSince(now.wall))
+            }
+            if case .offline(_, _, let nextProbe) = state.reachability, state.probing == nil {
+                consider(nextProbe - now.mono)
+            }
+            if let at = state.delayed.values.min() { consider(at - now.mono) }
+        case .stopping(let deadline):
+            if !state.graceOver && !state.sending.isEmpty { consider(deadline - now.mono) }
+        case .stopped:
+            break
+        }
+        return soonest.map { max(0, $0) }
+    }
+}
+
+/// One step in progress: the state being changed and the effects asked for so far.
+struct Transition {
+    var state: ProfileState
+    let policy: ProfilePolicy
+    let now: Instant
+    var effects: [ProfileEffect] = []
+
+    init(state: ProfileState, policy: ProfilePolicy, now: Instant) {
+        self.state = state
+        self.policy = policy
+        self.now = now
+    }
+
+    var takingWork: Bool { state.phase == .running && !state.closed }
+
+    mutating func apply(_ event: ProfileEvent) {
+        switch event {
+        case .recovered(let files, let retries, let directories):
+            state.recovered = true
+            warnIgnored(directories)
+            queue(files)
+            for entry in retries { scheduleRetry(entry) }
+        case .found(let paths):
+            queue(paths)
+        case .directoriesIgnored(let paths):
+            warnIgnored(paths)
+        case .claimed(let path, let report):
+            claimed(path, report)
+        case .attempted(let path, let report):
+            attempted(path, report)
+        case .settled(let path, let report):
+            settled(path, report)
+        case .movedBack(let from, let to):
+            state.movingBack.remove(from)
+            if let to {
+                queue([to])
+            } else {
+                log(.debug, "retry entry no longer in retry/", ["file": from.logSafe])
+            }
+        case .probed(let ticket, let problem):
+            probed(ticket, problem: problem)
+        case .networkChanged:
+            guard state.phase == .running, policy.mode == .daemon else { return }
+            if state.probing != nil { state.probeAgain = true } else { startProbe() }
+        case .tick:
+            break
+        case .stop(let grace):
+            stop(grace: grace)
+        }
+    }
+
+    // MARK: Queue
+
+    mutating func queue(_ paths: [RelativePath]) {
+        guard takingWork else { return }
+        for path in paths {
+            if state.holds(path) {
+                state.seenAgain.insert(path)
+            } else if state.delayed[path] == nil {
+                state.waiting.add(path)
+            }
+        }
+    }
+
+    mutating func warnIgnored(_ directories: [RelativePath]) {
+        for path in directories {
+            warnOnce(path, "directory in a non-recursive outbox ignored (set recursive = yes to upload its files)")
+        }
+    }
+
+    mutating func claimed(_ path: RelativePath, _ report: ClaimReport) {
+        state.claiming.remove(path)
+        let quiet = state.quiet.remove(path) != nil
+        switch report {
+        case .ready:
+            if takingWork {
+                state.ready.append(path)
+            } else {
+                effects.append(.release(path))
+            }
+            return
+        case .unreadable(let reason):
+            let reason = "cannot read file: \(reason)"
+            state.totals.failed += 1
+            logFiled(path, failed: true, reason: reason, attempts: 0, next: nil)
+            settle(path, .failedWithoutAttempt(reason: reason))
+            return
+        case .vanished:
+            log(quiet ? .debug : .info, "file vanished before upload; dropped from the queue", ["file": path.logSafe])
+        case .refused(let reason):
+            state.refused.insert(path)
+            warnOnce(path, "not uploaded: \(reason)")
+        case .finishedByRecovery, .cancelled:
+            break
+        }
+        letGo(path, requeued: false)
+    }
+
+    /// A held file is let go: if the watcher saw its name again meanwhile, that name is checked once more.
+    mutating func letGo(_ path: RelativePath, requeued: Bool) {
+        guard state.seenAgain.remove(path) != nil, !requeued, takingWork, !state.waiting.contains(path) else { return }
+        state.waiting.add(path)
+        state.quiet.insert(path)
+    }
+
+    mutating func settle(_ path: RelativePath, _ settlement: Settlement) {
+        state.settling.insert(path)
+        effects.append(.settle(path, settlement))
+    }
+
+    mutating func settled(_ path: RelativePath, _ report: SettleReport) {
+        state.settling.remove(path)
+        switch report {
+        case .filed(_, let target, let due):
+            if let due, policy.mode == .daemon { scheduleRetry(RetryEntry(path: target, due: due)) }
+            letGo(path, requeued: false)
+        case .requeued:
+            if takingWork { state.waiting.add(path, front: true) }
+            letGo(path, requeued: true)
+        case .failed:
+            letGo(path, requeued: false)
+        }
+    }
+
+    // MARK: Retries
+
+    mutating func scheduleRetry(_ entry: RetryEntry) {
+        switch policy.mode {
+        case .daemon:
+            state.retryDue[entry.path] = entry.due
+        case .once:
+            // A cron run takes the retries due when it started, and no others.
+            if let cutoff = state.onceCutoff, entry.due <= cutoff, state.phase == .running {
+                state.movingBack.insert(entry.path)
+                effects.append(.moveBack(entry.path))
+            }
+        }
+    }
+
+    // MARK: Timers and starting work
+
+    mutating func fireTimers() {
+        switch state.phase {
+        case .stopping(let deadline):
+            if !state.graceOver && now.mono >= deadline && !state.sending.isEmpty {
+                state.graceOver = true
+                log(.warn, "shutdown grace over; aborting uploads in flight (they stay queued)")
+                effects.append(.cancelUploads(state.sending.sorted()))
+            }
+            return
+        case .stopped:
+            return
+        case .running:
+            break
+        }
+        if case .offline(_, _, let nextProbe) = state.reachability, state.probing == nil, now.mono >= nextProbe {
+            startProbe()
+        }
+        for (path, at) in state.delayed where at <= now.mono {
+            state.delayed[path] = nil
+            if takingWork { state.waiting.add(path) }
+        }
+        guard takingWork, state.reachability.isOnline, policy.mode == .daemon else { return }
+        let due = state.retryDue.filter { $0.value <= now.wall }.sorted { ($0.value, $0.key) < ($1.value, $1.key) }
+        for (path, _) in due {
+            state.retryDue[path] = nil
+            state.movingBack.insert(path)
+            effects.append(.moveBack(path))
+        }
+    }
+
+    /// Hands out transfer slots to claimed files, then claims more, as far as the limits allow.
+    /// Nothing starts while the destination is unreachable: that is what "paused" means.
+    mutating func startWork() {
+        guard takingWork, state.reachability.isOnline else { return }
+        while state.sending.count < policy.concurrency, !state.ready.isEmpty {
+            let path = state.ready.removeFirst()
+            state.sending.insert(path)
+            effects.append(.upload(path))
+        }
+        while state.claiming.count + state.ready.count < policy.claimAhead, let path = state.waiting.popFirst() {
+            state.claiming.insert(path)
+            effects.append(.claim(path))
+        }
+    }
+
+    mutating func checkEnd() {
+        switch state.phase {
+        case .stopping:
+            if state.sending.isEmpty && state.claiming.isEmpty && state.settling.isEmpty && state.movingBack.isEmpty {
+                state.phase = .stopped
+                effects.append(.stopped)
+            }
+        case .running:
+            if policy.mode == .once && state.recovered && !state.drainedReported && state.isIdle {
+                state.drainedReported = true
+                effects.append(.drained)
+            }
+        case .stopped:
+            break
+        }
+    }
+
+    mutating func stop(grace: TimeInterval) {
+        guard state.phase == .running else { return }
+        state.phase = .stopping(deadline: now.mono + max(0, grace))
+        state.waiting.removeAll()
+        state.delayed = [:]
+        state.quiet = []
+        if !state.claiming.isEmpty { effects.append(.cancelClaims(state.claiming.sorted())) }
+        for path in state.ready { effects.append(.release(path)) }
+        state.ready = []
+    }
+
+    // MARK: Logging
+
+    mutating func log(_ level: LogLevel, _ message: String, _ metadata: KeyValuePairs<String, String> = [:]) {
+        effects.append(.log(LogLine(level, message, metadata)))
+    }
+
+    mutating func warnOnce(_ path: RelativePath, _ message: String) {
+        guard state.warned.insert(path).inserted else { return }
+        log(.warn, message, ["file": path.logSafe])
+    }
+
+    mutating func logFiled(_ path: RelativePath, failed: Bool, reason: String, attempts: Int, next: Date?, id: String = "") {
+        log(.warn, failed ? "failed; moved to retry/ (needs uploader retry)" : "will retry",
+            ["file": path.logSafe, "id": id, "attempts": String(attempts),
+             "next_attempt_at": next.map(Timestamp.format) ?? "-", "error": reason])
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+
+/// What the owner asks to be done after a transition. The runner performs each one (file
+/// system, network, processes, log) and reports back with a `ProfileEvent`.
+package enum ProfileEffect: Sendable, Equatable {
+    /// Open, check and hash a file of the outbox, pairing it with its manifest.
+    case claim(RelativePath)
+    /// A transfer slot is taken: record the attempt in the manifest, then send the file.
+    case upload(RelativePath)
+    /// Write the file's next manifest and move it as `Settlement` says.
+    case settle(RelativePath, Settlement)
+    /// Let go of a claimed file that will not be sent now (shutdown); it stays queued on disk.
+    case release(RelativePath)
+    /// Abort these uploads (offline, shutdown grace over).
+    case cancelUploads([RelativePath])
+    /// Abort these claims (shutdown while hashing).
+    case cancelClaims([RelativePath])
+    /// Move a due file from retry/ back to the outbox.
+    case moveBack(RelativePath)
+    /// Try to reach the destination.
+    case probe(ProbeTicket)
+    /// One log line.
+    case log(LogLine)
+    /// `run --once`: nothing is left to do.
+    case drained
+    /// The stop is complete: nothing is held any more.
+    case stopped
+}
+
+/// What becomes of a file after its upload job, decided by the core and carried out by the
+/// runner (see `Manifest.settle` for the manifest edit of each).
+package enum Settlement: Sendable, Equatable {
+    /// Delivered: to sent/.
+    case sent(at: Date)
+    /// A retryable failure: to retry/ until `due`.
+    case retry(reason: String, due: Date)
+    /// Permanent, or out of attempts: to retry/ as failed; `retryable` records the attempt's own nature.
+    case failed(reason: String, retryable: Bool)
+    /// Failed before any request (unreadable file, request not buildable): to retry/ as failed, no attempt.
+    case failedWithoutAttempt(reason: String)
+    /// The file changed during the upload: stays queued, uploaded again from its new content.
+    case changed(String)
+    /// The destination could not be reached: stays queued, the attempt is dropped.
+    case unreachable(reason: String)
+    /// Cut by our own cancellation: stays queued; the attempt is kept as interrupted only if the request got out.
+    case interrupted(connected: Bool)
+}
+
+/// A log line decided by the core.
+package struct LogLine: Sendable, Equatable {
+    package var level: LogLevel
+    package var message: String
+    package var metadata: [Pair]
+
+    package struct Pair: Sendable, Equatable {
+        package var key: String
+        package var value: String
+    }
+
+    package init(_ level: LogLevel, _ message: String, _ metadata: KeyValuePairs<String, String> = [:]) {
+        self.level = level
+        self.message = message
+        self.metadata = metadata.map { Pair(key: $0.key, value: $0.value) }
+    }
+}

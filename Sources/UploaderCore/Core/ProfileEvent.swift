@@ -1,0 +1,123 @@
+import Foundation
+
+/// Everything that can happen to a profile, as the one owner hears of it. Watcher, workers,
+/// prober, netlink, signals and timers only ever send these; none of them changes state.
+package enum ProfileEvent: Sendable, Equatable {
+    /// The start-up scan: files to queue, files waiting in retry/ and when each is due,
+    /// subdirectories a non-recursive outbox ignores. Nothing is finished before it.
+    case recovered(files: [RelativePath], retries: [RetryEntry], ignoredDirectories: [RelativePath])
+    /// Candidate files in the outbox (watcher events, rescans).
+    case found([RelativePath])
+    /// Subdirectories of a non-recursive outbox: warned about once each.
+    case directoriesIgnored([RelativePath])
+    /// A claim job finished.
+    case claimed(RelativePath, ClaimReport)
+    /// An upload job finished: the attempt was made (or could not be) with this outcome.
+    case attempted(RelativePath, AttemptReport)
+    /// A settle job finished: the file was filed away or put back in the queue.
+    case settled(RelativePath, SettleReport)
+    /// A file due in retry/ was moved back to the outbox (its new outbox path), or could not be.
+    case movedBack(RelativePath, to: RelativePath?)
+    /// A reachability probe finished: nil when the destination answered, else why not.
+    case probed(ProbeTicket, problem: String?)
+    /// The kernel reported a link, address or route change.
+    case networkChanged
+    /// Time passed: timers due by now fire.
+    case tick
+    /// SIGTERM/SIGINT or a reload: stop taking work; uploads in flight get `grace` seconds.
+    case stop(grace: TimeInterval)
+}
+
+/// A file waiting in retry/ until `due`.
+package struct RetryEntry: Sendable, Equatable {
+    package var path: RelativePath
+    package var due: Date
+
+    package init(path: RelativePath, due: Date) {
+        self.path = path
+        self.due = due
+    }
+}
+
+/// What a claim found.
+package enum ClaimReport: Sendable, Equatable {
+    /// Opened, checked and hashed: ready to upload.
+    case ready
+    /// Gone before it could be opened.
+    case vanished
+    /// Not something we upload (symlink, FIFO, name too long…), with the reason.
+    case refused(String)
+    /// Exists but cannot be read: goes to retry/ as failed.
+    case unreadable(String)
+    /// Its manifest already recorded a final state; the move was finished.
+    case finishedByRecovery
+    /// Stopped by our own shutdown (e.g. while hashing a large file).
+    case cancelled
+}
+
+/// How one upload job ended, in the terms the core decides on.
+package enum AttemptOutcome: Sendable, Equatable {
+    /// 2xx.
+    case delivered(status: Int)
+    /// 408, 429, 5xx, a reset or a stall: try again later (the server's Retry-After, if any).
+    case retryable(reason: String, retryAfter: TimeInterval?)
+    /// Any other answer, TLS or local errors.
+    case permanent(reason: String)
+    /// The destination could not be reached at all: no attempt.
+    case unreachable(reason: String)
+    /// Cut short by our own cancellation; `connected` says whether the request reached the server.
+    case interrupted(connected: Bool)
+    /// No request could even be built (e.g. JSON body over 16 MiB): permanent, no attempt.
+    case notAttempted(reason: String)
+    /// The manifest recording the attempt could not be written (disk full): nothing was sent.
+    case manifestUnwritable(reason: String)
+}
+
+/// An upload job's report: the outcome and the facts the decision needs.
+package struct AttemptReport: Sendable, Equatable {
+    package var outcome: AttemptOutcome
+    /// Nil when the file is as it was claimed; otherwise what changed during the upload.
+    package var changed: String?
+    /// Counted attempts in the manifest, this one included.
+    package var countedAttempts: Int
+    package var size: Int64
+    package var bytesSent: Int64
+    package var seconds: Double
+    package var httpStatus: Int?
+    package var id: String
+
+    package init(outcome: AttemptOutcome, changed: String? = nil, countedAttempts: Int, size: Int64 = 0,
+                 bytesSent: Int64 = 0, seconds: Double = 0, httpStatus: Int? = nil, id: String = "") {
+        self.outcome = outcome
+        self.changed = changed
+        self.countedAttempts = countedAttempts
+        self.size = size
+        self.bytesSent = bytesSent
+        self.seconds = seconds
+        self.httpStatus = httpStatus
+        self.id = id
+    }
+}
+
+/// What a settle job did.
+package enum SettleReport: Sendable, Equatable {
+    /// Filed away into sent/ or retry/ under this path; `retryDue` when it waits in retry/.
+    case filed(Spool.Area, RelativePath, retryDue: Date?)
+    /// Back in the outbox as queued.
+    case requeued
+    /// The move failed (logged by the job); the file stays in the outbox.
+    case failed
+}
+
+/// Names one probe, so an answer can be matched with the outage it was asked about.
+package struct ProbeTicket: Sendable, Equatable, Hashable {
+    package var number: Int
+    /// The outage count when the probe was sent: an "all good" from before the latest
+    /// outage began says nothing about it.
+    package var outage: Int
+
+    package init(number: Int, outage: Int) {
+        self.number = number
+        self.outage = outage
+    }
+}

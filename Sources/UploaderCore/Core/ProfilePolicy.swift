@@ -1,0 +1,47 @@
+import Foundation
+
+/// The settings the transition function decides with: a profile's limits and timings,
+/// taken from its config once, so the core never reads a `Profile` itself.
+package struct ProfilePolicy: Sendable, Equatable {
+    /// `run` keeps going; `run --once` drains and stops at the first sign of an unreachable destination.
+    package enum Mode: Sendable, Equatable { case daemon, once }
+
+    package var mode: Mode
+    /// Requests in flight at most (`concurrency`).
+    package var concurrency: Int
+    /// Files claimed (opened, hashed) ahead of a free transfer slot, claims running included:
+    /// claims wait on reads and fsyncs, so they overlap the transfers.
+    package var claimAhead: Int
+    package var maxAttempts: Int
+    package var backoff: TimeInterval
+    package var maxBackoff: TimeInterval
+    /// Probe backoff while offline: a fraction of the time offline so far, within these bounds.
+    package var probeDelayMin: TimeInterval = 1
+    package var probeDelayMax: TimeInterval = 30
+    package var probeDelayFraction: Double = 0.25
+    /// A file whose manifest could not be written (disk full) is tried again after this long.
+    package var unwritableRetry: TimeInterval = 5
+
+    package init(mode: Mode, concurrency: Int, claimAhead: Int = 16, maxAttempts: Int, backoff: TimeInterval, maxBackoff: TimeInterval) {
+        self.mode = mode
+        self.concurrency = max(1, concurrency)
+        self.claimAhead = max(1, claimAhead)
+        self.maxAttempts = maxAttempts
+        self.backoff = backoff
+        self.maxBackoff = maxBackoff
+    }
+
+    package init(profile: Profile, mode: Mode) {
+        self.init(mode: mode, concurrency: profile.concurrency, claimAhead: max(16, profile.concurrency),
+                  maxAttempts: profile.maxAttempts, backoff: profile.backoff, maxBackoff: profile.maxBackoff)
+    }
+
+    /// How long to wait before the next probe after `offlineFor` seconds offline.
+    ///
+    /// One outage is one sequence, whatever the number of workers: the delay grows with the
+    /// outage (a quarter of it), so a destination back after a short outage is used again
+    /// within a second or two, and one down for hours is probed every 30 s.
+    package func probeDelay(offlineFor: Double) -> Double {
+        min(probeDelayMax, max(probeDelayMin, offlineFor * probeDelayFraction))
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+
+/// Everything one profile's owner knows, as a value: the queue, the files at each step, the
+/// retry schedule, reachability and the pause it implies, the stop in progress, the totals.
+/// Only `ProfileCore.step` changes it.
+package struct ProfileState: Sendable, Equatable {
+    /// Taking work, stopping (uploads in flight may finish until `deadline`), or stopped.
+    package enum Phase: Sendable, Equatable {
+        case running
+        case stopping(deadline: Double)
+        case stopped
+    }
+
+    /// Whether the destination is believed reachable. Paused is not a separate flag:
+    /// uploads start exactly when this says online, so the two can never disagree.
+    package enum Reachability: Sendable, Equatable {
+        case online
+        /// Offline since `since` (monotonic) for `reason`; the next probe is due at `nextProbe`.
+        case offline(since: Double, reason: String, nextProbe: Double)
+
+        package var isOnline: Bool { if case .online = self { return true } else { return false } }
+    }
+
+    package var phase: Phase = .running
+    /// `run --once` met an unreachable destination: nothing new starts, the rest stays queued.
+    package var closed = false
+    package var reachability: Reachability = .online
+    /// Outages so far; probes carry the count they were sent under.
+    package var outages = 0
+    package var probesSent = 0
+    /// The probe in flight, if any, and whether another is wanted as soon as it returns
+    /// (the network changed while it ran).
+    package var probing: ProbeTicket?
+    package var probeAgain = false
+    package var lastProblem: String?
+
+    /// Waiting to be claimed.
+    package var waiting = PathQueue()
+    /// Claims running.
+    package var claiming: Set<RelativePath> = []
+    /// Claimed, waiting for a transfer slot, in order.
+    package var ready: [RelativePath] = []
+    /// Holding a transfer slot: the attempt is recorded and the request under way.
+    package var sending: Set<RelativePath> = []
+    /// Being filed away or put back after the upload.
+    package var settling: Set<RelativePath> = []
+    /// Seen again by the watcher while held: checked once more when let go.
+    package var seenAgain: Set<RelativePath> = []
+    /// Waiting again only because they were seen again: finding them gone is no news.
+    package var quiet: Set<RelativePath> = []
+    /// Could not record an attempt (disk full): back in the queue at this monotonic time.
+    package var delayed: [RelativePath: Double] = [:]
+
+    /// Files in retry/ and when they are due.
+    package var retryDue: [RelativePath: Date] = [:]
+    package var movingBack: Set<RelativePath> = []
+    /// `run --once`: retries due at start are the only ones it takes.
+    package var onceCutoff: Date?
+
+    /// Names refused for good and names already warned about, once per start.
+    package var refused: Set<RelativePath> = []
+    package var warned: Set<RelativePath> = []
+    package var totals = RunTotals()
+    /// The start-up scan has been taken in (`run --once` cannot be drained before).
+    package var recovered = false
+    package var drainedReported = false
+    /// The shutdown grace ran out and the uploads left were aborted.
+    package var graceOver = false
+    package var random: SplitMix64
+
+    package init(seed: UInt64 = UInt64.random(in: .min ... .max), onceCutoff: Date? = nil) {
+        random = SplitMix64(seed: seed)
+        self.onceCutoff = onceCutoff
+    }
+
+    /// Files the owner holds at some step (claimed, sending, settling).
+    package func holds(_ path: RelativePath) -> Bool {
+        claiming.contains(path) || sending.contains(path) || settling.contains(path) || ready.contains(path)
+    }
+
+    /// Nothing waits, runs or is due for this run.
+    package var isIdle: Bool {
+        waiting.isEmpty && claiming.isEmpty && ready.isEmpty && sending.isEmpty && settling.isEmpty && movingBack.isEmpty
+    }
+
+    /// Files in flight, for status lines: claimed or sending.
+    package var inFlightCount: Int { sending.count + settling.count }
+}
+
+/// What one process run did for a profile: for `run --once` exit codes, the closing
+/// summary line and the metrics file.
+package struct RunTotals: Sendable, Equatable {
+    package var sent = 0
+    package var retried = 0
+    package var failed = 0
+    package var bytesSent: Int64 = 0
+    /// Upload durations (seconds) of sent files, bucketed for the metrics histogram.
+    package var durationBuckets: [Int] = Array(repeating: 0, count: RunTotals.durationBounds.count)
+    package var durationCount = 0
+    package var durationSum = 0.0
+    package var leftQueuedOffline = false
+
+    package static let durationBounds: [Double] = [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 1800]
+
+    package init() {}
+
+    package mutating func recordSent(bytes: Int64, seconds: Double) {
+        sent += 1
+        bytesSent += bytes
+        durationCount += 1
+        durationSum += seconds
+        for (i, bound) in RunTotals.durationBounds.enumerated() where seconds <= bound { durationBuckets[i] += 1 }
+    }
+
+    package static func + (a: RunTotals, b: RunTotals) -> RunTotals {
+        var sum = a
+        sum.sent += b.sent
+        sum.retried += b.retried
+        sum.failed += b.failed
+        sum.bytesSent += b.bytesSent
+        sum.durationBuckets = zip(a.durationBuckets, b.durationBuckets).map(+)
+        sum.durationCount += b.durationCount
+        sum.durationSum += b.durationSum
+        sum.leftQueuedOffline = a.leftQueuedOffline || b.leftQueuedOffline
+        return sum
+    }
+}

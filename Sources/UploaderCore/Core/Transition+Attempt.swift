@@ -1,0 +1,86 @@
+import Foundation
+
+/// After an upload job: what becomes of the file, what is counted and logged.
+extension Transition {
+    mutating func attempted(_ path: RelativePath, _ report: AttemptReport) {
+        state.sending.remove(path)
+        if case .manifestUnwritable(let reason) = report.outcome {
+            // Nothing was sent. The file stays as it is and is tried again a little later.
+            warnOnce(path, "cannot write manifest; file stays queued and is tried again later: \(reason)")
+            effects.append(.release(path))
+            state.seenAgain.remove(path)
+            if takingWork { state.delayed[path] = now.mono + policy.unwritableRetry }
+            return
+        }
+        settle(path, settlement(for: path, report))
+    }
+
+    private mutating func settlement(for path: RelativePath, _ report: AttemptReport) -> Settlement {
+        let file = path.logSafe
+        switch report.outcome {
+        case .unreachable(let reason):
+            if policy.mode == .once {
+                closeForOffline(reason)
+            } else {
+                goOffline(reason)
+            }
+            return .unreachable(reason: reason)
+        case .interrupted(let connected):
+            log(.info, "upload interrupted; file stays queued", ["file": file, "id": report.id])
+            return .interrupted(connected: connected)
+        case .manifestUnwritable:
+            preconditionFailure("handled by attempted(_:_:)")
+        case .notAttempted(let reason):
+            state.totals.failed += 1
+            logFiled(path, failed: true, reason: reason, attempts: report.countedAttempts, next: nil, id: report.id)
+            return .failedWithoutAttempt(reason: reason)
+        case .delivered, .retryable, .permanent:
+            break
+        }
+        if let change = report.changed {
+            log(.info, "file changed during upload; uploading it again", ["file": file, "change": change])
+            return .changed(change)
+        }
+        switch report.outcome {
+        case .delivered(let status):
+            state.totals.recordSent(bytes: report.size, seconds: report.seconds)
+            log(.info, "sent", ["file": file, "id": report.id, "bytes": String(report.size),
+                                "duration": LogNumbers.fixed(report.seconds, places: 3) + "s",
+                                "rate": LogNumbers.rate(report.size, report.seconds), "http.status": String(status)])
+            return .sent(at: now.wall)
+        case .retryable(let reason, let retryAfter):
+            if report.countedAttempts >= policy.maxAttempts {
+                let final = "\(reason) (gave up after \(report.countedAttempts) attempts)"
+                state.totals.failed += 1
+                logFiled(path, failed: true, reason: final, attempts: report.countedAttempts, next: nil, id: report.id)
+                return .failed(reason: final, retryable: true)
+            }
+            var random = state.random
+            let delay = Backoff.delay(forAttempt: report.countedAttempts, base: policy.backoff, max: policy.maxBackoff,
+                                      retryAfter: retryAfter, random: { Double.random(in: $0, using: &random) })
+            state.random = random
+            let due = now.wall.addingTimeInterval(delay)
+            state.totals.retried += 1
+            logFiled(path, failed: false, reason: reason, attempts: report.countedAttempts, next: due, id: report.id)
+            return .retry(reason: reason, due: due)
+        case .permanent(let reason):
+            state.totals.failed += 1
+            logFiled(path, failed: true, reason: reason, attempts: report.countedAttempts, next: nil, id: report.id)
+            return .failed(reason: reason, retryable: false)
+        case .unreachable, .interrupted, .manifestUnwritable, .notAttempted:
+            preconditionFailure("handled above")
+        }
+    }
+
+    /// `run --once` met an unreachable destination: it starts nothing more and leaves the rest queued.
+    private mutating func closeForOffline(_ reason: String) {
+        guard !state.closed else { return }
+        state.closed = true
+        state.totals.leftQueuedOffline = true
+        state.lastProblem = reason
+        log(.warn, "destination unreachable; leaving files queued", ["error": reason])
+        state.waiting.removeAll()
+        for path in state.ready { effects.append(.release(path)) }
+        state.ready = []
+    }
+}
