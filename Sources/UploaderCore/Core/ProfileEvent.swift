@@ -71,6 +71,9 @@ package enum AttemptOutcome: Sendable, Equatable {
     case notAttempted(reason: String)
     /// The manifest recording the attempt could not be written (disk full): nothing was sent.
     case manifestUnwritable(reason: String)
+    /// The name no longer leads to the file claimed (renamed, deleted, replaced while it waited
+    /// for a slot): nothing was written or sent; the name is claimed afresh.
+    case claimOutdated
 }
 
 /// An upload job's report: the outcome and the facts the decision needs.

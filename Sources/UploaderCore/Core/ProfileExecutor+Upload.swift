@@ -8,6 +8,11 @@ extension ProfileExecutor {
             preconditionFailure("upload for a file not claimed: \(path.logSafe)")
         }
         let size = file.status.size
+        if let change = outdatedClaim(file) {
+            logger.debug("claimed file changed while it waited for a slot; claiming it afresh",
+                         ["profile": profile.name, "file": path.logSafe, "change": change])
+            return AttemptReport(outcome: .claimOutdated, countedAttempts: file.manifest.countedAttempts, size: size, id: file.manifest.id)
+        }
         // The transfer slot is already ours: only now is the attempt written down (step 1 of FileLifecycle).
         do {
             try lifecycle.beginAttempt(file, now: clock.now)
@@ -73,6 +78,11 @@ extension ProfileExecutor {
         guard let now = try? FileSystem.status(fd: file.fd, path: file.path.logSafe) else { return "cannot stat" }
         if now.size != file.status.size { return "size \(file.status.size) → \(now.size)" }
         if now.mtimeNanos != file.status.mtimeNanos { return "modified" }
+        return outdatedClaim(file)
+    }
+
+    /// Nil while the name still leads to the file claimed; otherwise what happened to it.
+    private func outdatedClaim(_ file: ClaimedFile) -> String? {
         guard let atPath = try? FileSystem.status(file.path, in: spool.directory(.outbox)) else { return "removed from the outbox" }
         if atPath.inode != file.status.inode || atPath.device != file.status.device { return "replaced by another file" }
         return nil

@@ -12,6 +12,12 @@ extension Transition {
             if takingWork { state.delayed[path] = now.mono + policy.unwritableRetry }
             return
         }
+        if case .claimOutdated = report.outcome {
+            effects.append(.release(path))
+            state.seenAgain.remove(path)
+            if takingWork { state.waiting.add(path, front: true) }
+            return
+        }
         settle(path, settlement(for: path, report))
     }
 
@@ -28,7 +34,7 @@ extension Transition {
         case .interrupted(let connected):
             log(.info, "upload interrupted; file stays queued", ["file": file, "id": report.id])
             return .interrupted(connected: connected)
-        case .manifestUnwritable:
+        case .manifestUnwritable, .claimOutdated:
             preconditionFailure("handled by attempted(_:_:)")
         case .notAttempted(let reason):
             state.totals.failed += 1
@@ -67,7 +73,7 @@ extension Transition {
             state.totals.failed += 1
             logFiled(path, failed: true, reason: reason, attempts: report.countedAttempts, next: nil, id: report.id)
             return .failed(reason: reason, retryable: false)
-        case .unreachable, .interrupted, .manifestUnwritable, .notAttempted:
+        case .unreachable, .interrupted, .manifestUnwritable, .notAttempted, .claimOutdated:
             preconditionFailure("handled above")
         }
     }

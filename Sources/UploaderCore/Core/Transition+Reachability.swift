@@ -10,6 +10,17 @@ extension Transition {
         state.reachability = .offline(since: now.mono, reason: reason, nextProbe: now.mono + policy.probeDelay(offlineFor: 0))
         log(.warn, "destination unreachable; profile paused, files stay queued", ["error": reason])
         if !state.sending.isEmpty { effects.append(.cancelUploads(state.sending.sorted())) }
+        releaseReady()
+    }
+
+    /// Lets go of claimed files that wait for a slot: a pause may last for hours, during which
+    /// their names may be renamed or deleted; they are claimed afresh when work resumes.
+    mutating func releaseReady() {
+        for path in state.ready.reversed() {
+            effects.append(.release(path))
+            if takingWork { state.waiting.add(path, front: true) }
+        }
+        state.ready = []
     }
 
     mutating func goOnline() {

@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+@testable import UploaderCore
+
+/// A file's way through the owner: claim, slot, attempt, settlement; retries on a clock the test moves.
+@Suite("The core decides each file's next step from typed events")
+struct ProfileCoreUploadTests {
+    let a = RelativePath("a.bin")
+
+    @Test func aClaimedFileIsUploadedThenFiledAsSent() {
+        var p = EmbeddedProfile.daemon()
+        let effects = p.recover(["a.bin"])
+        #expect(effects.claims == [a])
+        #expect(effects.uploads == [a])
+        let settle = p.send(.attempted(a, .outcome(.delivered(status: 201))))
+        #expect(settle.settlements == [.sent(at: p.now.wall)])
+        #expect(settle.logged("sent").count == 1)
+        #expect(p.state.totals.sent == 1)
+        p.send(.settled(a, .filed(.sent, a, retryDue: nil)))
+        #expect(p.state.isIdle)
+    }
+
+    @Test func aRetryableFailureWaitsItsBackoffThenComesBack() {
+        var p = EmbeddedProfile.daemon(backoff: 30, maxBackoff: 3600)
+        p.recover(["a.bin"])
+        let settle = p.send(.attempted(a, .outcome(.retryable(reason: "HTTP 503 Service Unavailable", retryAfter: nil))))
+        guard case .retry(_, let due)? = settle.settlements.first else { Issue.record("no retry: \(settle)"); return }
+        let delay = due.timeIntervalSince(p.now.wall)
+        #expect(delay >= 0 && delay <= 30, "full jitter within the first window")
+        p.send(.settled(a, .filed(.retry, a, retryDue: due)))
+        #expect(p.advance(by: max(0, delay - 0.5)).moveBacks.isEmpty, "nothing before it is due")
+        #expect(p.advanceToNextDeadline().moveBacks == [a])
+        let back = p.send(.movedBack(a, to: a))
+        #expect(back.claims == [a])
+    }
+
+    @Test func retryAfterWinsOverTheBackoffButNotOverMaxBackoff() {
+        var p = EmbeddedProfile.daemon(backoff: 1, maxBackoff: 60)
+        p.recover(["a.bin"])
+        let settle = p.send(.attempted(a, .outcome(.retryable(reason: "HTTP 429", retryAfter: 120))))
+        #expect(settle.settlements == [.retry(reason: "HTTP 429", due: p.now.wall.addingTimeInterval(60))])
+    }
+
+    @Test func theLastAllowedAttemptFailsForGood() {
+        var p = EmbeddedProfile.daemon(maxAttempts: 3)
+        p.recover(["a.bin"])
+        let settle = p.send(.attempted(a, .outcome(.retryable(reason: "HTTP 500", retryAfter: nil), attempts: 3)))
+        #expect(settle.settlements == [.failed(reason: "HTTP 500 (gave up after 3 attempts)", retryable: true)])
+        #expect(p.state.totals.failed == 1 && p.state.totals.retried == 0)
+    }
+
+    @Test func aPermanentAnswerFailsAtOnce() {
+        var p = EmbeddedProfile.daemon()
+        p.recover(["a.bin"])
+        let settle = p.send(.attempted(a, .outcome(.permanent(reason: "HTTP 403 Forbidden"))))
+        #expect(settle.settlements == [.failed(reason: "HTTP 403 Forbidden", retryable: false)])
+    }
+
+    @Test func aFileChangedDuringUploadIsQueuedAgainNotSent() {
+        var p = EmbeddedProfile.daemon()
+        p.recover(["a.bin"])
+        var report = AttemptReport.outcome(.delivered(status: 201))
+        report.changed = "modified"
+        #expect(p.send(.attempted(a, report)).settlements == [.changed("modified")])
+        #expect(p.state.totals.sent == 0)
+        #expect(p.send(.settled(a, .requeued)).claims == [a])
+    }
+
+    @Test func withConcurrencyOneTheSlotIsTakenBeforeAnyAttemptIsRecorded() {
+        var p = EmbeddedProfile.daemon(concurrency: 1)
+        let effects = p.recover(["a", "b", "c", "d"])
+        // `upload` is the effect that writes the attempt: one at a time, however many are claimed.
+        #expect(effects.claims.count == 4)
+        #expect(effects.uploads == [RelativePath("a")])
+        #expect(p.state.ready == ["b", "c", "d"].map(RelativePath.init))
+        let names = ["a", "b", "c", "d"].map(RelativePath.init)
+        for i in 0..<3 {
+            // The request ended: its slot goes to the next claimed file at once; filing away needs no slot.
+            let next = p.send(.attempted(names[i], .outcome(.delivered(status: 200))))
+            #expect(next.uploads == [names[i + 1]])
+            #expect(p.state.sending == [names[i + 1]])
+            p.send(.settled(names[i], .filed(.sent, names[i], retryDue: nil)))
+        }
+    }
+
+    @Test func claimsRunAheadOnlyAsFarAsAllowed() {
+        var p = EmbeddedProfile.daemon(concurrency: 2, claimAhead: 3)
+        let first = p.send(.recovered(files: (0..<10).map { RelativePath("f\($0)") }, retries: [], ignoredDirectories: []))
+        #expect(first.claims.count == 3)
+        #expect(p.state.waiting.count == 7)
+    }
+
+    @Test func aFileSeenAgainWhileUploadingIsCheckedOnceMoreAndItsVanishingIsQuiet() {
+        var p = EmbeddedProfile.daemon()
+        p.recover(["a.bin"])
+        #expect(p.send(.found([a])).claims.isEmpty, "never two jobs on one file")
+        p.send(.attempted(a, .outcome(.retryable(reason: "HTTP 503", retryAfter: 5))))
+        let after = p.send(.settled(a, .filed(.retry, a, retryDue: p.now.wall.addingTimeInterval(5))))
+        #expect(after.claims == [a], "the name is looked at once more")
+        let gone = p.send(.claimed(a, .vanished))
+        #expect(gone.logLines.map(\.level) == [.debug], "a re-check that finds nothing is not news")
+    }
+
+    @Test func aFileThatVanishedBeforeItsClaimIsLoggedOnce() {
+        var p = EmbeddedProfile.daemon()
+        let first = p.send(.recovered(files: [a], retries: [], ignoredDirectories: []))
+        #expect(first.claims == [a])
+        #expect(p.send(.claimed(a, .vanished)).logged("file vanished before upload; dropped from the queue").map(\.level) == [.info])
+    }
+
+    @Test func aManifestThatCannotBeWrittenIsTriedAgainFiveSecondsLater() {
+        var p = EmbeddedProfile.daemon()
+        p.recover(["a.bin"])
+        let first = p.send(.attempted(a, .outcome(.manifestUnwritable(reason: "No space left on device"))))
+        #expect(first.contains(.release(a)))
+        #expect(first.logLines.count == 1)
+        #expect(p.advance(by: 4.9).claims.isEmpty)
+        #expect(p.advance(by: 0.2).claims == [a])
+        p.send(.claimed(a, .ready))
+        #expect(p.send(.attempted(a, .outcome(.manifestUnwritable(reason: "No space left on device")))).logLines.isEmpty,
+                "warned once per file")
+    }
+
+    @Test func backoffJitterReplaysFromTheSeed() {
+        func due(seed: UInt64) -> Date? {
+            var p = EmbeddedProfile(policy: ProfilePolicy(mode: .daemon, concurrency: 1, maxAttempts: 5, backoff: 30, maxBackoff: 60), seed: seed)
+            p.recover(["a.bin"])
+            guard case .retry(_, let due)? = p.send(.attempted(RelativePath("a.bin"), .outcome(.retryable(reason: "x", retryAfter: nil)))).settlements.first
+            else { return nil }
+            return due
+        }
+        #expect(due(seed: 7) == due(seed: 7))
+        #expect(due(seed: 7) != due(seed: 8))
+    }
+}
