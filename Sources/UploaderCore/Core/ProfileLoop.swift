@@ -34,12 +34,14 @@ package final class ProfileLoop: Sendable {
 
     private func run(_ initial: ProfileState, perform: (ProfileEffect) -> Void) {
         var state = initial
+        var steps = 0
         while true {
             let wait = ProfileCore.nextDeadline(state, policy: policy, now: clock.instant)
             let event = mailbox.take(timeout: wait) ?? .tick
             let (next, effects) = ProfileCore.step(state, event, policy: policy, now: clock.instant)
             state = next
-            published.withLock { $0 = ProfileSnapshot(state) }
+            steps += 1
+            published.withLock { $0 = ProfileSnapshot(state, steps: steps) }
             for effect in effects { perform(effect) }
             if state.phase == .stopped { return }
         }
@@ -60,10 +62,15 @@ package struct ProfileSnapshot: Sendable, Equatable {
     package var lastProblem: String?
     package var refused = 0
     package var totals = RunTotals()
+    package var stopping = false
+    /// Events taken so far: lets a test wait until the owner has seen what it sent.
+    package var steps = 0
 
     package init() {}
 
-    init(_ state: ProfileState) {
+    init(_ state: ProfileState, steps: Int) {
+        self.steps = steps
+        stopping = state.phase != .running
         waiting = state.waiting.count + state.claiming.count + state.ready.count
         inFlight = state.sending.count + state.settling.count
         online = state.reachability.isOnline

@@ -1,0 +1,162 @@
+@preconcurrency import Glibc
+import Foundation
+import Testing
+@testable import UploaderCore
+
+/// The real runner — spool, recovery, claims, manifests, moves — with the network and time
+/// replaced at their seams: no server, no real sleep, time moved by hand.
+@Suite("The runner works on injected time and a scripted network", .serialized)
+struct ProfileRunnerSeamTests {
+    final class Rig {
+        let dir: TemporaryDirectory
+        let clock = ManualClock()
+        let server: ScriptedServer
+        let probe = ScriptedProbe()
+        let runner: ProfileRunner
+        let watcher: InotifyWatcher
+        let spool: Spool
+
+        init(_ script: [ScriptedServer.Answer], extra: String = "") throws {
+            dir = try TemporaryDirectory()
+            server = ScriptedServer(script)
+            let text = """
+                [outbox t]
+                spool = \(dir.path)/spool
+                url = http://127.0.0.1:9/{name}
+                \(extra)
+                """
+            guard case .success(let loaded) = ConfigLoader.parse(text: text, path: dir.path + "/uploader.conf", environment: [:]) else {
+                throw SystemError("config", path: nil, code: EINVAL)
+            }
+            let profile = loaded.configuration.profiles[0]
+            var seams = ProfileRunner.Seams()
+            seams.clock = clock
+            seams.makeTransport = { [server] in ScriptedTransport(server) }
+            seams.probe = probe
+            let logger = Logger(level: .error, clock: clock, sink: { _ in })
+            runner = ProfileRunner(profile: profile, mode: .daemon, logger: logger, mimeTypes: MimeTypes(byExtension: [:]),
+                                   hostname: "h", seams: seams)
+            spool = runner.spool
+            watcher = InotifyWatcher(logger: logger)
+            try runner.prepare(watcher: watcher)
+            try watcher.start()
+        }
+
+        func drop(_ name: String, _ bytes: [UInt8]) throws {
+            try Data(bytes).write(to: URL(fileURLWithPath: spool.paths.outbox + "/" + name))
+        }
+
+        /// Moves time and tells the owner, which wakes only for events; returns once it has seen the tick.
+        func advance(by seconds: Double) {
+            let seen = runner.snapshot.steps
+            clock.advance(by: seconds)
+            runner.loop.send(.tick)
+            let deadline = Date().addingTimeInterval(10)
+            while runner.snapshot.steps <= seen && Date() < deadline { usleep(500) }
+        }
+
+        func manifest(_ name: String, in area: Spool.Area) -> Manifest? {
+            try? spool.readManifest(for: RelativePath(name), in: area).get()
+        }
+
+        func stop(grace: Double = 0) {
+            runner.stop(grace: grace)
+            runner.release(from: watcher)
+            watcher.stop()
+        }
+    }
+
+    /// Waits for the runner's threads to get somewhere (not for time to pass: the clock is ours).
+    func eventually(_ what: String, _ condition: () -> Bool) {
+        let deadline = Date().addingTimeInterval(10)
+        while !condition() {
+            if Date() > deadline { Issue.record("never happened: \(what)"); return }
+            usleep(2000)
+        }
+    }
+
+    @Test func aFileWaitsInRetryUntilTheClockSaysItIsDueThenArrivesWithTheSameKey() throws {
+        let rig = try Rig([.status(503), .status(201)], extra: "backoff = 30s\nmax_backoff = 60s")
+        let bytes = (0..<5000).map { UInt8(truncatingIfNeeded: $0) }
+        try rig.drop("a.bin", bytes)
+        rig.runner.begin(netlink: nil)
+        eventually("a.bin in retry/") { rig.manifest("a.bin", in: .retry)?.state == .retry }
+        let waiting = try #require(rig.manifest("a.bin", in: .retry))
+        let due = try #require(waiting.nextAttemptAt.flatMap(Timestamp.parse))
+        #expect(due.timeIntervalSince(rig.clock.now) <= 30)
+        #expect(rig.server.received.count == 1)
+        rig.advance(by: 31)
+        eventually("a.bin in sent/") { rig.manifest("a.bin", in: .sent) != nil }
+        let sent = try #require(rig.manifest("a.bin", in: .sent))
+        #expect(sent.attempts.map(\.httpStatus) == [503, 201])
+        #expect(rig.server.received.map(\.idempotencyKey) == [sent.id, sent.id])
+        #expect(rig.server.received.last?.body == bytes, "the server got the file's exact bytes")
+        rig.stop()
+    }
+
+    @Test func anUnreachableDestinationPausesUntilTheProbeSaysItIsBack() throws {
+        let rig = try Rig([.unreachable, .status(201), .status(201)], extra: "concurrency = 1")
+        rig.probe.set(reachable: false)
+        try rig.drop("a.bin", [1, 2, 3])
+        try rig.drop("b.bin", [4, 5, 6])
+        rig.runner.begin(netlink: nil)
+        eventually("offline") { !rig.runner.snapshot.online }
+        rig.advance(by: 1)
+        eventually("a first probe") { rig.probe.probes == 1 }
+        #expect(rig.server.received.isEmpty, "nothing is sent while offline")
+        let queued = try #require(rig.manifest("a.bin", in: .outbox) ?? rig.manifest("b.bin", in: .outbox))
+        #expect(queued.attempts.isEmpty, "a failed connect is no attempt")
+        rig.probe.set(reachable: true)
+        rig.advance(by: 2)
+        eventually("both sent") { rig.manifest("a.bin", in: .sent) != nil && rig.manifest("b.bin", in: .sent) != nil }
+        #expect(rig.runner.snapshot.online)
+        #expect(rig.manifest("a.bin", in: .sent)?.countedAttempts == 1)
+        rig.stop()
+    }
+
+    @Test func shutdownLetsTheUploadRunForTheGraceOnTheInjectedClockThenAbortsIt() throws {
+        let rig = try Rig([.hangUntilCancelled], extra: "shutdown_grace = 30s")
+        try rig.drop("slow.bin", [7, 7, 7])
+        rig.runner.begin(netlink: nil)
+        eventually("the upload in flight") { rig.server.hanging == 1 }
+        let stopped = Stopper(rig.runner)
+        eventually("the stop taken in") { rig.runner.snapshot.stopping }
+        rig.advance(by: 29)
+        #expect(rig.server.hanging == 1, "within the grace the upload goes on")
+        rig.advance(by: 2)
+        eventually("stopped") { stopped.done }
+        let manifest = try #require(rig.manifest("slow.bin", in: .outbox))
+        #expect(manifest.state == .queued)
+        #expect(manifest.attempts.count == 1 && manifest.attempts[0].interrupted == true && manifest.countedAttempts == 0)
+        rig.runner.release(from: rig.watcher)
+        rig.watcher.stop()
+    }
+
+    @Test func maxAttemptsIsRespected() throws {
+        let rig = try Rig([.status(500), .status(500), .status(201)], extra: "max_attempts = 2\nbackoff = 1s\nmax_backoff = 1s")
+        try rig.drop("a.bin", [1])
+        rig.runner.begin(netlink: nil)
+        eventually("first failure in retry/") { rig.manifest("a.bin", in: .retry)?.state == .retry }
+        rig.advance(by: 2)
+        eventually("failed for good") { rig.manifest("a.bin", in: .retry)?.state == .failed }
+        #expect(rig.manifest("a.bin", in: .retry)?.lastError == "HTTP 500 Internal Server Error (gave up after 2 attempts)")
+        rig.advance(by: 3600)
+        #expect(rig.server.received.count == 2)
+        rig.stop()
+    }
+}
+
+/// Calls `stop` on a thread of its own (it blocks until the runner has stopped).
+final class Stopper: @unchecked Sendable {
+    private let flag = NSCondition()
+    private var finished = false
+
+    init(_ runner: ProfileRunner) {
+        Thread { [self] in
+            runner.stop(grace: runner.profile.shutdownGrace)
+            flag.lock(); finished = true; flag.unlock()
+        }.start()
+    }
+
+    var done: Bool { flag.lock(); defer { flag.unlock() }; return finished }
+}
