@@ -112,4 +112,35 @@ final class OneOwnerCoreTests: XCTestCase {
         let returns = daemon.stderrText().components(separatedBy: "destination reachable again").count - 1
         XCTAssertEqual(outages, returns, "every outage logged once and ended once")
     }
+
+    /// A destination that comes back is used again within 2 s, whatever `concurrency` is: one
+    /// outage is one probe sequence, not one per worker (v0.1 waited 13 s here).
+    func testAServerBackAfterAShortOutageIsUsedWithinTwoSecondsWithSixteenWorkers() throws {
+        let port = try FreePort.next()
+        var sink: NginxSink? = try NginxSink(port: port)
+        let fx = try SpoolFixture(url: "http://127.0.0.1:\(port)/back/{name}", extra: "concurrency = 16", global: "log_level = info")
+        let daemon = try fx.startDaemon()
+        defer { _ = daemon.stop() }
+        sink?.stop()
+        sink = nil
+        var hashes: [String: String] = [:]
+        for i in 0..<48 {
+            let data = Data("file \(i)\n".utf8)
+            try fx.drop("f\(i).txt", data)
+            hashes["f\(i).txt"] = sha256(of: data)
+        }
+        try waitUntil(timeout: 10, "the profile to go offline") { daemon.stderrText().contains("destination unreachable; profile paused") }
+        // The outage lasts about four seconds, as in the report that found the bug.
+        usleep(4_000_000)
+        let back = try NginxSink(port: port)
+        let restarted = Date()
+        try waitUntil(timeout: 30, "every file delivered") { Set(fx.files(in: fx.sent)) == Set(hashes.keys) }
+        let took = Date().timeIntervalSince(restarted)
+        print(String(format: "server back: last of 48 files delivered %.2f s after nginx restarted", took))
+        XCTAssertLessThan(took, 2.5, "the destination was used again \(took) s after it came back")
+        let log = daemon.stderrText()
+        XCTAssertEqual(log.components(separatedBy: "destination unreachable; profile paused").count - 1, 1, "one line per outage:\n\(log)")
+        for (name, hash) in hashes { XCTAssertEqual(try sha256(ofFile: back.file("back/" + name)), hash, name) }
+        for name in hashes.keys { XCTAssertEqual(try fx.manifest(name, in: fx.sent).countedAttempts, 1, name) }
+    }
 }
