@@ -22,7 +22,7 @@ package enum UploaderCLI {
         case .run(let config, let profiles, let once):
             guard let loaded = load(config, environment) else { return Daemon.ExitCode.usage }
             let logger = Logger(level: loaded.configuration.global.logLevel, format: loaded.configuration.global.logFormat)
-            return Daemon(loaded: loaded, profileNames: profiles, once: once, logger: logger).run()
+            return Daemon(loaded: loaded, profileNames: profiles, once: once, logger: logger, environment: environment).run()
         case .status(let config, let profiles, let json):
             guard let loaded = load(config, environment) else { return Daemon.ExitCode.usage }
             return StatusCommand.run(loaded.configuration, profiles: profiles, json: json)

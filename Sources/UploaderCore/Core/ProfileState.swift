@@ -82,9 +82,6 @@ package struct ProfileState: Sendable, Equatable {
     package var isIdle: Bool {
         waiting.isEmpty && claiming.isEmpty && ready.isEmpty && sending.isEmpty && settling.isEmpty && movingBack.isEmpty
     }
-
-    /// Files in flight, for status lines: claimed or sending.
-    package var inFlightCount: Int { sending.count + settling.count }
 }
 
 /// What one process run did for a profile: for `run --once` exit codes, the closing

@@ -18,12 +18,14 @@ package final class Daemon {
     private let profileNames: [String]
     private let once: Bool
     private let logger: Logger
+    private let environment: [String: String]
     private var runners: [ProfileRunner] = []
     /// Signals and drained profiles, for the main thread: it sleeps until one arrives.
     private let events = Mailbox<DaemonEvent>()
 
-    package init(loaded: LoadedConfiguration, profileNames: [String], once: Bool, logger: Logger) {
+    package init(loaded: LoadedConfiguration, profileNames: [String], once: Bool, logger: Logger, environment: [String: String]) {
         self.loaded = loaded
+        self.environment = environment
         self.profileNames = profileNames
         self.once = once
         self.logger = logger
@@ -43,7 +45,11 @@ package final class Daemon {
             return ExitCode.usage
         }
         Signals.blockHandled()
-        let watcher = InotifyWatcher(logger: logger)
+        let clock = SystemClock()
+        var seams = ProfileRunner.Seams()
+        seams.clock = clock
+        seams.environment = environment
+        let watcher = InotifyWatcher(logger: logger, clock: clock)
         let netlink = once ? nil : NetlinkMonitor(logger: logger)
         netlink?.start()
         let mimeTypes = MimeTypes.load()
@@ -54,7 +60,7 @@ package final class Daemon {
             }
             let name = profile.name
             let runner = ProfileRunner(profile: profile, mode: once ? .once : .daemon, logger: logger, mimeTypes: mimeTypes,
-                                       hostname: hostname) { [events] effect in
+                                       hostname: hostname, seams: seams) { [events] effect in
                 if effect == .drained { events.send(.drained(name)) }
             }
             do {
@@ -81,10 +87,10 @@ package final class Daemon {
         for runner in runners { runner.begin(netlink: netlink) }
         let signals = SignalListener(events)
         // State files, metrics, systemd notifications and SIGHUP reloads: see ServiceReporter and ConfigReloader.
-        let reporter = ServiceReporter(notifier: SystemdNotifier(environment: once ? [:] : ProcessInfo.processInfo.environment), logger: logger)
+        let reporter = ServiceReporter(notifier: SystemdNotifier(environment: once ? [:] : environment), logger: logger, clock: clock)
         reporter.start(runners: runners, global: config.global)
-        let factory = RunnerFactory(watcher: watcher, netlink: netlink, mimeTypes: mimeTypes, hostname: hostname, logger: logger)
-        let reloader = ConfigReloader(path: config.path, profileNames: profileNames, environment: ProcessInfo.processInfo.environment,
+        let factory = RunnerFactory(watcher: watcher, netlink: netlink, mimeTypes: mimeTypes, hostname: hostname, seams: seams, logger: logger)
+        let reloader = ConfigReloader(path: config.path, profileNames: profileNames, environment: environment,
                                       factory: factory, reporter: reporter, logger: logger)
         let code = once ? runOnce() : runDaemon(reloader)
         signals.stop()

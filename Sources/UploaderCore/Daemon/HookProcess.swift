@@ -36,7 +36,7 @@ struct HookProcess {
 
     /// Runs the hook and waits for it (at most `timeout`, plus one second for SIGTERM to work).
     /// `started` gets the child's pid (also its process group) while it runs, nil once reaped.
-    func run(started: (pid_t?) -> Void = { _ in }) -> Outcome {
+    func run(clock: any Clock, started: (pid_t?) -> Void = { _ in }) -> Outcome {
         let pid: pid_t
         switch spawn() {
         case .failure(let reason): return .cannotStart(reason.message)
@@ -44,16 +44,16 @@ struct HookProcess {
         }
         started(pid)
         defer { started(nil) }
-        let deadline = monotonicSeconds() + timeout
+        let deadline = clock.monotonic + timeout
         var pause: useconds_t = 5_000
-        while monotonicSeconds() < deadline {
+        while clock.monotonic < deadline {
             if let outcome = reap(pid, blocking: false) { return outcome }
             usleep(pause)
             pause = min(pause * 2, 100_000)
         }
         _ = kill(-pid, SIGTERM)
-        let killAt = monotonicSeconds() + 1
-        while monotonicSeconds() < killAt {
+        let killAt = clock.monotonic + 1
+        while clock.monotonic < killAt {
             if reap(pid, blocking: false) != nil { _ = kill(-pid, SIGKILL); return .timedOut }
             usleep(20_000)
         }

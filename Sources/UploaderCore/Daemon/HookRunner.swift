@@ -15,7 +15,10 @@ package final class HookRunner: Sendable {
     private let running = Mutex<pid_t?>(nil)
     private let group = DispatchGroup()
 
-    package init(label: String = "hooks") {
+    private let clock: any Clock
+
+    package init(label: String = "hooks", clock: any Clock = SystemClock()) {
+        self.clock = clock
         queue = DispatchQueue(label: "uploader.\(label)")
     }
 
@@ -31,10 +34,10 @@ package final class HookRunner: Sendable {
             return
         }
         queue.async(group: group) { [self] in
-            let started = monotonicSeconds()
-            let outcome = process.run { pid in running.withLock { $0 = pid } }
+            let started = clock.monotonic
+            let outcome = process.run(clock: clock) { pid in running.withLock { $0 = pid } }
             backlog.withLock { $0 -= 1 }
-            let duration = String(format: "%.3fs", monotonicSeconds() - started)
+            let duration = LogNumbers.fixed(clock.monotonic - started, places: 3) + "s"
             if outcome == .exited(0) {
                 logger.debug("hook finished", ["profile": profile, "hook": hook, "file": file, "duration": duration])
             } else {

@@ -11,7 +11,7 @@ package final class ProfileRunner: Sendable {
     package let spool: Spool
     package let ignore: IgnoreRules
     /// Runs on_sent / on_failed off the workers' threads.
-    package let hooks = HookRunner()
+    package let hooks: HookRunner
     let loop: ProfileLoop
     private let executor: ProfileExecutor
     private let recovery: Recovery
@@ -48,6 +48,7 @@ package final class ProfileRunner: Sendable {
         self.profile = profile
         self.logger = logger
         self.clock = seams.clock
+        hooks = HookRunner(clock: seams.clock)
         spool = Spool(paths: profile.spool)
         ignore = IgnoreRules(patterns: profile.ignore)
         let lifecycle = FileLifecycle(spool: spool, logger: logger)
@@ -67,7 +68,7 @@ package final class ProfileRunner: Sendable {
             claimer: Claimer(spool: spool, profileName: profile.name, digest: profile.digest, mimeTypes: mimeTypes,
                              lifecycle: lifecycle, logger: logger),
             lifecycle: lifecycle,
-            rateLimiter: profile.maxRate > 0 ? RateLimiter(bytesPerSecond: profile.maxRate) : nil,
+            rateLimiter: profile.maxRate > 0 ? RateLimiter(bytesPerSecond: profile.maxRate, clock: seams.clock) : nil,
             probe: probe, makeTransport: seams.makeTransport, hostname: hostname, environment: seams.environment,
             workers: policy.concurrency + policy.claimAhead)
         executor = ProfileExecutor(profile: profile, spool: spool, parts: parts, hooks: hooks, logger: logger, clock: seams.clock,

@@ -7,9 +7,11 @@ package struct RunnerFactory: Sendable {
     let netlink: NetlinkMonitor?
     let mimeTypes: MimeTypes
     let hostname: String
+    let seams: ProfileRunner.Seams
     let logger: Logger
 
-    package init(watcher: InotifyWatcher, netlink: NetlinkMonitor?, mimeTypes: MimeTypes, hostname: String, logger: Logger) {
+    package init(watcher: InotifyWatcher, netlink: NetlinkMonitor?, mimeTypes: MimeTypes, hostname: String, seams: ProfileRunner.Seams, logger: Logger) {
+        self.seams = seams
         self.watcher = watcher
         self.netlink = netlink
         self.mimeTypes = mimeTypes
@@ -23,7 +25,7 @@ package struct RunnerFactory: Sendable {
         if profile.tls.insecureSkipVerify {
             logger.warn("insecure_skip_verify = yes: TLS certificates are NOT verified", ["profile": profile.name])
         }
-        let runner = ProfileRunner(profile: profile, mode: .daemon, logger: logger, mimeTypes: mimeTypes, hostname: hostname)
+        let runner = ProfileRunner(profile: profile, mode: .daemon, logger: logger, mimeTypes: mimeTypes, hostname: hostname, seams: seams)
         try runner.prepare(watcher: watcher)
         if !watcher.waitForRegistrations(timeout: 5) {
             logger.warn("outbox watch not confirmed within 5 s; starting anyway", ["profile": profile.name])

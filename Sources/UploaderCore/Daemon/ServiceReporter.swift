@@ -21,14 +21,18 @@ package final class ServiceReporter: Sendable {
     private let state = Mutex(State())
     private let wake = NSCondition()
     private let notifier: SystemdNotifier
-    private let counter = SpoolCounter()
+    private let counter: SpoolCounter
     private let metrics: MetricsWriter
     private let logger: Logger
     private let done = DispatchSemaphore(value: 0)
 
-    package init(notifier: SystemdNotifier, logger: Logger) {
+    private let clock: any Clock
+
+    package init(notifier: SystemdNotifier, logger: Logger, clock: any Clock = SystemClock()) {
         self.notifier = notifier
         self.logger = logger
+        self.clock = clock
+        counter = SpoolCounter(clock: clock)
         metrics = MetricsWriter(logger: logger)
     }
 
@@ -83,10 +87,10 @@ package final class ServiceReporter: Sendable {
     /// State changes within half a second; everything else every 10 s; WATCHDOG=1 at its pace.
     private func tick() {
         let step = min(0.5, notifier.watchdogInterval ?? 0.5)
-        var nextPeriodic = monotonicSeconds() + Self.period
-        var nextWatchdog = monotonicSeconds()
+        var nextPeriodic = clock.monotonic + Self.period
+        var nextWatchdog = clock.monotonic
         while !state.withLock({ $0.stopped }) {
-            let now = monotonicSeconds()
+            let now = clock.monotonic
             if let interval = notifier.watchdogInterval, now >= nextWatchdog {
                 notifier.send("WATCHDOG=1")
                 nextWatchdog = now + interval
@@ -127,7 +131,7 @@ package final class ServiceReporter: Sendable {
                            totals: (retired[runner.profile.name] ?? RunTotals()) + runner.snapshot.totals,
                            census: counter.latest(runner.profile.name), destinationUp: runner.snapshot.online)
         }
-        metrics.write(MetricsText.render(profiles, now: Date()), to: path)
+        metrics.write(MetricsText.render(profiles, now: clock.now), to: path)
     }
 
     /// `photos: 3 queued, 1 uploading, 2 in retry, 0 failed; docs: OFFLINE, 12 queued, …`

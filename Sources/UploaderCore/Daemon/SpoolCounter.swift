@@ -16,7 +16,9 @@ package final class SpoolCounter: Sendable {
     private let state = Mutex(State())
     private let wake = NSCondition()
 
-    package init() {}
+    private let clock: any Clock
+
+    package init(clock: any Clock) { self.clock = clock }
 
     /// Counts in a loop until `stop`; `runners` gives the current set, `onUpdate` runs after each round.
     package func start(runners: @escaping @Sendable () -> [ProfileRunner], onUpdate: @escaping @Sendable () -> Void) {
@@ -41,12 +43,12 @@ package final class SpoolCounter: Sendable {
 
     /// Counts every spool now, on the calling thread.
     package func countNow(_ runners: [ProfileRunner]) {
-        let started = monotonicSeconds()
+        let started = clock.monotonic
         var counted: [String: SpoolCensus] = [:]
         for runner in runners {
-            counted[runner.profile.name] = SpoolCensus.take(runner.spool, ignore: runner.ignore, recursive: runner.profile.recursive, includeSent: false)
+            counted[runner.profile.name] = SpoolCensus.take(runner.spool, ignore: runner.ignore, recursive: runner.profile.recursive, now: clock.now, includeSent: false)
         }
-        let duration = monotonicSeconds() - started
+        let duration = clock.monotonic - started
         state.withLock {
             $0.latest = counted
             $0.lastDuration = duration

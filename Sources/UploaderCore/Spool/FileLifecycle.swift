@@ -40,7 +40,7 @@ package struct FileLifecycle: Sendable {
     }
 
     /// Step 1: records the start of an attempt. An attempt left open by a crash is closed as interrupted.
-    package func beginAttempt(_ file: ClaimedFile, now: Date = Date()) throws {
+    package func beginAttempt(_ file: ClaimedFile, now: Date) throws {
         var manifest = file.manifest
         manifest.closeOpenAttempt(at: now, interrupted: true)
         manifest.state = .uploading
@@ -49,17 +49,6 @@ package struct FileLifecycle: Sendable {
         // No directory fsync: if a power cut undoes this rename, the file is claimed again
         // under the same id (`ManifestID` derives it from the file), so the Idempotency-Key
         // of a request already sent is the same as the one sent again.
-        try spool.writeManifest(manifest, for: file.path, in: .outbox)
-        file.manifest = manifest
-    }
-
-    /// Undoes step 1 when the destination could not be reached: no attempt is spent.
-    package func revertToQueued(_ file: ClaimedFile, dropAttempt: Bool, reason: String?) throws {
-        var manifest = file.manifest
-        if dropAttempt, let last = manifest.attempts.last, last.endedAt == nil { manifest.attempts.removeLast() }
-        manifest.closeOpenAttempt(at: Date(), interrupted: true)
-        manifest.state = .queued
-        if let reason { manifest.lastError = reason }
         try spool.writeManifest(manifest, for: file.path, in: .outbox)
         file.manifest = manifest
     }

@@ -23,8 +23,6 @@ package struct SystemError: Error, CustomStringConvertible, Equatable {
     }
 
     package var isNotFound: Bool { code == ENOENT }
-    package var isExists: Bool { code == EEXIST }
-    package var isNoSpace: Bool { code == ENOSPC || code == EDQUOT || code == EROFS }
 }
 
 /// Runs a libc call, retrying on EINTR; returns the result or throws `SystemError`.

@@ -17,26 +17,23 @@ package final class RateLimiter: @unchecked Sendable {
     private var available: Double
     private var last: Double
 
-    package init(bytesPerSecond: Int64) {
+    private let clock: any Clock
+
+    package init(bytesPerSecond: Int64, clock: any Clock = SystemClock()) {
+        self.clock = clock
         precondition(bytesPerSecond > 0)
         self.bytesPerSecond = Double(bytesPerSecond)
         self.burst = max(16 * 1024, Double(bytesPerSecond) / 4)
         self.minimumChunk = min(16 * 1024, max(1, Double(bytesPerSecond) / 20))
         self.available = 0
-        self.last = RateLimiter.now()
-    }
-
-    private static func now() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+        self.last = clock.monotonic
     }
 
     /// Blocks until up to `wanted` bytes may be sent; returns how many (at least 1).
     package func acquire(_ wanted: Int) -> Int {
         while true {
             lock.lock()
-            let now = RateLimiter.now()
+            let now = clock.monotonic
             available = min(burst, available + (now - last) * bytesPerSecond)
             last = now
             // Hand out at least a useful chunk: granting whatever trickled in since the last

@@ -48,7 +48,12 @@ package final class InotifyWatcher: @unchecked Sendable {
     private static let mask = UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO) | UInt32(IN_CREATE)
         | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF)
 
-    package init(logger: Logger) { self.logger = logger }
+    private let clock: any Clock
+
+    package init(logger: Logger, clock: any Clock = SystemClock()) {
+        self.logger = logger
+        self.clock = clock
+    }
 
     /// Starts the watcher thread; throws if inotify cannot be initialised.
     package func start() throws {
@@ -84,11 +89,11 @@ package final class InotifyWatcher: @unchecked Sendable {
     /// cannot miss a file), or `timeout` passes; true when they are.
     package func waitForRegistrations(timeout: TimeInterval) -> Bool {
         lock.lock(); let target = requested; lock.unlock()
-        let deadline = monotonicSeconds() + timeout
+        let deadline = clock.monotonic + timeout
         while true {
             lock.lock(); let done = applied >= target; lock.unlock()
             if done { return true }
-            if monotonicSeconds() >= deadline { return false }
+            if clock.monotonic >= deadline { return false }
             usleep(10_000)
         }
     }
@@ -244,7 +249,7 @@ package final class InotifyWatcher: @unchecked Sendable {
             if let status = try? FileSystem.status(path, in: registration.root), status.kind != .regular {
                 registration.handler(.fileReady(path))
             } else {
-                pendingCreates[path] = (registration.id, monotonicSeconds())
+                pendingCreates[path] = (registration.id, clock.monotonic)
             }
         }
     }
@@ -254,7 +259,7 @@ package final class InotifyWatcher: @unchecked Sendable {
     /// lease cannot be taken (not our file, not root), a file unchanged for 2 s counts as ready.
     private func checkPendingCreates() {
         guard !pendingCreates.isEmpty else { return }
-        let now = monotonicSeconds()
+        let now = clock.monotonic
         for (path, entry) in pendingCreates where now - entry.seen >= 0.5 {
             guard let registration = registrations[entry.registration] else { pendingCreates[path] = nil; continue }
             let fd: Int32
@@ -277,7 +282,7 @@ package final class InotifyWatcher: @unchecked Sendable {
                 _ = uploader_release_lease(fd)
                 ready = true
             } else if errno != EAGAIN && errno != EWOULDBLOCK {
-                ready = Date().timeIntervalSince(status.mtime) >= 2
+                ready = clock.now.timeIntervalSince(status.mtime) >= 2
             }
             if ready {
                 pendingCreates[path] = nil
@@ -287,11 +292,4 @@ package final class InotifyWatcher: @unchecked Sendable {
             }
         }
     }
-}
-
-/// Seconds on the monotonic clock.
-package func monotonicSeconds() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
