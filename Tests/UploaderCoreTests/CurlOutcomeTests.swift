@@ -44,6 +44,16 @@ struct CurlOutcomeTests {
                 == .broken("stalled", bytesSent: 7))
     }
 
+    @Test func aRefusedResendIsBrokenWithTheFirstRequestsBytes() {
+        // The seek callback refuses the rewind (non-empty body) or the pre-request callback the second request.
+        for code in [CURLE_SEND_FAIL_REWIND, CURLE_ABORTED_BY_CALLBACK] {
+            #expect(CurlOutcome(code: code, connected: true, resendRefused: true, detail: "closed", bytesSent: 11).failure
+                    == .broken("closed", bytesSent: 11))
+        }
+        // A rewind failure we did not cause stays a permanent `other`.
+        #expect(CurlOutcome(code: CURLE_SEND_FAIL_REWIND, connected: true, detail: "rewind").failure == .other("rewind"))
+    }
+
     @Test func anythingElseIsOther() {
         #expect(CurlOutcome(code: CURLE_UNSUPPORTED_PROTOCOL, connected: false, detail: "gopher?").failure == .other("gopher?"))
         #expect(CurlOutcome(code: CURLE_URL_MALFORMAT, connected: false, detail: "bad").failure == .other("bad"))
