@@ -73,7 +73,7 @@ extension ProfileRunner {
         let bytesSent: Int64
         switch result {
         case .success(let r): bytesSent = r.bytesSent
-        case .failure(.broken(_, let b)), .failure(.cancelled(let b)): bytesSent = b
+        case .failure(.broken(_, let b)), .failure(.cancelled(let b, _)): bytesSent = b
         case .failure: bytesSent = 0
         }
         if let response {

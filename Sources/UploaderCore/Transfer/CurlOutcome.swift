@@ -34,7 +34,7 @@ package struct CurlOutcome: Sendable, Equatable {
     package var failure: TransferFailure {
         if let readError { return .localRead(readError) }
         if cancelled && (code == CURLE_ABORTED_BY_CALLBACK || code == CURLE_READ_ERROR) {
-            return .cancelled(bytesSent: bytesSent)
+            return .cancelled(bytesSent: bytesSent, connected: connected)
         }
         if stalled && code == CURLE_ABORTED_BY_CALLBACK {
             return .broken(detail, bytesSent: bytesSent)

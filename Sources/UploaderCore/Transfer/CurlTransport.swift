@@ -18,7 +18,8 @@ package final class CurlTransport: Transport {
         var url = request.url
         var hops = 0
         while true {
-            if request.cancellation.isCancelled { return .failure(.cancelled(bytesSent: 0)) }
+            // Before a redirect hop, the earlier requests have reached the destination.
+            if request.cancellation.isCancelled { return .failure(.cancelled(bytesSent: 0, connected: hops > 0)) }
             let result = perform(request, url: url)
             guard case .success(let response) = result,
                   CurlTransport.isRedirect(response.status), hops < CurlTransport.maxRedirects,

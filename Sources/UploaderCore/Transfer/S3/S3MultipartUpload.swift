@@ -146,14 +146,15 @@ struct S3MultipartUpload {
                 case .failed(_, let disposition, let response, let sent):
                     bytes += sent
                     // Our own stop cuts the other parts short: keep the failure that caused it.
-                    if failure == nil || failure?.disposition == .interrupted { failure = (disposition, response) }
+                    if failure == nil || failure?.disposition.isInterrupted == true { failure = (disposition, response) }
                     stop.cancel()
                 }
             }
             if !running && outcomes.isEmpty { break }
         }
 
-        if context.cancellation.isCancelled { return (bytes, (.failure(.cancelled(bytesSent: bytes)), .interrupted)) }
+        // Create or ListParts went out before any part: this upload has reached the store.
+        if context.cancellation.isCancelled { return (bytes, (.failure(.cancelled(bytesSent: bytes, connected: true)), .interrupted(connected: true))) }
         if let change { return (bytes, abandonForChange(change, bytes: bytes)) }
         guard let failure else { return (bytes, nil) }
         if case .permanent(let reason) = failure.disposition {
@@ -277,7 +278,7 @@ struct S3PartSender: Sendable {
             let disposition = uploader.decide(result)
             switch result {
             case .success(let r): bytes += r.bytesSent
-            case .failure(.broken(_, let b)), .failure(.cancelled(let b)): bytes += b
+            case .failure(.broken(_, let b)), .failure(.cancelled(let b, _)): bytes += b
             case .failure: break
             }
             if case .sent(let response) = disposition {
