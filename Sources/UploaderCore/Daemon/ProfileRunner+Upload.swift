@@ -45,8 +45,7 @@ extension ProfileRunner {
         let flag = CancellationFlag()
         let request: UploadRequest
         do {
-            var built = try builder.request(fd: file.fd, size: file.status.size, path: file.path, manifest: file.manifest,
-                                            values: values, rateLimiter: rateLimiter, cancellation: flag)
+            var built = try builder.request(for: file.uploadSource, values: values, rateLimiter: rateLimiter, cancellation: flag)
             built.progress = progressLogger(file)
             request = built
         } catch {
@@ -61,7 +60,10 @@ extension ProfileRunner {
         transferSlots.wait()
         track(flag)
         let started = monotonicSeconds()
-        let s3Outcome = s3?.upload(file, values: values, request: request, transport: transport)
+        let s3Outcome = s3?.upload(file.uploadSource, resuming: file.s3Progress, values: values, request: request,
+                                   transport: transport) { [spool, logger, profile] progress in
+            file.recordS3Progress(progress, in: spool, logger: logger, profile: profile.name)
+        }
         // Answers can echo credentials back; none may reach the manifest or the log.
         let result = SecretRedactor(secrets: profile.secretValues).redact(s3Outcome?.result ?? transport.send(request))
         untrack(flag)

@@ -54,7 +54,7 @@ package final class ProfileRunner: @unchecked Sendable {
         claimer = Claimer(spool: spool, profileName: profile.name, digest: profile.digest, mimeTypes: mimeTypes, lifecycle: lifecycle, logger: logger)
         recovery = Recovery(spool: spool, lifecycle: lifecycle, ignore: ignore, recursive: profile.recursive, logger: logger)
         builder = RequestBuilder(profile: profile)
-        if case .s3(let target) = profile.destination { s3 = S3Uploader(profile: profile, target: target, spool: spool, logger: logger) } else { s3 = nil }
+        if case .s3(let target) = profile.destination { s3 = S3Uploader(profile: profile, target: target, logger: logger) } else { s3 = nil }
         rateLimiter = profile.maxRate > 0 ? RateLimiter(bytesPerSecond: profile.maxRate) : nil
         let probe: TCPProbe?
         switch profile.destination {

@@ -2,8 +2,8 @@ import Foundation
 
 /// Everything a transport needs to send one upload: URL, method, headers, and a streamed body.
 ///
-/// Built by `RequestBuilder` from a profile, a claimed file and its manifest; the transport
-/// never looks at the config or the spool.
+/// Built by `RequestBuilder` from a profile and an `UploadSource`; the transport never looks
+/// at the spool or the config.
 package struct UploadRequest: Sendable {
     package var url: String
     package var method: HTTPMethod
