@@ -21,7 +21,7 @@ package final class ServiceReporter: Sendable {
     private let state = Mutex(State())
     private let wake = NSCondition()
     private let notifier: SystemdNotifier
-    private let counter = SpoolCounter()
+    private let counter: SpoolCounter
     private let metrics: MetricsWriter
     private let logger: Logger
     private let done = DispatchSemaphore(value: 0)
@@ -30,6 +30,7 @@ package final class ServiceReporter: Sendable {
         self.notifier = notifier
         self.logger = logger
         metrics = MetricsWriter(logger: logger)
+        counter = SpoolCounter(logger: logger)
     }
 
     /// Every profile is watching: writes the state files, tells systemd READY=1, starts ticking.

@@ -15,8 +15,9 @@ package final class SpoolCounter: Sendable {
     static let minimumInterval: TimeInterval = 10
     private let state = Mutex(State())
     private let wake = NSCondition()
+    private let logger: Logger
 
-    package init() {}
+    package init(logger: Logger) { self.logger = logger }
 
     /// Counts in a loop until `stop`; `runners` gives the current set, `onUpdate` runs after each round.
     package func start(runners: @escaping @Sendable () -> [ProfileRunner], onUpdate: @escaping @Sendable () -> Void) {
@@ -44,7 +45,8 @@ package final class SpoolCounter: Sendable {
         let started = monotonicSeconds()
         var counted: [String: SpoolCensus] = [:]
         for runner in runners {
-            counted[runner.profile.name] = SpoolCensus.take(runner.spool, ignore: runner.ignore, recursive: runner.profile.recursive, includeSent: false)
+            counted[runner.profile.name] = SpoolCensus.take(runner.spool, ignore: runner.ignore, recursive: runner.profile.recursive,
+                                                            includeSent: false, unlistable: DirectoryWalker.warning(logger))
         }
         let duration = monotonicSeconds() - started
         state.withLock {
