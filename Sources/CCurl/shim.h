@@ -7,6 +7,7 @@
 typedef size_t (*uploader_curl_data_cb)(char *, size_t, size_t, void *);
 typedef int (*uploader_curl_xferinfo_cb)(void *, curl_off_t, curl_off_t, curl_off_t, curl_off_t);
 typedef int (*uploader_curl_seek_cb)(void *, curl_off_t, int);
+typedef int (*uploader_curl_prereq_cb)(void *, char *, char *, int, int);
 
 static inline CURLcode uploader_curl_setopt_long(CURL *h, CURLoption o, long v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode uploader_curl_setopt_off(CURL *h, CURLoption o, curl_off_t v) { return curl_easy_setopt(h, o, v); }
@@ -16,6 +17,7 @@ static inline CURLcode uploader_curl_setopt_slist(CURL *h, CURLoption o, struct 
 static inline CURLcode uploader_curl_setopt_data_cb(CURL *h, CURLoption o, uploader_curl_data_cb v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode uploader_curl_setopt_xferinfo_cb(CURL *h, uploader_curl_xferinfo_cb v) { return curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, v); }
 static inline CURLcode uploader_curl_setopt_seek_cb(CURL *h, uploader_curl_seek_cb v) { return curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, v); }
+static inline CURLcode uploader_curl_setopt_prereq_cb(CURL *h, uploader_curl_prereq_cb v) { return curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, v); }
 static inline CURLcode uploader_curl_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode uploader_curl_getinfo_off(CURL *h, CURLINFO i, curl_off_t *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode uploader_curl_getinfo_str(CURL *h, CURLINFO i, char **v) { return curl_easy_getinfo(h, i, v); }

@@ -22,6 +22,11 @@ Behaviours (default when the queue is empty: {"status": 200, "body": "ok"}):
   {"echo_headers": true, "status": S}       S (default 200) with the request's headers as the body
   {"discard": true}                         stream the body without keeping it (record only length
                                             and SHA-256), then 201: for bodies of many GiB
+  {"close_without_answer": true}            read the whole body, then close the connection without
+                                            a byte of answer (on a kept-alive connection libcurl
+                                            takes this for a stale connection and may re-send)
+  {"close_reused_without_answer": true}     the same on a connection's second and later requests;
+                                            the first request on a connection gets 200
   A redirect is {"status": 307, "headers": {"Location": "..."}}.
 
 Recorded requests carry, besides method, path, headers and body: "multipart" (the parts
@@ -197,6 +202,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def dispatch(self):
         touch()
+        # One handler object serves one connection: this counts its requests.
+        self.served = getattr(self, "served", 0) + 1
         length = int(self.headers.get("Content-Length") or 0)
         if self.path.startswith("/__"):
             body = self.read_exact(length)
@@ -235,7 +242,9 @@ class Handler(BaseHTTPRequestHandler):
 
         body = self.read_exact(length, behaviour.get("slow_body_bytes_per_sec"))
         self.record(body, length, len(body) == length)
-        if len(body) < length:
+        closes = behaviour.get("close_without_answer") or \
+            (behaviour.get("close_reused_without_answer") and self.served > 1)
+        if len(body) < length or closes:
             self.close_connection = True
             return
         if "big_response_bytes" in behaviour:

@@ -39,9 +39,32 @@ struct CurlOutcomeTests {
 
     @Test func abortWhenCancelledIsCancelledAndAStallIsBroken() {
         #expect(CurlOutcome(code: CURLE_ABORTED_BY_CALLBACK, connected: true, cancelled: true, bytesSent: 7).failure
-                == .cancelled(bytesSent: 7))
+                == .cancelled(bytesSent: 7, connected: true))
         #expect(CurlOutcome(code: CURLE_ABORTED_BY_CALLBACK, connected: true, stalled: true, detail: "stalled", bytesSent: 7).failure
                 == .broken("stalled", bytesSent: 7))
+    }
+
+    @Test func cancelledSaysWhetherTheRequestHadReachedTheDestination() {
+        // Our progress callback aborts with ABORTED_BY_CALLBACK, our read callback with READ_ERROR.
+        for code in [CURLE_ABORTED_BY_CALLBACK, CURLE_READ_ERROR] {
+            #expect(CurlOutcome(code: code, connected: false, cancelled: true).failure == .cancelled(bytesSent: 0, connected: false))
+            #expect(CurlOutcome(code: code, connected: true, cancelled: true).failure == .cancelled(bytesSent: 0, connected: true))
+            #expect(CurlOutcome(code: code, connected: true, cancelled: true, bytesSent: 5).failure
+                    == .cancelled(bytesSent: 5, connected: true))
+        }
+        // A failure of its own that happens to come after a cancellation keeps its kind.
+        #expect(CurlOutcome(code: CURLE_COULDNT_CONNECT, connected: false, cancelled: true, detail: "refused").failure
+                == .unreachable("refused"))
+    }
+
+    @Test func aRefusedResendIsBrokenWithTheFirstRequestsBytes() {
+        // The seek callback refuses the rewind (non-empty body) or the pre-request callback the second request.
+        for code in [CURLE_SEND_FAIL_REWIND, CURLE_ABORTED_BY_CALLBACK] {
+            #expect(CurlOutcome(code: code, connected: true, resendRefused: true, detail: "closed", bytesSent: 11).failure
+                    == .broken("closed", bytesSent: 11))
+        }
+        // A rewind failure we did not cause stays a permanent `other`.
+        #expect(CurlOutcome(code: CURLE_SEND_FAIL_REWIND, connected: true, detail: "rewind").failure == .other("rewind"))
     }
 
     @Test func anythingElseIsOther() {

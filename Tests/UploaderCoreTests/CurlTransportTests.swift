@@ -164,8 +164,19 @@ struct CurlTransportTests {
         var request = try Fixture.request(try Fixture.profile(port: server.port), file, cancellation: flag)
         request.progress = { sent in if sent > 0 { flag.cancel() } }
         let result = CurlTransport().send(request)
-        guard case .failure(.cancelled) = result else { Issue.record("expected .cancelled, got \(result)"); return }
-        #expect(Disposition.decide(result, now: Date()) == .interrupted)
+        guard case .failure(.cancelled(_, connected: true)) = result else { Issue.record("expected .cancelled connected, got \(result)"); return }
+        #expect(Disposition.decide(result, now: Date()) == .interrupted(connected: true))
+    }
+
+    @Test func cancellationBeforeTheRequestWentOutIsNotConnected() throws {
+        let server = try FaultServer()
+        let file = try TestFile(Array("never sent".utf8))
+        let flag = CancellationFlag()
+        flag.cancel()
+        let result = CurlTransport().send(try Fixture.request(try Fixture.profile(port: server.port), file, cancellation: flag))
+        #expect(result == .failure(.cancelled(bytesSent: 0, connected: false)))
+        #expect(Disposition.decide(result, now: Date()) == .interrupted(connected: false))
+        #expect(try server.requests().isEmpty)
     }
 
     @Test func responseBodiesOverSixtyFourKibibytesAreTruncated() throws {

@@ -41,6 +41,7 @@ struct DispositionTests {
         #expect(Disposition.decide(.failure(.tls("bad cert")), now: now) == .permanent(reason: "bad cert"))
         #expect(Disposition.decide(.failure(.localRead("EIO")), now: now) == .permanent(reason: "EIO"))
         #expect(Disposition.decide(.failure(.other("malformed")), now: now) == .permanent(reason: "malformed"))
-        #expect(Disposition.decide(.failure(.cancelled(bytesSent: 3)), now: now) == .interrupted)
+        #expect(Disposition.decide(.failure(.cancelled(bytesSent: 3, connected: true)), now: now) == .interrupted(connected: true))
+        #expect(Disposition.decide(.failure(.cancelled(bytesSent: 0, connected: false)), now: now) == .interrupted(connected: false))
     }
 }

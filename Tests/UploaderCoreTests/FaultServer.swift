@@ -230,10 +230,14 @@ enum Fixture {
         return profile
     }
 
-    static func manifest(_ file: TestFile, path: RelativePath, sha256: String?,
-                         contentType: String = "application/octet-stream") -> Manifest {
-        Manifest(id: "01HZX3TESTID", profile: "test", path: path, size: file.size, mtime: "2026-01-01T00:00:00.000Z",
-                 sha256: sha256, contentType: contentType, state: .uploading, createdAt: "2026-01-01T00:00:00.000Z")
+    /// The file as the transfer layer sees it; `fd` and `size` stand in for a descriptor or a size that is not the file's.
+    static func source(_ file: TestFile, path: RelativePath, sha256: String?, contentType: String = "application/octet-stream",
+                       fd: Int32? = nil, size: Int64? = nil) -> UploadSource {
+        var st = stat()
+        st.st_mode = S_IFREG | 0o644
+        st.st_size = off_t(size ?? file.size)
+        return UploadSource(fd: fd ?? file.fd, status: FileSystem.Status(st), path: path, id: "01HZX3TESTID",
+                            sha256: sha256, contentType: contentType)
     }
 
     static func values(_ file: TestFile, path: RelativePath) -> TemplateValues {
@@ -244,9 +248,8 @@ enum Fixture {
     static func request(_ profile: Profile, _ file: TestFile, path: RelativePath = RelativePath("file.bin"),
                         manifestSHA: Bool = true, contentType: String = "application/octet-stream",
                         rateLimiter: RateLimiter? = nil, cancellation: CancellationFlag = CancellationFlag()) throws -> UploadRequest {
-        let manifest = Fixture.manifest(file, path: path, sha256: manifestSHA ? file.sha256.hexString : nil, contentType: contentType)
+        let source = Fixture.source(file, path: path, sha256: manifestSHA ? file.sha256.hexString : nil, contentType: contentType)
         return try RequestBuilder(profile: profile).request(
-            fd: file.fd, size: file.size, path: path, manifest: manifest, values: values(file, path: path),
-            rateLimiter: rateLimiter, cancellation: cancellation)
+            for: source, values: values(file, path: path), rateLimiter: rateLimiter, cancellation: cancellation)
     }
 }

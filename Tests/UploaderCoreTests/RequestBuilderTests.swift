@@ -30,11 +30,10 @@ struct RequestBuilderTests {
         defer { close(writable) }
         #expect(ftruncate(writable, off_t(size)) == 0)
         let profile = try Fixture.profile(port: 9, body: .json, method: .post)
-        let manifest = Fixture.manifest(file, path: RelativePath("big.bin"), sha256: nil)
+        let source = Fixture.source(file, path: RelativePath("big.bin"), sha256: nil, size: size)
         #expect {
             _ = try RequestBuilder(profile: profile).request(
-                fd: file.fd, size: size, path: RelativePath("big.bin"), manifest: manifest,
-                values: Fixture.values(file, path: RelativePath("big.bin")), rateLimiter: nil, cancellation: CancellationFlag())
+                for: source, values: Fixture.values(file, path: RelativePath("big.bin")), rateLimiter: nil, cancellation: CancellationFlag())
         } throws: { error in
             (error as? RequestBuildError)?.description == "body = json supports files up to 16 MiB; this file is 16777217 bytes"
         }
@@ -43,11 +42,10 @@ struct RequestBuilderTests {
     @Test func anUnreadableFileIsAReadError() throws {
         let file = try TestFile(Array("abc".utf8))
         let profile = try Fixture.profile(port: 9)
-        let manifest = Fixture.manifest(file, path: RelativePath("gone.bin"), sha256: nil)
+        let source = Fixture.source(file, path: RelativePath("gone.bin"), sha256: nil, fd: -1)
         #expect(throws: RequestBuildError.self) {
             _ = try RequestBuilder(profile: profile).request(
-                fd: -1, size: 3, path: RelativePath("gone.bin"), manifest: manifest,
-                values: Fixture.values(file, path: RelativePath("gone.bin")), rateLimiter: nil, cancellation: CancellationFlag())
+                for: source, values: Fixture.values(file, path: RelativePath("gone.bin")), rateLimiter: nil, cancellation: CancellationFlag())
         }
     }
 

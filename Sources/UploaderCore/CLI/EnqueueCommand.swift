@@ -49,29 +49,15 @@ enum EnqueueCommand {
         defer { close(input) }
         let st = try FileSystem.status(fd: input, path: source)
         guard st.kind == .regular else { throw SystemError("enqueue (not a regular file)", path: source, code: EINVAL) }
-        let temp = RelativePath(".upl-enqueue-\(UUID().uuidString.prefix(13))")
-        let output = try temp.withCString(in: outbox) { cpath in
-            try retryingEINTR("create", path: temp.displayed(in: outbox)) { open(cpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640) }
-        }
-        var done = false
-        defer {
-            close(output)
-            if !done { try? FileSystem.unlink(temp, in: outbox) }
-        }
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        while true {
-            let n = try buffer.withUnsafeMutableBytes { raw in try retryingEINTR("read", path: source) { read(input, raw.baseAddress, raw.count) } }
-            if n == 0 { break }
-            var offset = 0
-            while offset < n {
-                offset += try buffer.withUnsafeBytes { raw in
-                    try retryingEINTR("write", path: temp.displayed(in: outbox)) { write(output, raw.baseAddress! + offset, n - offset) }
-                }
+        // Its own temporary prefix: a running daemon's rescan deletes `.upl-tmp-` leftovers in the outbox.
+        try FileSystem.writeAtomically(to: target, in: outbox, syncDirectory: true, replace: false,
+                                       temporaryPrefix: ".upl-enqueue-") { output, display in
+            var buffer = [UInt8](repeating: 0, count: 1 << 20)
+            while true {
+                let n = try buffer.withUnsafeMutableBytes { raw in try retryingEINTR("read", path: source) { read(input, raw.baseAddress, raw.count) } }
+                if n == 0 { break }
+                try buffer.withUnsafeBytes { try FileSystem.writeAll(UnsafeRawBufferPointer(rebasing: $0[0..<n]), to: output, path: display) }
             }
         }
-        try retryingEINTR("fsync", path: temp.displayed(in: outbox)) { fsync(output) }
-        try FileSystem.rename(temp, in: outbox, to: target, in: outbox, replace: false)
-        try FileSystem.syncDirectoryAt(outbox)
-        done = true
     }
 }

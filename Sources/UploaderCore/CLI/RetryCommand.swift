@@ -43,18 +43,14 @@ enum RetryCommand {
         return failures == 0 ? 0 : 1
     }
 
-    /// Every file in a retry/ that has its manifest.
+    /// Every file in a retry/ that has its manifest; a directory that cannot be listed is reported on stderr.
     static func retryFiles(_ spool: Spool) -> [RelativePath] {
         var out: [RelativePath] = []
-        func walk(_ dir: RelativePath) {
-            guard let entries = try? FileSystem.list(dir, in: spool.directory(.retry)) else { return }
-            for entry in entries where entry.name.bytes.first != UInt8(ascii: ".") {
-                let path = dir.appending(entry.name)
-                if entry.kind == .directory { walk(path); continue }
-                if Spool.isManifestName(entry.name) { out.append(Spool.fileName(forManifest: path)) }
-            }
+        DirectoryWalker(root: spool.directory(.retry), onError: DirectoryWalker.printingOnce(Daemon.printError)).walk { entry in
+            if entry.kind == .directory { return true }
+            if Spool.isManifestName(entry.name) { out.append(Spool.fileName(forManifest: entry.path)) }
+            return false
         }
-        walk(RelativePath(bytes: []))
         return out.sorted()
     }
 

@@ -10,10 +10,12 @@ enum StatusCommand {
             return Daemon.ExitCode.usage
         }
         let now = Date()
+        let unlistable = DirectoryWalker.printingOnce(Daemon.printError)
         var reports: [(Profile, SpoolCensus, DaemonState?)] = []
         for profile in selected {
             let spool = Spool(paths: profile.spool)
-            let census = SpoolCensus.take(spool, ignore: IgnoreRules(patterns: profile.ignore), recursive: profile.recursive, now: now)
+            let census = SpoolCensus.take(spool, ignore: IgnoreRules(patterns: profile.ignore), recursive: profile.recursive, now: now,
+                                          unlistable: unlistable)
             reports.append((profile, census, DaemonState.readIfRunning(spool.paths)))
         }
         print(json ? jsonText(reports, now: now) : table(reports, now: now))

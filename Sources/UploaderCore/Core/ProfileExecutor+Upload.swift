@@ -24,8 +24,8 @@ extension ProfileExecutor {
                                     size: size, date: clock.now, profile: profile.name, hostname: hostname)
         var request: UploadRequest
         do {
-            request = try builder.request(fd: file.fd, size: size, path: file.path, manifest: file.manifest,
-                                          values: values, rateLimiter: rateLimiter, cancellation: held.cancellation)
+            request = try builder.request(for: file.uploadSource, values: values, rateLimiter: rateLimiter,
+                                          cancellation: held.cancellation)
         } catch {
             // No request was made, so this is no attempt (§1): the reason goes to last_error only.
             return AttemptReport(outcome: .notAttempted(reason: "\(error)"), countedAttempts: file.manifest.countedAttempts,
@@ -33,7 +33,10 @@ extension ProfileExecutor {
         }
         request.progress = ProgressLog(file: file.path, size: size, profile: profile.name, logger: logger, clock: clock).callback
         let started = clock.monotonic
-        let s3Outcome = s3?.upload(file, values: values, request: request, transport: transport)
+        let s3Outcome = s3?.upload(file.uploadSource, resuming: file.s3Progress, values: values, request: request,
+                                   transport: transport) { [spool, logger, profile] progress in
+            file.recordS3Progress(progress, in: spool, logger: logger, profile: profile.name)
+        }
         // Answers can echo credentials back; none may reach the manifest or the log.
         let result = SecretRedactor(secrets: profile.secretValues).redact(s3Outcome?.result ?? transport.send(request))
         let seconds = clock.monotonic - started
@@ -42,7 +45,7 @@ extension ProfileExecutor {
         let bytesSent: Int64
         switch result {
         case .success(let r): bytesSent = r.bytesSent
-        case .failure(.broken(_, let b)), .failure(.cancelled(let b)): bytesSent = b
+        case .failure(.broken(_, let b)), .failure(.cancelled(let b, _)): bytesSent = b
         case .failure: bytesSent = 0
         }
         if let response {
@@ -65,8 +68,8 @@ extension ProfileExecutor {
             changed = changedSinceClaim(file)
         case .offline(let reason):
             outcome = .unreachable(reason: reason)
-        case .interrupted:
-            outcome = .interrupted(connected: bytesSent > 0 || response != nil)
+        case .interrupted(let connected):
+            outcome = .interrupted(connected: connected)
         }
         return AttemptReport(outcome: outcome, changed: changed, countedAttempts: file.manifest.countedAttempts, size: size,
                              bytesSent: bytesSent, seconds: seconds, httpStatus: response?.status, id: file.manifest.id)
@@ -75,10 +78,7 @@ extension ProfileExecutor {
     /// Nil when the file is as it was claimed; otherwise what differs. Checks both the open
     /// descriptor (written in place) and the path (replaced by another file).
     private func changedSinceClaim(_ file: ClaimedFile) -> String? {
-        guard let now = try? FileSystem.status(fd: file.fd, path: file.path.logSafe) else { return "cannot stat" }
-        if now.size != file.status.size { return "size \(file.status.size) → \(now.size)" }
-        if now.mtimeNanos != file.status.mtimeNanos { return "modified" }
-        return outdatedClaim(file)
+        file.uploadSource.changeSinceClaim() ?? outdatedClaim(file)
     }
 
     /// Nil while the name still leads to the file claimed; otherwise what happened to it.

@@ -53,7 +53,7 @@ final class ProfileExecutor: Sendable {
         self.report = report
         self.finished = finished
         builder = RequestBuilder(profile: profile)
-        if case .s3(let target) = profile.destination { s3 = S3Uploader(profile: profile, target: target, spool: spool, logger: logger) } else { s3 = nil }
+        if case .s3(let target) = profile.destination { s3 = S3Uploader(profile: profile, target: target, logger: logger) } else { s3 = nil }
         pool = WorkerPool(size: parts.workers, label: profile.name, makeTransport: parts.makeTransport)
     }
 

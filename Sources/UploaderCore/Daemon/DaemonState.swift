@@ -25,9 +25,7 @@ package struct DaemonState: Codable, Sendable, Equatable {
     /// Written without fsync: it is a hint, rebuilt every few seconds, not a record.
     package func write(to paths: SpoolPaths) {
         guard let data = try? JSONEncoder().encode(self) else { return }
-        let temp = paths.stateFile + ".tmp"
-        guard FileManager.default.createFile(atPath: temp, contents: data) else { return }
-        rename(temp, paths.stateFile)
+        try? FileSystem.writeAtomically(Array(data), toPath: paths.stateFile, syncFile: false)
     }
 
     /// The state of the daemon holding this spool's lock, or nil when none runs.

@@ -32,7 +32,7 @@ package final class ServiceReporter: Sendable {
         self.notifier = notifier
         self.logger = logger
         self.clock = clock
-        counter = SpoolCounter(clock: clock)
+        counter = SpoolCounter(logger: logger, clock: clock)
         metrics = MetricsWriter(logger: logger)
     }
 

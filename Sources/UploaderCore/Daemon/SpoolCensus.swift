@@ -27,58 +27,61 @@ package struct SpoolCensus: Sendable, Equatable {
     /// - Parameters:
     ///   - recursive: whether files in the outbox's subdirectories are queued (else they are not counted).
     ///   - includeSent: false skips sent/ (which may hold years of files) when `sent24h` is not needed.
+    ///   - unlistable: told about each directory that cannot be listed (its files go uncounted).
     package static func take(_ spool: Spool, ignore: IgnoreRules, recursive: Bool = true, now: Date = Date(),
-                             includeSent: Bool = true) -> SpoolCensus {
+                             includeSent: Bool = true, unlistable: @escaping DirectoryWalker.ErrorHandler) -> SpoolCensus {
         var census = SpoolCensus()
         census.recursive = recursive
-        census.walk(spool, .outbox, RelativePath(bytes: []), ignore: ignore, now: now)
-        census.walk(spool, .retry, RelativePath(bytes: []), ignore: ignore, now: now)
-        if includeSent { census.walk(spool, .sent, RelativePath(bytes: []), ignore: ignore, now: now) }
+        for area in includeSent ? [Spool.Area.outbox, .retry, .sent] : [.outbox, .retry] {
+            census.walk(spool, area, ignore: ignore, now: now, unlistable: unlistable)
+        }
         return census
     }
 
-    private mutating func walk(_ spool: Spool, _ area: Spool.Area, _ directory: RelativePath, ignore: IgnoreRules, now: Date) {
+    private mutating func walk(_ spool: Spool, _ area: Spool.Area, ignore: IgnoreRules, now: Date,
+                               unlistable: @escaping DirectoryWalker.ErrorHandler) {
         let root = spool.directory(area)
-        guard let entries = try? FileSystem.list(directory, in: root) else { return }
-        for entry in entries where entry.name.bytes.first != UInt8(ascii: ".") {
-            let path = directory.appending(entry.name)
-            let kind = entry.kind ?? (try? FileSystem.status(path, in: root))?.kind
-            if kind == .directory {
-                if area != .outbox || recursive { walk(spool, area, path, ignore: ignore, now: now) }
-                continue
+        DirectoryWalker(root: root, onError: unlistable).walk { entry in
+            if entry.kind == .directory { return area != .outbox || recursive }
+            count(entry, in: spool, area, ignore: ignore, now: now)
+            return false
+        }
+    }
+
+    private mutating func count(_ entry: DirectoryWalker.Entry, in spool: Spool, _ area: Spool.Area, ignore: IgnoreRules, now: Date) {
+        let root = spool.directory(area)
+        let path = entry.path
+        switch area {
+        case .outbox:
+            guard !Spool.isManifestName(entry.name), !ignore.ignores(path),
+                  let status = try? FileSystem.status(path, in: root) else { return }
+            guard status.kind == .regular, !Spool.sidecarTooLong(path) else {
+                refused.add(status.kind == .regular ? status.size : 0)
+                return
             }
-            switch area {
-            case .outbox:
-                guard !Spool.isManifestName(entry.name), !ignore.ignores(path),
-                      let status = try? FileSystem.status(path, in: root) else { continue }
-                guard status.kind == .regular, !Spool.sidecarTooLong(path) else {
-                    refused.add(status.kind == .regular ? status.size : 0)
-                    continue
-                }
-                var state = Manifest.State.queued
-                if FileSystem.exists(Spool.manifestName(for: path), in: root),
-                   case .success(let manifest) = spool.readManifest(for: path, in: .outbox) {
-                    state = manifest.state
-                    note(manifest)
-                }
-                if state == .uploading { uploading.add(status.size) } else { queued.add(status.size) }
-                if oldestQueued.map({ status.mtime < $0 }) ?? true { oldestQueued = status.mtime }
-            case .retry:
-                guard Spool.isManifestName(entry.name),
-                      case .success(let manifest) = spool.readManifest(for: Spool.fileName(forManifest: path), in: .retry) else { continue }
+            var state = Manifest.State.queued
+            if FileSystem.exists(Spool.manifestName(for: path), in: root),
+               case .success(let manifest) = spool.readManifest(for: path, in: .outbox) {
+                state = manifest.state
                 note(manifest)
-                if manifest.state == .failed {
-                    failed.add(manifest.size)
-                } else {
-                    retry.add(manifest.size)
-                    if let due = manifest.nextAttemptAt.flatMap(Timestamp.parse), nextDue.map({ due < $0 }) ?? true { nextDue = due }
-                }
-            case .sent:
-                guard Spool.isManifestName(entry.name), let status = try? FileSystem.status(path, in: root),
-                      now.timeIntervalSince(status.mtime) <= 86400,
-                      case .success(let manifest) = spool.readManifest(for: Spool.fileName(forManifest: path), in: .sent) else { continue }
-                sent24h.add(manifest.size)
             }
+            if state == .uploading { uploading.add(status.size) } else { queued.add(status.size) }
+            if oldestQueued.map({ status.mtime < $0 }) ?? true { oldestQueued = status.mtime }
+        case .retry:
+            guard Spool.isManifestName(entry.name),
+                  case .success(let manifest) = spool.readManifest(for: Spool.fileName(forManifest: path), in: .retry) else { return }
+            note(manifest)
+            if manifest.state == .failed {
+                failed.add(manifest.size)
+            } else {
+                retry.add(manifest.size)
+                if let due = manifest.nextAttemptAt.flatMap(Timestamp.parse), nextDue.map({ due < $0 }) ?? true { nextDue = due }
+            }
+        case .sent:
+            guard Spool.isManifestName(entry.name), let status = try? FileSystem.status(path, in: root),
+                  now.timeIntervalSince(status.mtime) <= 86400,
+                  case .success(let manifest) = spool.readManifest(for: Spool.fileName(forManifest: path), in: .sent) else { return }
+            sent24h.add(manifest.size)
         }
     }
 

@@ -15,10 +15,14 @@ package final class SpoolCounter: Sendable {
     static let minimumInterval: TimeInterval = 10
     private let state = Mutex(State())
     private let wake = NSCondition()
+    private let logger: Logger
 
     private let clock: any Clock
 
-    package init(clock: any Clock) { self.clock = clock }
+    package init(logger: Logger, clock: any Clock) {
+        self.logger = logger
+        self.clock = clock
+    }
 
     /// Counts in a loop until `stop`; `runners` gives the current set, `onUpdate` runs after each round.
     package func start(runners: @escaping @Sendable () -> [ProfileRunner], onUpdate: @escaping @Sendable () -> Void) {
@@ -46,7 +50,8 @@ package final class SpoolCounter: Sendable {
         let started = clock.monotonic
         var counted: [String: SpoolCensus] = [:]
         for runner in runners {
-            counted[runner.profile.name] = SpoolCensus.take(runner.spool, ignore: runner.ignore, recursive: runner.profile.recursive, now: clock.now, includeSent: false)
+            counted[runner.profile.name] = SpoolCensus.take(runner.spool, ignore: runner.ignore, recursive: runner.profile.recursive,
+                                                            now: clock.now, includeSent: false, unlistable: DirectoryWalker.warning(logger))
         }
         let duration = clock.monotonic - started
         state.withLock {

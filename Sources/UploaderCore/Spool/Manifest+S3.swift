@@ -1,5 +1,6 @@
 /// The manifest's `s3` object: a multipart upload in progress, so a crash or an offline spell
 /// resumes it instead of starting over. Present only while a multipart upload is open.
+/// (The transfer layer's own view of it is `S3MultipartProgress`; the runner converts.)
 ///
 /// `key` and `part_size` are kept because a resumed upload must use the same ones even if the
 /// key template renders differently now (`{date}`) or the config changed.
@@ -55,12 +56,5 @@ package struct S3UploadState: Codable, Sendable, Equatable {
         try c.encode(fileSize, forKey: .fileSize)
         try c.encode(fileMtime, forKey: .fileMtime)
         try c.encode(parts, forKey: .parts)
-    }
-
-    /// Records a finished part (replacing an older record of the same number), kept in order.
-    package mutating func record(_ part: Part) {
-        parts.removeAll { $0.number == part.number }
-        parts.append(part)
-        parts.sort { $0.number < $1.number }
     }
 }

@@ -31,57 +31,53 @@ package struct Recovery: Sendable {
 
     /// Scans `directory` (the outbox root by default) and returns what to queue.
     package func scanOutbox(_ directory: RelativePath = RelativePath(bytes: [])) -> Result {
+        let outbox = spool.directory(.outbox)
         var result = Result()
-        scan(directory, into: &result)
+        // What each directory being walked holds, settled when the walk leaves it.
+        var files: [RelativePath: Set<RelativePath>] = [:]
+        var manifests: [RelativePath: [RelativePath]] = [:]
+        DirectoryWalker(root: outbox, includeHidden: true, logger: logger).walk(from: directory, visit: { entry in
+            let parent = entry.path.parent ?? RelativePath(bytes: [])
+            if entry.name.bytes.starts(with: Self.temporaryPrefix) {
+                try? FileSystem.unlink(entry.path, in: outbox)
+                logger.info("removed a half-written temporary manifest", ["file": entry.path.logSafe])
+                return false
+            }
+            if entry.path == RelativePath(".upl-tmp") {
+                removeLeftoverTemporaries()
+                return false
+            }
+            if entry.name.bytes.first == UInt8(ascii: ".") { return false }
+            if Spool.isManifestName(entry.name) { manifests[parent, default: []].append(entry.path); return false }
+            if entry.kind == .directory {
+                if !recursive { result.directoriesIgnored.append(entry.path) }
+                return recursive
+            }
+            files[parent, default: []].insert(entry.path)
+            return false
+        }, leave: { dir in
+            var here = files.removeValue(forKey: dir) ?? []
+            for manifestName in manifests.removeValue(forKey: dir) ?? [] {
+                let file = Spool.fileName(forManifest: manifestName)
+                if here.contains(file) { continue }
+                if let brought = resolveOrphan(file) { here.insert(brought) }
+            }
+            result.files.append(contentsOf: here.filter { !ignore.ignores($0) }.sorted())
+        })
         return result
     }
 
-    private func scan(_ directory: RelativePath, into result: inout Result) {
-        let outbox = spool.directory(.outbox)
-        let listing: [FileSystem.Entry]
-        do {
-            listing = try FileSystem.list(directory, in: outbox)
-        } catch {
-            logger.error("cannot list outbox", ["dir": directory.displayed(in: outbox), "error": "\(error)"])
-            return
-        }
-        var files = Set<RelativePath>()
-        var manifests: [RelativePath] = []
-        for entry in listing {
-            let path = directory.appending(entry.name)
-            if entry.name.bytes.starts(with: Array(".upl-tmp-".utf8)) {
-                try? FileSystem.unlink(path, in: outbox)
-                logger.info("removed a half-written temporary manifest", ["file": path.logSafe])
-                continue
-            }
-            if directory.bytes.isEmpty && entry.name == RelativePath(".upl-tmp") {
-                removeLeftoverTemporaries()
-                continue
-            }
-            if entry.name.bytes.first == UInt8(ascii: ".") { continue }
-            if Spool.isManifestName(entry.name) { manifests.append(path); continue }
-            let kind = entry.kind ?? (try? FileSystem.status(path, in: outbox))?.kind
-            if kind == .directory {
-                if recursive { scan(path, into: &result) } else { result.directoriesIgnored.append(path) }
-                continue
-            }
-            files.insert(path)
-        }
-        for manifestName in manifests {
-            let file = Spool.fileName(forManifest: manifestName)
-            if files.contains(file) { continue }
-            if let brought = resolveOrphan(file) { files.insert(brought) }
-        }
-        result.files.append(contentsOf: files.filter { !ignore.ignores($0) }.sorted())
-    }
+    private static let temporaryPrefix = Array(".upl-tmp-".utf8)
 
     /// Removes half-written manifests left in the outbox's temporary directory by a crash.
     private func removeLeftoverTemporaries() {
         let dir = spool.paths.outboxTemporary
-        guard let entries = try? FileSystem.list(dir) else { return }
-        for entry in entries where entry.name.bytes.starts(with: Array(".upl-tmp-".utf8)) {
-            try? FileSystem.unlink(entry.name, in: dir)
-            logger.info("removed a half-written temporary manifest", ["file": entry.name.logSafe])
+        DirectoryWalker(root: dir, includeHidden: true, logger: logger).walk { entry in
+            if entry.name.bytes.starts(with: Self.temporaryPrefix) {
+                try? FileSystem.unlink(entry.path, in: dir)
+                logger.info("removed a half-written temporary manifest", ["file": entry.name.logSafe])
+            }
+            return false
         }
     }
 
@@ -142,9 +138,11 @@ package struct Recovery: Sendable {
     package func scanRetry() -> (due: [(path: RelativePath, at: Date)], requeued: [RelativePath]) {
         var due: [(RelativePath, Date)] = []
         var requeued: [RelativePath] = []
-        walk(spool.directory(.retry), RelativePath(bytes: [])) { manifestName in
-            let file = Spool.fileName(forManifest: manifestName)
-            guard case .success(let manifest) = spool.readManifest(for: file, in: .retry) else { return }
+        DirectoryWalker(root: spool.directory(.retry), logger: logger).walk { entry in
+            if entry.kind == .directory { return true }
+            guard Spool.isManifestName(entry.name) else { return false }
+            let file = Spool.fileName(forManifest: entry.path)
+            guard case .success(let manifest) = spool.readManifest(for: file, in: .retry) else { return false }
             switch manifest.state {
             case .retry:
                 due.append((file, manifest.nextAttemptAt.flatMap(Timestamp.parse) ?? Date()))
@@ -153,17 +151,8 @@ package struct Recovery: Sendable {
             case .sent, .failed:
                 break
             }
+            return false
         }
         return (due, requeued)
-    }
-
-    /// Calls `body` with every manifest name under `root`/`directory`.
-    private func walk(_ root: String, _ directory: RelativePath, _ body: (RelativePath) -> Void) {
-        guard let listing = try? FileSystem.list(directory, in: root) else { return }
-        for entry in listing where entry.name.bytes.first != UInt8(ascii: ".") {
-            let path = directory.appending(entry.name)
-            if Spool.isManifestName(entry.name) { body(path); continue }
-            if entry.kind == .directory { walk(root, path, body) }
-        }
     }
 }

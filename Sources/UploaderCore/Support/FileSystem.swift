@@ -147,58 +147,6 @@ package enum FileSystem {
         return out
     }
 
-    /// Writes `data` to `directory/name` atomically: temporary file, fsync, rename.
-    ///
-    /// The temporary name starts with `.upl-tmp-` so watchers ignore it and start-up removes
-    /// leftovers. The directory itself is fsynced only when `syncDirectory` is set; callers
-    /// that rename again right after batch that fsync themselves.
-    ///
-    /// With `temporaryDirectory` (same filesystem), the temporary file is made there instead:
-    /// a watched directory then sees one rename instead of a create, a close and a rename.
-    package static func writeAtomically(_ data: [UInt8], to name: RelativePath, in directory: String, syncDirectory: Bool,
-                                        temporaryDirectory: String? = nil) throws {
-        // A random suffix from getrandom(2) (one syscall; Foundation's UUID() opened, read
-        // and closed /dev/urandom each time); O_EXCL below still refuses any clash.
-        let temp = RelativePath(".upl-tmp-" + String(UInt64.random(in: 0...UInt64.max), radix: 16))
-        let tempFull = temporaryDirectory == nil ? (name.parent.map { $0.appending(temp) } ?? temp) : temp
-        let tempDirectory = temporaryDirectory ?? directory
-        let display = name.displayed(in: directory)
-        func create() throws -> Int32 {
-            try tempFull.withCString(in: tempDirectory) { cpath in
-                try retryingEINTR("create", path: display) { open(cpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640) }
-            }
-        }
-        let fd: Int32
-        do {
-            fd = try create()
-        } catch let error as SystemError where error.isNotFound && temporaryDirectory != nil {
-            // The temporary directory went with its outbox (removed and recreated): make it again.
-            try makeDirectories(tempDirectory)
-            fd = try create()
-        }
-        var ok = false
-        defer {
-            if !ok { _ = tempFull.withCString(in: tempDirectory) { Glibc.unlink($0) } }
-        }
-        do {
-            try data.withUnsafeBytes { raw in
-                var offset = 0
-                while offset < raw.count {
-                    let n = try retryingEINTR("write", path: display) { write(fd, raw.baseAddress! + offset, raw.count - offset) }
-                    offset += n
-                }
-            }
-            try retryingEINTR("fsync", path: display) { fsync(fd) }
-        } catch {
-            close(fd)
-            throw error
-        }
-        close(fd)
-        try rename(tempFull, in: tempDirectory, to: name, in: directory, replace: true)
-        ok = true
-        if syncDirectory { try syncDirectoryOf(name, in: directory) }
-    }
-
     /// Renames; with `replace: false` fails with EEXIST rather than overwrite (RENAME_NOREPLACE).
     package static func rename(_ from: RelativePath, in fromDir: String, to: RelativePath, in toDir: String, replace: Bool) throws {
         try from.withCString(in: fromDir) { src in

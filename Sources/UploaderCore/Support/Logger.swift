@@ -12,6 +12,8 @@ package final class Logger: @unchecked Sendable {
     private var level: LogLevel
     private var format: LogFormat
     private var secrets: [String] = []
+    /// Keys `warnOnce` has already warned about.
+    private var warned: Set<String> = []
     private let sink: @Sendable (String) -> Void
     private let clock: any Clock
 
@@ -52,6 +54,15 @@ package final class Logger: @unchecked Sendable {
     package func warn(_ message: @autoclosure () -> String, _ metadata: Metadata = [:]) { log(.warn, message(), metadata) }
     package func info(_ message: @autoclosure () -> String, _ metadata: Metadata = [:]) { log(.info, message(), metadata) }
     package func debug(_ message: @autoclosure () -> String, _ metadata: Metadata = [:]) { log(.debug, message(), metadata) }
+
+    /// `warn`, but only the first time for `key` in this process: for a problem every pass meets
+    /// again (a directory that cannot be listed), where one line per pass would drown the log.
+    package func warnOnce(key: String, _ message: @autoclosure () -> String, _ metadata: Metadata = [:]) {
+        lock.lock()
+        let first = warned.insert(key).inserted
+        lock.unlock()
+        if first { log(.warn, message(), metadata) }
+    }
 
     package func log(_ messageLevel: LogLevel, _ message: String, _ metadata: Metadata) {
         log(messageLevel, message, pairs: metadata.map { ($0.key, $0.value) })

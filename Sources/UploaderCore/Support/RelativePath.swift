@@ -61,9 +61,10 @@ package struct RelativePath: Hashable, Sendable, Comparable, CustomStringConvert
         }
     }
 
-    /// The path joined to `directory`, lossy, for messages.
+    /// The path joined to `directory`, lossy, for messages (the directory itself when empty).
     package func displayed(in directory: String) -> String {
-        directory.hasSuffix("/") ? directory + logSafe : directory + "/" + logSafe
+        if bytes.isEmpty { return directory }
+        return directory.hasSuffix("/") ? directory + logSafe : directory + "/" + logSafe
     }
 }
 

@@ -17,9 +17,12 @@ package struct SystemError: Error, CustomStringConvertible, Equatable {
 
     package var reason: String { String(cString: strerror(code)) }
 
+    /// `Permission denied (errno 13)`: the errno text without the operation and path.
+    package var reasonWithCode: String { "\(reason) (errno \(code))" }
+
     package var description: String {
-        if let path { return "\(operation) \(path): \(reason) (errno \(code))" }
-        return "\(operation): \(reason) (errno \(code))"
+        if let path { return "\(operation) \(path): \(reasonWithCode)" }
+        return "\(operation): \(reasonWithCode)"
     }
 
     package var isNotFound: Bool { code == ENOENT }

@@ -11,6 +11,8 @@ package struct CurlOutcome: Sendable, Equatable {
     package var cancelled: Bool
     /// Our progress callback stopped it: nothing moved for the stall timeout.
     package var stalled: Bool
+    /// We refused libcurl's own re-send of the request (see `CurlTransferContext.resendRefused`).
+    package var resendRefused: Bool
     /// Our read callback's own failure (errno text and path), if that is what stopped curl.
     package var readError: String?
     /// CURLOPT_ERRORBUFFER text, or curl_easy_strerror when empty.
@@ -18,11 +20,12 @@ package struct CurlOutcome: Sendable, Equatable {
     package var bytesSent: Int64
 
     package init(code: CURLcode, connected: Bool, cancelled: Bool = false, stalled: Bool = false,
-                 readError: String? = nil, detail: String = "", bytesSent: Int64 = 0) {
+                 resendRefused: Bool = false, readError: String? = nil, detail: String = "", bytesSent: Int64 = 0) {
         self.code = code
         self.connected = connected
         self.cancelled = cancelled
         self.stalled = stalled
+        self.resendRefused = resendRefused
         self.readError = readError
         self.detail = detail
         self.bytesSent = bytesSent
@@ -31,9 +34,12 @@ package struct CurlOutcome: Sendable, Equatable {
     package var failure: TransferFailure {
         if let readError { return .localRead(readError) }
         if cancelled && (code == CURLE_ABORTED_BY_CALLBACK || code == CURLE_READ_ERROR) {
-            return .cancelled(bytesSent: bytesSent)
+            return .cancelled(bytesSent: bytesSent, connected: connected)
         }
         if stalled && code == CURLE_ABORTED_BY_CALLBACK {
+            return .broken(detail, bytesSent: bytesSent)
+        }
+        if resendRefused && (code == CURLE_ABORTED_BY_CALLBACK || code == CURLE_SEND_FAIL_REWIND) {
             return .broken(detail, bytesSent: bytesSent)
         }
         switch code {

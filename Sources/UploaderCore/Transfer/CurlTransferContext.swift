@@ -28,6 +28,13 @@ final class CurlTransferContext {
     var lastMoved: (uploaded: Int64, downloaded: Int64, at: Double) = (0, 0, CurlTransferContext.now())
     /// Set when the progress callback aborted because nothing moved for `stallTimeout`.
     var stalled = false
+    /// Set when libcurl wanted to send the request a second time and we refused. It does so
+    /// when a reused keep-alive connection dies before an answer; the destination may well
+    /// have received the first request, and an attempt is one request (DESIGN §1), so the
+    /// exchange ends as broken and the caller's retry sends it again as a counted attempt.
+    var resendRefused = false
+    /// Requests libcurl began to send in this `curl_easy_perform` (its pre-request callback).
+    var requestsStarted = 0
 
     var status = 0
     var statusText = ""
@@ -183,8 +190,27 @@ let curlReadCallback: uploader_curl_data_cb = { buffer, size, count, userdata in
 let curlSeekCallback: uploader_curl_seek_cb = { userdata, offset, origin in
     let context = Unmanaged<CurlTransferContext>.fromOpaque(userdata!).takeUnretainedValue()
     guard origin == SEEK_SET, offset >= 0, Int64(offset) <= context.length else { return CURL_SEEKFUNC_FAIL }
+    // libcurl rewinds a body it has read only to send the request again by itself (a reused
+    // connection died before answering): refused, see `CurlTransferContext.resendRefused`.
+    if context.position > 0 && Int64(offset) != context.position {
+        context.resendRefused = true
+        return CURL_SEEKFUNC_CANTSEEK
+    }
     context.position = Int64(offset)
     return CURL_SEEKFUNC_OK
+}
+
+/// Called just before each request goes out: the first one passes; a second one in the same
+/// perform is libcurl re-sending on its own (for an empty body there is nothing to rewind, so
+/// the seek callback never hears of it) and is refused.
+let curlPrerequestCallback: uploader_curl_prereq_cb = { userdata, _, _, _, _ in
+    let context = Unmanaged<CurlTransferContext>.fromOpaque(userdata!).takeUnretainedValue()
+    context.requestsStarted += 1
+    guard context.requestsStarted == 1 else {
+        context.resendRefused = true
+        return CURL_PREREQFUNC_ABORT
+    }
+    return CURL_PREREQFUNC_OK
 }
 
 let curlHeaderCallback: uploader_curl_data_cb = { buffer, size, count, userdata in

@@ -18,7 +18,8 @@ package final class CurlTransport: Transport {
         var url = request.url
         var hops = 0
         while true {
-            if request.cancellation.isCancelled { return .failure(.cancelled(bytesSent: 0)) }
+            // Before a redirect hop, the earlier requests have reached the destination.
+            if request.cancellation.isCancelled { return .failure(.cancelled(bytesSent: 0, connected: hops > 0)) }
             let result = perform(request, url: url)
             guard case .success(let response) = result,
                   CurlTransport.isRedirect(response.status), hops < CurlTransport.maxRedirects,
@@ -49,17 +50,21 @@ package final class CurlTransport: Transport {
             // The error buffer dies with the context; curl must not write to it later (e.g. in cleanup).
             defer { handle.set(CURLOPT_ERRORBUFFER, pointer: nil) }
             let code = curl_easy_perform(handle.raw)
-            let bytesSent = handle.offset(CURLINFO_SIZE_UPLOAD_T)
+            // A refused re-send has reset libcurl's counter: the first request's bytes are those it read.
+            let bytesSent = context.resendRefused ? context.position : handle.offset(CURLINFO_SIZE_UPLOAD_T)
             guard code == CURLE_OK else {
                 var detail = context.errorDetail.isEmpty ? String(cString: curl_easy_strerror(code)) : context.errorDetail
                 if context.stalled {
                     detail = "stalled: no data moved for \(Int(request.stallTimeout.rounded(.up))) s (stall_timeout)"
+                } else if context.resendRefused {
+                    detail = "connection closed before an answer arrived"
                 }
                 let outcome = CurlOutcome(
                     code: code,
                     connected: handle.offset(CURLINFO_CONNECT_TIME_T) > 0 || bytesSent > 0 || context.status > 0,
                     cancelled: request.cancellation.isCancelled,
                     stalled: context.stalled,
+                    resendRefused: context.resendRefused,
                     readError: context.readError,
                     detail: detail,
                     bytesSent: bytesSent)
@@ -103,6 +108,8 @@ package final class CurlTransport: Transport {
         h.set(CURLOPT_READDATA, pointer: userdata)
         h.setSeek(curlSeekCallback)
         h.set(CURLOPT_SEEKDATA, pointer: userdata)
+        h.setPrerequest(curlPrerequestCallback)
+        h.set(CURLOPT_PREREQDATA, pointer: userdata)
         h.set(CURLOPT_HEADERFUNCTION, callback: curlHeaderCallback)
         h.set(CURLOPT_HEADERDATA, pointer: userdata)
         h.set(CURLOPT_WRITEFUNCTION, callback: curlWriteCallback)

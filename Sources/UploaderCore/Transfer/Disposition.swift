@@ -12,8 +12,15 @@ package enum Disposition: Sendable, Equatable {
     case permanent(reason: String)
     /// The destination could not be reached at all: pause the profile, spend no attempt.
     case offline(reason: String)
-    /// Cut short by our own cancellation (shutdown, going offline): not counted as an attempt.
-    case interrupted
+    /// Cut short by our own cancellation (shutdown, going offline): not counted toward `max_attempts`.
+    /// `connected`: the request reached the destination (keep the attempt, marked interrupted);
+    /// false when it was cancelled before connecting (drop the attempt: it is none).
+    case interrupted(connected: Bool)
+
+    package var isInterrupted: Bool {
+        if case .interrupted = self { return true }
+        return false
+    }
 
     package static func decide(_ result: Result<UploadResponse, TransferFailure>, now: Date) -> Disposition {
         switch result {
@@ -36,7 +43,7 @@ package enum Disposition: Sendable, Equatable {
             case .unreachable(let message): return .offline(reason: message)
             case .broken(let message, _): return .retryLater(reason: message, retryAfter: nil)
             case .tls(let message), .localRead(let message), .other(let message): return .permanent(reason: message)
-            case .cancelled: return .interrupted
+            case .cancelled(_, let connected): return .interrupted(connected: connected)
             }
         }
     }

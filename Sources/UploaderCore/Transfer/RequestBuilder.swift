@@ -15,7 +15,7 @@ package enum RequestBuildError: Error, Sendable, Equatable, CustomStringConverti
     }
 }
 
-/// Turns a profile, a claimed file and its manifest into the `UploadRequest` a transport sends.
+/// Turns a profile and the file to send into the `UploadRequest` a transport sends.
 ///
 /// All wire-format decisions (§5 of the design) live here: URL, headers, digest and body
 /// encoding; the transport only moves bytes.
@@ -27,11 +27,11 @@ package struct RequestBuilder: Sendable {
 
     package init(profile: Profile) { self.profile = profile }
 
-    /// - Parameters:
-    ///   - fd: the claimed file, open for reading; it must stay open until the request is sent.
-    ///   - size: its size at claim time (the body's exact length).
-    package func request(fd: Int32, size: Int64, path: RelativePath, manifest: Manifest, values: TemplateValues,
+    /// The request for `source` (its descriptor must stay open until the request is sent);
+    /// the body's length is the size at claim time.
+    package func request(for source: UploadSource, values: TemplateValues,
                          rateLimiter: RateLimiter?, cancellation: CancellationFlag) throws -> UploadRequest {
+        let fd = source.fd, size = source.size, path = source.path
         let sourcePath = path.logSafe
         let url: String
         switch profile.destination {
@@ -48,9 +48,9 @@ package struct RequestBuilder: Sendable {
             switch profile.body {
             case .raw:
                 body = RequestBody([.file(fd: fd, offset: 0, length: size)])
-                contentType = manifest.contentType
+                contentType = source.contentType
                 if profile.digest == .sha256 {
-                    if let known = manifest.sha256.flatMap({ [UInt8](hex: $0) }), known.count == 32 {
+                    if let known = source.sha256.flatMap({ [UInt8](hex: $0) }), known.count == 32 {
                         digest = known
                     } else {
                         digest = try SHA256.hash(fd: fd, length: size, path: sourcePath)
@@ -58,13 +58,13 @@ package struct RequestBuilder: Sendable {
                 }
             case .multipart:
                 let multipart = MultipartBody(fields: fields, fileField: profile.multipartField, fileName: displayName,
-                                              fileContentType: manifest.contentType, fd: fd, size: size)
+                                              fileContentType: source.contentType, fd: fd, size: size)
                 body = multipart.body
                 contentType = multipart.contentType
                 if profile.digest == .sha256 { digest = try BodyDigest.sha256(of: body, path: sourcePath) }
             case .json:
                 let bytes = try JSONBody.encode(fields: fields, name: displayName, fd: fd, size: size,
-                                                sha256: manifest.sha256, path: sourcePath)
+                                                sha256: source.sha256, path: sourcePath)
                 body = RequestBody([.bytes(bytes)])
                 contentType = "application/json"
                 if profile.digest == .sha256 { digest = SHA256.hash(bytes) }
@@ -75,7 +75,7 @@ package struct RequestBuilder: Sendable {
 
         var headers: [(name: String, value: String)] = [
             ("Content-Type", contentType),
-            ("Idempotency-Key", manifest.id),
+            ("Idempotency-Key", source.id),
         ]
         if let digest { headers.append(("Content-Digest", BodyDigest.header(sha256: digest))) }
         headers.append(("User-Agent", "uploader/\(UploaderVersion.string)"))

@@ -2,8 +2,8 @@ import Foundation
 
 /// Everything a transport needs to send one upload: URL, method, headers, and a streamed body.
 ///
-/// Built by `RequestBuilder` from a profile, a claimed file and its manifest; the transport
-/// never looks at the config or the spool.
+/// Built by `RequestBuilder` from a profile and an `UploadSource`; the transport never looks
+/// at the spool or the config.
 package struct UploadRequest: Sendable {
     package var url: String
     package var method: HTTPMethod
@@ -105,8 +105,10 @@ package enum TransferFailure: Error, Sendable, Equatable {
     case tls(String)
     /// Our own file could not be read. Permanent.
     case localRead(String)
-    /// Aborted through `CancellationFlag` (shutdown or offline). Not counted.
-    case cancelled(bytesSent: Int64)
+    /// Aborted through `CancellationFlag` (shutdown or offline). Not counted toward `max_attempts`;
+    /// `connected` says whether the request reached the destination (an attempt to keep, marked
+    /// interrupted) or was cut before it connected (no attempt at all, DESIGN §1).
+    case cancelled(bytesSent: Int64, connected: Bool)
     /// Anything else libcurl reports (bad URL, out of memory). Permanent.
     case other(String)
 }

@@ -154,6 +154,15 @@ package final class InotifyWatcher: @unchecked Sendable {
 
     /// Watches `directory` (relative to the registration root) and, when recursive, every directory below.
     private func watchTree(_ registration: Registration, directory: RelativePath, announce: Bool) {
+        guard watch(registration, directory: directory, announce: announce), registration.recursive else { return }
+        // Each directory is watched before it is listed, so nothing created meanwhile goes unseen.
+        DirectoryWalker(root: registration.root, logger: logger).walk(from: directory) { entry in
+            entry.kind == .directory && watch(registration, directory: entry.path, announce: announce)
+        }
+    }
+
+    /// Adds the watch on one directory (and announces it); false when inotify refused it.
+    private func watch(_ registration: Registration, directory: RelativePath, announce: Bool) -> Bool {
         let ok: Bool = directory.withCString(in: registration.root) { cpath in
             guard inotifytools_watch_file(cpath, Int32(bitPattern: InotifyWatcher.mask)) != 0 else { return false }
             var key = Array(UnsafeBufferPointer(start: UnsafeRawPointer(cpath).assumingMemoryBound(to: UInt8.self), count: strlen(cpath)))
@@ -170,16 +179,10 @@ package final class InotifyWatcher: @unchecked Sendable {
             } else {
                 logger.warn("cannot watch directory", ["dir": directory.displayed(in: registration.root), "error": String(cString: strerror(code))])
             }
-            return
+            return false
         }
         if announce { registration.handler(.directoryAppeared(directory)) }
-        guard registration.recursive else { return }
-        guard let entries = try? FileSystem.list(directory, in: registration.root) else { return }
-        for entry in entries where entry.name.bytes.first != UInt8(ascii: ".") {
-            let child = directory.appending(entry.name)
-            let kind = entry.kind ?? (try? FileSystem.status(child, in: registration.root))?.kind
-            if kind == .directory { watchTree(registration, directory: child, announce: announce) }
-        }
+        return true
     }
 
     /// An outbox that vanished is recreated (mode 0750) and watched again, then rescanned.

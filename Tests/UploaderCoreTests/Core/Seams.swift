@@ -58,7 +58,7 @@ final class ScriptedServer: Sendable {
             // The fake network's wait for the runner's cancel: a real transfer would be blocked in curl here.
             while !request.cancellation.isCancelled { usleep(1000) }
             state.withLock { $0.hanging -= 1 }
-            return .failure(.cancelled(bytesSent: Int64(body.count)))
+            return .failure(.cancelled(bytesSent: Int64(body.count), connected: true))
         case .unreachable:
             preconditionFailure()
         }

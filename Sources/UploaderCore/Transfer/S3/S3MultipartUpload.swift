@@ -3,44 +3,55 @@ import Foundation
 
 /// One file's multipart upload, run on the worker's thread: resume or create, send the missing
 /// parts `part_concurrency` at a time (each on a thread with its own transport, each retried on
-/// its own), record each finished part in the manifest, then complete — or abort.
+/// its own), record each finished part through `record`, then complete — or abort.
 struct S3MultipartUpload {
     let uploader: S3Uploader
-    let file: ClaimedFile
+    let source: UploadSource
     var context: S3Requests.Context
     let progress: (@Sendable (Int64) -> Void)?
     let transport: Transport
+    /// The upload's state as last reported through `record` (nil: none open).
+    private(set) var state: S3MultipartProgress?
+    private let record: (S3MultipartProgress?) -> Void
 
-    init(uploader: S3Uploader, file: ClaimedFile, context: S3Requests.Context, progress: (@Sendable (Int64) -> Void)?, transport: Transport) {
+    init(uploader: S3Uploader, source: UploadSource, saved: S3MultipartProgress?, context: S3Requests.Context,
+         progress: (@Sendable (Int64) -> Void)?, transport: Transport, record: @escaping (S3MultipartProgress?) -> Void) {
         self.uploader = uploader
-        self.file = file
+        self.source = source
+        self.state = saved
         self.context = context
         self.progress = progress
         self.transport = transport
+        self.record = record
     }
 
     private var requests: S3Requests { uploader.requests }
     private var log: Logger { uploader.logger }
-    private var size: Int64 { file.status.size }
+    private var size: Int64 { source.size }
+
+    /// Changes the state and hands it to the caller to keep durably.
+    private mutating func save(_ new: S3MultipartProgress?) {
+        state = new
+        record(new)
+    }
 
     mutating func run() -> S3Uploader.Outcome {
-        if let state = file.manifest.s3, state.bucket != uploader.target.bucket || state.fileSize != size || state.fileMtime != file.status.mtimeText {
+        if let state, state.bucket != uploader.target.bucket || state.fileSize != size || state.fileMtime != source.status.mtimeText {
             if state.bucket == uploader.target.bucket {
                 uploader.abort(state, context: context, transport: transport, reason: "file changed since the upload began")
             }
-            file.manifest.s3 = nil
-            uploader.save(file)
+            save(nil)
         }
-        if let state = file.manifest.s3 {
+        if let state {
             context.key = Array(state.key.utf8)
             if let failed = resume(state) { return failed }
         }
-        if file.manifest.s3 == nil, let failed = create() { return failed }
-        guard let state = file.manifest.s3 else { preconditionFailure("multipart upload without state") }
+        if state == nil, let failed = create() { return failed }
+        guard let state else { preconditionFailure("multipart upload without state") }
 
         let sent = sendMissingParts(state)
         if let failed = sent.failure { return failed }
-        if let change = changeSinceClaim() { return abandonForChange(change, bytes: sent.bytes) }
+        if let change = source.changeSinceClaim() { return abandonForChange(change, bytes: sent.bytes) }
         return complete(bytesSent: sent.bytes)
     }
 
@@ -55,17 +66,16 @@ struct S3MultipartUpload {
             return (result, .permanent(reason: "S3 CreateMultipartUpload answered without an UploadId"))
         }
         let partSize = uploader.target.partSize(forFileSize: size)
-        file.manifest.s3 = S3UploadState(uploadID: uploadID, bucket: uploader.target.bucket, key: String(decoding: context.key, as: UTF8.self),
-                                         partSize: partSize, fileSize: size, fileMtime: file.status.mtimeText)
-        uploader.save(file)
-        log.info("S3 multipart upload started", ["profile": uploader.profile.name, "file": file.path.logSafe, "upload_id": uploadID,
+        save(S3MultipartProgress(uploadID: uploadID, bucket: uploader.target.bucket, key: String(decoding: context.key, as: UTF8.self),
+                                 partSize: partSize, fileSize: size, fileMtime: source.status.mtimeText))
+        log.info("S3 multipart upload started", ["profile": uploader.profile.name, "file": source.path.logSafe, "upload_id": uploadID,
                                                   "parts": String(Self.partCount(size: size, partSize: partSize)), "part_size": String(partSize)])
         return nil
     }
 
     /// Asks ListParts what the store already holds and keeps exactly those parts (with the
     /// expected size) as done. An upload the store no longer knows starts over. Nil on success.
-    private mutating func resume(_ state: S3UploadState) -> S3Uploader.Outcome? {
+    private mutating func resume(_ state: S3MultipartProgress) -> S3Uploader.Outcome? {
         var listed: [Int: (etag: String, size: Int64)] = [:]
         var marker = 0
         while true {
@@ -74,9 +84,8 @@ struct S3MultipartUpload {
             guard case .sent(let response) = disposition else {
                 if case .success(let r) = result, S3Error(status: r.status, body: r.body)?.code == "NoSuchUpload" || r.status == 404 {
                     log.info("S3 multipart upload no longer exists; starting a new one",
-                             ["profile": uploader.profile.name, "file": file.path.logSafe, "upload_id": state.uploadID])
-                    file.manifest.s3 = nil
-                    uploader.save(file)
+                             ["profile": uploader.profile.name, "file": source.path.logSafe, "upload_id": state.uploadID])
+                    save(nil)
                     return nil
                 }
                 return (result, disposition)
@@ -97,9 +106,8 @@ struct S3MultipartUpload {
                 kept.record(.init(number: number, etag: part.etag))
             }
         }
-        file.manifest.s3 = kept
-        uploader.save(file)
-        log.info("resuming S3 multipart upload", ["profile": uploader.profile.name, "file": file.path.logSafe, "upload_id": state.uploadID,
+        save(kept)
+        log.info("resuming S3 multipart upload", ["profile": uploader.profile.name, "file": source.path.logSafe, "upload_id": state.uploadID,
                                                   "parts_done": String(kept.parts.count),
                                                   "parts_total": String(Self.partCount(size: size, partSize: state.partSize))])
         return nil
@@ -108,7 +116,7 @@ struct S3MultipartUpload {
     // MARK: Parts
 
     /// Sends every part not yet done; returns the bytes sent and, if the upload cannot go on now, the outcome.
-    private func sendMissingParts(_ state: S3UploadState) -> (bytes: Int64, failure: S3Uploader.Outcome?) {
+    private mutating func sendMissingParts(_ state: S3MultipartProgress) -> (bytes: Int64, failure: S3Uploader.Outcome?) {
         let done = Set(state.parts.map(\.number))
         let jobs = (1...Self.partCount(size: size, partSize: state.partSize)).filter { !done.contains($0) }.map { number in
             let range = Self.range(of: number, size: size, partSize: state.partSize)
@@ -118,7 +126,7 @@ struct S3MultipartUpload {
         let alreadySent = state.parts.reduce(Int64(0)) { $0 + Self.range(of: $1.number, size: size, partSize: state.partSize).length }
         let board = S3PartBoard(jobs: jobs)
         let stop = CancellationFlag()
-        let sender = S3PartSender(uploader: uploader, context: context, uploadID: state.uploadID, fd: file.fd, board: board, stop: stop,
+        let sender = S3PartSender(uploader: uploader, context: context, uploadID: state.uploadID, fd: source.fd, board: board, stop: stop,
                                   progress: progress.map { report in { @Sendable sent in report(alreadySent + sent) } })
         for index in 0..<min(uploader.target.partConcurrency, jobs.count) {
             board.threadStarted()
@@ -137,23 +145,26 @@ struct S3MultipartUpload {
                 switch outcome {
                 case .done(let number, let etag, let sent):
                     bytes += sent
-                    file.manifest.s3?.record(.init(number: number, etag: etag))
-                    uploader.save(file)
-                    if change == nil, let now = changeSinceClaim() {
+                    if var updated = self.state {
+                        updated.record(.init(number: number, etag: etag))
+                        save(updated)
+                    }
+                    if change == nil, let now = source.changeSinceClaim() {
                         change = now
                         stop.cancel()
                     }
                 case .failed(_, let disposition, let response, let sent):
                     bytes += sent
                     // Our own stop cuts the other parts short: keep the failure that caused it.
-                    if failure == nil || failure?.disposition == .interrupted { failure = (disposition, response) }
+                    if failure == nil || failure?.disposition.isInterrupted == true { failure = (disposition, response) }
                     stop.cancel()
                 }
             }
             if !running && outcomes.isEmpty { break }
         }
 
-        if context.cancellation.isCancelled { return (bytes, (.failure(.cancelled(bytesSent: bytes)), .interrupted)) }
+        // Create or ListParts went out before any part: this upload has reached the store.
+        if context.cancellation.isCancelled { return (bytes, (.failure(.cancelled(bytesSent: bytes, connected: true)), .interrupted(connected: true))) }
         if let change { return (bytes, abandonForChange(change, bytes: bytes)) }
         guard let failure else { return (bytes, nil) }
         if case .permanent(let reason) = failure.disposition {
@@ -166,8 +177,8 @@ struct S3MultipartUpload {
 
     // MARK: Complete
 
-    private func complete(bytesSent: Int64) -> S3Uploader.Outcome {
-        guard let state = file.manifest.s3 else { preconditionFailure("complete without state") }
+    private mutating func complete(bytesSent: Int64) -> S3Uploader.Outcome {
+        guard let state else { preconditionFailure("complete without state") }
         let result = transport.send(requests.completeMultipartUpload(context, uploadID: state.uploadID, parts: state.parts))
         let disposition = uploader.decide(result)
         switch disposition {
@@ -177,7 +188,7 @@ struct S3MultipartUpload {
             response.location = xml?.first("Location") ?? response.location
             response.bytesSent = bytesSent
             response.effectiveURL = requests.objectURL(context.key)
-            file.manifest.s3 = nil
+            save(nil)
             return (.success(response), .sent(response))
         case .permanent(let reason):
             let code = (try? result.get()).flatMap { S3Error(status: $0.status, body: $0.body) }?.code ?? ""
@@ -194,25 +205,16 @@ struct S3MultipartUpload {
 
     // MARK: Helpers
 
-    private func abandonForChange(_ change: String, bytes: Int64) -> S3Uploader.Outcome {
+    private mutating func abandonForChange(_ change: String, bytes: Int64) -> S3Uploader.Outcome {
         abortAndForget(reason: "file changed during upload (\(change))")
         let reason = "file changed during upload (\(change))"
         return (.failure(.broken(reason, bytesSent: bytes)), .retryLater(reason: reason, retryAfter: nil))
     }
 
-    private func abortAndForget(reason: String) {
-        guard let state = file.manifest.s3 else { return }
+    private mutating func abortAndForget(reason: String) {
+        guard let state else { return }
         uploader.abort(state, context: context, transport: transport, reason: reason)
-        file.manifest.s3 = nil
-        uploader.save(file)
-    }
-
-    /// Nil while the open file is as claimed; else what differs.
-    private func changeSinceClaim() -> String? {
-        guard let now = try? FileSystem.status(fd: file.fd, path: file.path.logSafe) else { return "cannot stat" }
-        if now.size != file.status.size { return "size \(file.status.size) → \(now.size)" }
-        if now.mtimeNanos != file.status.mtimeNanos { return "modified" }
-        return nil
+        save(nil)
     }
 
     static func partCount(size: Int64, partSize: Int64) -> Int { Int(max(1, (size + partSize - 1) / partSize)) }
@@ -277,7 +279,7 @@ struct S3PartSender: Sendable {
             let disposition = uploader.decide(result)
             switch result {
             case .success(let r): bytes += r.bytesSent
-            case .failure(.broken(_, let b)), .failure(.cancelled(let b)): bytes += b
+            case .failure(.broken(_, let b)), .failure(.cancelled(let b, _)): bytes += b
             case .failure: break
             }
             if case .sent(let response) = disposition {

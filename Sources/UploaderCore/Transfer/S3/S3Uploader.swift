@@ -1,13 +1,14 @@
 @preconcurrency import Glibc
 import Foundation
 
-/// Delivers one claimed file to an S3-compatible store: a single PUT up to `multipart_threshold`,
+/// Delivers one file to an S3-compatible store: a single PUT up to `multipart_threshold`,
 /// a resumable multipart upload above it. Answers with the same result and `Disposition` a
 /// plain transport send would, so the worker files the outcome away as for any destination.
 ///
-/// Multipart: the upload id and each finished part go into the manifest as they complete
-/// (durably), so a crash or an offline spell resumes with ListParts and sends only what is
-/// missing. A permanent failure, or a file that changed, aborts the upload (no orphaned parts).
+/// Multipart: the upload id and each finished part are reported through `record` as they
+/// complete, for the caller to keep durably (the manifest), so a crash or an offline spell
+/// resumes with ListParts and sends only what is missing. A permanent failure, or a file that
+/// changed, aborts the upload (no orphaned parts).
 package final class S3Uploader: Sendable {
     /// Tries of one part before the whole file goes to retry/ (each part retries on its own).
     static let partAttempts = 3
@@ -15,42 +16,49 @@ package final class S3Uploader: Sendable {
     let profile: Profile
     let target: S3Target
     let requests: S3Requests
-    let spool: Spool
     let logger: Logger
 
-    package init(profile: Profile, target: S3Target, spool: Spool, logger: Logger) {
+    package init(profile: Profile, target: S3Target, logger: Logger) {
         self.profile = profile
         self.target = target
-        self.spool = spool
         self.logger = logger
         requests = S3Requests(profile: profile, target: target)
     }
 
     package typealias Outcome = (result: Result<UploadResponse, TransferFailure>, disposition: Disposition)
 
-    /// Uploads `file`; `request` (from `RequestBuilder`) lends its cancellation flag, rate limiter and progress callback.
-    package func upload(_ file: ClaimedFile, values: TemplateValues, request: UploadRequest, transport: Transport) -> Outcome {
+    /// Uploads `source`; `request` (from `RequestBuilder`) lends its cancellation flag, rate limiter and progress callback.
+    ///
+    /// - Parameters:
+    ///   - saved: the multipart progress last recorded for this file (nil for none).
+    ///   - record: called on this thread, before the upload goes on, each time the progress
+    ///     changes (nil: no multipart upload is open any more). The caller makes it durable:
+    ///     when `upload` returns, its store holds the last value.
+    package func upload(_ source: UploadSource, resuming saved: S3MultipartProgress?, values: TemplateValues,
+                        request: UploadRequest, transport: Transport,
+                        record: @escaping (S3MultipartProgress?) -> Void) -> Outcome {
         let context = S3Requests.Context(
-            key: target.key(values), contentType: file.manifest.contentType,
+            key: target.key(values), contentType: source.contentType,
             extraHeaders: profile.headers.map { ($0.name, $0.value.renderText(values)) },
-            rateLimiter: request.rateLimiter, cancellation: request.cancellation, sourcePath: file.path.logSafe)
-        if file.status.size <= target.multipartThreshold {
-            return putObject(file, context: context, progress: request.progress, transport: transport)
+            rateLimiter: request.rateLimiter, cancellation: request.cancellation, sourcePath: source.path.logSafe)
+        if source.size <= target.multipartThreshold {
+            return putObject(source, stale: saved, context: context, progress: request.progress, transport: transport, record: record)
         }
-        var multipart = S3MultipartUpload(uploader: self, file: file, context: context, progress: request.progress, transport: transport)
+        var multipart = S3MultipartUpload(uploader: self, source: source, saved: saved, context: context,
+                                          progress: request.progress, transport: transport, record: record)
         return multipart.run()
     }
 
-    private func putObject(_ file: ClaimedFile, context: S3Requests.Context, progress: (@Sendable (Int64) -> Void)?,
-                           transport: Transport) -> Outcome {
-        if let stale = file.manifest.s3 {
+    private func putObject(_ source: UploadSource, stale: S3MultipartProgress?, context: S3Requests.Context,
+                           progress: (@Sendable (Int64) -> Void)?, transport: Transport,
+                           record: (S3MultipartProgress?) -> Void) -> Outcome {
+        if let stale {
             // Left from a multipart upload under another threshold: abort it, then send whole.
             abort(stale, context: context, transport: transport, reason: "file is now sent in one PUT")
-            file.manifest.s3 = nil
-            save(file)
+            record(nil)
         }
-        let sha256 = profile.digest == .sha256 ? file.manifest.sha256.flatMap { [UInt8](hex: $0) } : nil
-        var request = requests.putObject(context, body: RequestBody([.file(fd: file.fd, offset: 0, length: file.status.size)]), sha256: sha256)
+        let sha256 = profile.digest == .sha256 ? source.sha256.flatMap { [UInt8](hex: $0) } : nil
+        var request = requests.putObject(context, body: RequestBody([.file(fd: source.fd, offset: 0, length: source.size)]), sha256: sha256)
         request.progress = progress
         let result = transport.send(request)
         return (result, decide(result))
@@ -63,7 +71,7 @@ package final class S3Uploader: Sendable {
     }
 
     /// AbortMultipartUpload, best effort (an upload the store no longer knows is fine).
-    func abort(_ state: S3UploadState, context: S3Requests.Context, transport: Transport, reason: String) {
+    func abort(_ state: S3MultipartProgress, context: S3Requests.Context, transport: Transport, reason: String) {
         var c = context
         c.key = Array(state.key.utf8)
         c.cancellation = CancellationFlag()
@@ -80,16 +88,6 @@ package final class S3Uploader: Sendable {
                         ["profile": profile.name, "file": c.sourcePath ?? "", "upload_id": state.uploadID, "reason": reason, "error": problem])
         } else {
             logger.info("aborted S3 multipart upload", ["profile": profile.name, "file": c.sourcePath ?? "", "upload_id": state.uploadID, "reason": reason])
-        }
-    }
-
-    /// Writes the manifest (with its `s3` progress) durably; a failure only costs resumability.
-    func save(_ file: ClaimedFile) {
-        do {
-            try spool.writeManifest(file.manifest, for: file.path, in: .outbox)
-        } catch {
-            logger.warn("cannot record S3 upload progress in the manifest; a restart would send every part again",
-                        ["profile": profile.name, "file": file.path.logSafe, "error": "\(error)"])
         }
     }
 }

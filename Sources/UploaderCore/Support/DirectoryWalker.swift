@@ -1,0 +1,92 @@
+@preconcurrency import Glibc
+import Foundation
+
+/// Walks the tree below a root directory, depth first in listing order, and reports every
+/// directory it cannot list instead of skipping it in silence (a `try?` on a listing hid
+/// unreadable spool directories from recovery, retention, `status` and `retry`).
+///
+/// Symlinks are never followed: an entry's kind comes from readdir's `d_type`, or from lstat
+/// when the filesystem does not fill it in. Names starting with `.` are skipped unless asked for.
+package struct DirectoryWalker {
+    /// One entry met on the walk.
+    package struct Entry: Sendable {
+        /// Path relative to the walker's root.
+        package var path: RelativePath
+        /// The last component of `path`.
+        package var name: RelativePath
+        /// What it is; nil when it vanished before lstat could tell.
+        package var kind: FileSystem.Kind?
+    }
+
+    /// Told about each directory that could not be listed (opendir or readdir failed; the
+    /// error's path names the directory).
+    package typealias ErrorHandler = (SystemError) -> Void
+
+    package let root: String
+    package let includeHidden: Bool
+    private let onError: ErrorHandler
+
+    package init(root: String, includeHidden: Bool = false, onError: @escaping ErrorHandler) {
+        self.root = root
+        self.includeHidden = includeHidden
+        self.onError = onError
+    }
+
+    /// A walker that reports what it cannot list as one warning line naming the directory.
+    package init(root: String, includeHidden: Bool = false, logger: Logger) {
+        self.init(root: root, includeHidden: includeHidden, onError: DirectoryWalker.warning(logger))
+    }
+
+    /// Calls `visit` with every entry below `start` (relative to the root). A directory is
+    /// walked into right after its own visit when `visit` returns true; the answer is ignored
+    /// for anything else. `leave` is called with each directory listed (`start` included)
+    /// once all its entries have been visited.
+    package func walk(from start: RelativePath = RelativePath(bytes: []), visit: (Entry) -> Bool,
+                      leave: (RelativePath) -> Void = { _ in }) {
+        guard let entries = entries(of: start) else { return }
+        for entry in entries {
+            let descend = visit(entry)
+            if descend && entry.kind == .directory { walk(from: entry.path, visit: visit, leave: leave) }
+        }
+        leave(start)
+    }
+
+    /// The entries of one directory (no recursion), or nil after reporting why it cannot be listed.
+    private func entries(of directory: RelativePath) -> [Entry]? {
+        let listing: [FileSystem.Entry]
+        do {
+            listing = try FileSystem.list(directory, in: root)
+        } catch let error as SystemError {
+            onError(error)
+            return nil
+        } catch {
+            onError(SystemError("opendir", path: directory.displayed(in: root), code: EIO))
+            return nil
+        }
+        return listing.compactMap { entry in
+            guard includeHidden || entry.name.bytes.first != UInt8(ascii: ".") else { return nil }
+            let path = directory.appending(entry.name)
+            let kind = entry.kind ?? (try? FileSystem.status(path, in: root))?.kind
+            return Entry(path: path, name: entry.name, kind: kind)
+        }
+    }
+
+    /// The daemon's handler: `WARN cannot list directory dir=… error="Permission denied (errno 13)"`,
+    /// once per directory and process, however many walks (recovery, census, retention) meet it.
+    package static func warning(_ logger: Logger) -> ErrorHandler {
+        { error in
+            let dir = error.path ?? ""
+            logger.warnOnce(key: "cannot list " + dir, "cannot list directory", ["dir": dir, "error": error.reasonWithCode])
+        }
+    }
+
+    /// The command line's handler: `cannot list DIR: Permission denied (errno 13)` through
+    /// `print`, once per directory however often the command meets it.
+    package static func printingOnce(_ print: @escaping (String) -> Void) -> ErrorHandler {
+        var printed = Set<String>()
+        return { error in
+            guard printed.insert(error.path ?? "").inserted else { return }
+            print("cannot list \(error.path ?? ""): \(error.reasonWithCode)")
+        }
+    }
+}
