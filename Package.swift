@@ -1,6 +1,13 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// Layers, lowest first; each target may import only those below it, and the compiler holds
+// the direction (docs/architecture.md):
+//   UploaderSupport ← UploaderConfig ← UploaderSpool, UploaderTransfer, UploaderWatch
+//   ← UploaderCore ← UploaderDaemon ← UploaderCommands ← uploader
+let layers: [Target.Dependency] = ["UploaderSupport", "UploaderConfig", "UploaderSpool", "UploaderTransfer", "UploaderWatch",
+                                   "UploaderCore", "UploaderDaemon", "UploaderCommands"]
+
 let package = Package(
     name: "uploader",
     products: [
@@ -22,13 +29,29 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
         .target(name: "CSysShims"),
-        .target(
-            name: "UploaderCore",
-            dependencies: ["CCurl", "CInotifyTools", "COpenSSL", "CSysShims"]
-        ),
-        .executableTarget(name: "uploader", dependencies: ["UploaderCore"]),
-        .testTarget(name: "UploaderCoreTests", dependencies: ["UploaderCore"], exclude: ["Fixtures"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["UploaderCore"]),
+        /// File system, paths, logger, clock, SHA-256, mailbox: what every layer uses.
+        .target(name: "UploaderSupport", dependencies: ["COpenSSL", "CSysShims"]),
+        /// uploader.conf → typed `Profile` values.
+        .target(name: "UploaderConfig", dependencies: ["UploaderSupport"]),
+        /// Manifests, claims, the durable moves, recovery, census, the spool lock.
+        .target(name: "UploaderSpool", dependencies: ["UploaderSupport", "UploaderConfig"]),
+        /// Requests over libcurl, S3, dispositions, reachability probe and rtnetlink; never a manifest.
+        .target(name: "UploaderTransfer", dependencies: ["UploaderSupport", "UploaderConfig", "CCurl", "CSysShims"]),
+        /// inotify on one thread.
+        .target(name: "UploaderWatch", dependencies: ["UploaderSupport", "UploaderConfig", "CInotifyTools"]),
+        /// The transition function, the owner of each profile, the executor, hooks.
+        .target(name: "UploaderCore",
+                dependencies: ["UploaderSupport", "UploaderConfig", "UploaderSpool", "UploaderTransfer", "UploaderWatch"]),
+        /// The process: profiles started and stopped, signals, reload, state file, metrics, systemd.
+        .target(name: "UploaderDaemon",
+                dependencies: ["UploaderSupport", "UploaderConfig", "UploaderSpool", "UploaderTransfer", "UploaderWatch", "UploaderCore"]),
+        /// Commands: run, status, retry, enqueue, check-config, help.
+        .target(name: "UploaderCommands",
+                dependencies: ["UploaderSupport", "UploaderConfig", "UploaderSpool", "UploaderTransfer", "UploaderWatch", "UploaderCore",
+                               "UploaderDaemon"]),
+        .executableTarget(name: "uploader", dependencies: ["UploaderCommands"]),
+        .testTarget(name: "UploaderCoreTests", dependencies: layers, exclude: ["Fixtures"]),
+        .testTarget(name: "IntegrationTests", dependencies: layers),
     ],
     swiftLanguageModes: [.v6]
 )

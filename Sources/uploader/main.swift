@@ -1,4 +1,4 @@
 import Foundation
-import UploaderCore
+import UploaderCommands
 
 exit(UploaderCLI.main(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment))

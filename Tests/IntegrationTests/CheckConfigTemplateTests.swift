@@ -1,6 +1,13 @@
 import Foundation
 import XCTest
+@testable import UploaderSupport
+@testable import UploaderConfig
+@testable import UploaderSpool
+@testable import UploaderTransfer
+@testable import UploaderWatch
 @testable import UploaderCore
+@testable import UploaderDaemon
+@testable import UploaderCommands
 
 /// Issue #5: `uploader check-config` rejects an unknown placeholder in `url`, `form.*` or
 /// `header.*` with exit 2 and one `PATH:LINE: message` per mistake.

@@ -1,6 +1,13 @@
 import Foundation
 import XCTest
+@testable import UploaderSupport
+@testable import UploaderConfig
+@testable import UploaderSpool
+@testable import UploaderTransfer
+@testable import UploaderWatch
 @testable import UploaderCore
+@testable import UploaderDaemon
+@testable import UploaderCommands
 
 /// Issue #5: every config in `examples/` passes `check-config` and uploads one file to the
 /// test server (its `${UPLOAD_URL}` pointed there, its secret files written beside it).

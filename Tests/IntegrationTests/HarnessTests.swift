@@ -20,6 +20,8 @@ final class HarnessTests: XCTestCase {
         }
         XCTAssertEqual(try sha256(ofFile: small), sha256(of: Data("hello, sink\n".utf8)))
 
+        // nginx writes the access log line just after the answer: wait for it.
+        try waitUntil(timeout: 5, "two access log lines") { sink.accessLog().count >= 2 }
         let log = sink.accessLog()
         XCTAssertEqual(log.count, 2, sink.accessLogLines().joined(separator: "\n"))
         XCTAssertEqual(log.last?["method"] as? String, "PUT")

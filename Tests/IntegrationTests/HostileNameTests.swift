@@ -1,6 +1,13 @@
 import Foundation
 import XCTest
+@testable import UploaderSupport
+@testable import UploaderConfig
+@testable import UploaderSpool
+@testable import UploaderTransfer
+@testable import UploaderWatch
 @testable import UploaderCore
+@testable import UploaderDaemon
+@testable import UploaderCommands
 
 /// Issue #5: file names that look like URL syntax land at exactly their percent-encoded path
 /// under the URL prefix: never outside it, never with a query or fragment.

@@ -1,7 +1,14 @@
 @preconcurrency import Glibc
 import Foundation
 import XCTest
+@testable import UploaderSupport
+@testable import UploaderConfig
+@testable import UploaderSpool
+@testable import UploaderTransfer
+@testable import UploaderWatch
 @testable import UploaderCore
+@testable import UploaderDaemon
+@testable import UploaderCommands
 
 /// Issue #6: file names are bytes chosen by someone else. Each odd name is uploaded (or
 /// refused with a reason), percent-encoded in the URL, and logged without breaking the line.

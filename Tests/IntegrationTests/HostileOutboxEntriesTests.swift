@@ -1,7 +1,14 @@
 @preconcurrency import Glibc
 import Foundation
 import XCTest
+@testable import UploaderSupport
+@testable import UploaderConfig
+@testable import UploaderSpool
+@testable import UploaderTransfer
+@testable import UploaderWatch
 @testable import UploaderCore
+@testable import UploaderDaemon
+@testable import UploaderCommands
 
 /// Issue #6: whatever lands in the outbox that is not a plain file — symlinks, FIFOs,
 /// sockets, devices, directories — is never followed, never blocks the daemon, and is

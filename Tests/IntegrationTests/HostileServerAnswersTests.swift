@@ -1,7 +1,14 @@
 @preconcurrency import Glibc
 import Foundation
 import XCTest
+@testable import UploaderSupport
+@testable import UploaderConfig
+@testable import UploaderSpool
+@testable import UploaderTransfer
+@testable import UploaderWatch
 @testable import UploaderCore
+@testable import UploaderDaemon
+@testable import UploaderCommands
 
 /// Issue #6: the server's answers are not trusted either — huge or binary bodies, floods of
 /// headers, absurd Retry-After values and redirects elsewhere are bounded or refused.

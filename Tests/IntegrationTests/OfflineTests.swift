@@ -1,6 +1,13 @@
 import Foundation
 import XCTest
+@testable import UploaderSupport
+@testable import UploaderConfig
+@testable import UploaderSpool
+@testable import UploaderTransfer
+@testable import UploaderWatch
 @testable import UploaderCore
+@testable import UploaderDaemon
+@testable import UploaderCommands
 
 /// Issue #4: the network goes away under running uploads and comes back; the daemon pauses
 /// without spending attempts and resumes by itself within seconds.

@@ -1,6 +1,13 @@
 import Foundation
 import XCTest
+@testable import UploaderSupport
+@testable import UploaderConfig
+@testable import UploaderSpool
+@testable import UploaderTransfer
+@testable import UploaderWatch
 @testable import UploaderCore
+@testable import UploaderDaemon
+@testable import UploaderCommands
 
 /// An attempt is one HTTP request that reached the destination (DESIGN §1): the destination
 /// sees exactly as many requests per `Idempotency-Key` as the file's manifest records attempts,

@@ -1,6 +1,13 @@
 import Foundation
 import XCTest
+@testable import UploaderSupport
+@testable import UploaderConfig
+@testable import UploaderSpool
+@testable import UploaderTransfer
+@testable import UploaderWatch
 @testable import UploaderCore
+@testable import UploaderDaemon
+@testable import UploaderCommands
 
 /// Issue #5: what the server answered lands in the manifest; content types come from mime.types.
 final class ResponseCaptureTests: XCTestCase {

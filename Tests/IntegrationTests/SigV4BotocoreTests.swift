@@ -1,6 +1,13 @@
 import Foundation
 import Testing
+@testable import UploaderSupport
+@testable import UploaderConfig
+@testable import UploaderSpool
+@testable import UploaderTransfer
+@testable import UploaderWatch
 @testable import UploaderCore
+@testable import UploaderDaemon
+@testable import UploaderCommands
 
 /// Our SigV4 signatures for our own S3 requests must equal those botocore (PyPI, AWS's own
 /// Python signer) computes for the same method, URL, headers and time.

@@ -1,7 +1,14 @@
 @preconcurrency import Glibc
 import Foundation
 import XCTest
+@testable import UploaderSupport
+@testable import UploaderConfig
+@testable import UploaderSpool
+@testable import UploaderTransfer
+@testable import UploaderWatch
 @testable import UploaderCore
+@testable import UploaderDaemon
+@testable import UploaderCommands
 
 /// Issue #3: the daemon is killed with SIGKILL at random moments while uploading to a slow
 /// sink, restarted, again and again; at the end nothing is lost and nothing is corrupt.

@@ -1,7 +1,14 @@
 @preconcurrency import Glibc
 import Foundation
 import XCTest
+@testable import UploaderSupport
+@testable import UploaderConfig
+@testable import UploaderSpool
+@testable import UploaderTransfer
+@testable import UploaderWatch
 @testable import UploaderCore
+@testable import UploaderDaemon
+@testable import UploaderCommands
 
 /// Issue #6: a file the daemon may not read fails cleanly into retry/, and a file that
 /// disappears between detection and upload is dropped with one line; the daemon goes on.

@@ -1,7 +1,14 @@
 @preconcurrency import Glibc
 import Foundation
 import Testing
+@testable import UploaderSupport
+@testable import UploaderConfig
+@testable import UploaderSpool
+@testable import UploaderTransfer
+@testable import UploaderWatch
 @testable import UploaderCore
+@testable import UploaderDaemon
+@testable import UploaderCommands
 
 /// The claimer opens each outbox entry once, with O_NOFOLLOW and O_NONBLOCK, and refuses
 /// whatever is not a regular file; the descriptor it hands out is what gets uploaded.

@@ -1,5 +1,12 @@
 import Testing
+@testable import UploaderSupport
+@testable import UploaderConfig
+@testable import UploaderSpool
+@testable import UploaderTransfer
+@testable import UploaderWatch
 @testable import UploaderCore
+@testable import UploaderDaemon
+@testable import UploaderCommands
 
 @Suite struct ConfigEffectiveTextTests {
     @Test func everyKeyIsPrintedWithItsDefaultInConfigSyntax() throws {

@@ -1,6 +1,13 @@
 import CCurl
 import Testing
+@testable import UploaderSupport
+@testable import UploaderConfig
+@testable import UploaderSpool
+@testable import UploaderTransfer
+@testable import UploaderWatch
 @testable import UploaderCore
+@testable import UploaderDaemon
+@testable import UploaderCommands
 
 @Suite("libcurl results map to transfer failures by code")
 struct CurlOutcomeTests {

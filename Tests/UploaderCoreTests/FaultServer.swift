@@ -1,7 +1,14 @@
 @preconcurrency import Glibc
 import Foundation
 import Testing
+@testable import UploaderSupport
+@testable import UploaderConfig
+@testable import UploaderSpool
+@testable import UploaderTransfer
+@testable import UploaderWatch
 @testable import UploaderCore
+@testable import UploaderDaemon
+@testable import UploaderCommands
 
 /// Runs `Tests/Fixtures/fault_server.py` on 127.0.0.1 for one test and talks to its control endpoints.
 final class FaultServer: @unchecked Sendable {

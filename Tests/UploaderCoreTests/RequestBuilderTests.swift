@@ -1,7 +1,14 @@
 @preconcurrency import Glibc
 import Foundation
 import Testing
+@testable import UploaderSupport
+@testable import UploaderConfig
+@testable import UploaderSpool
+@testable import UploaderTransfer
+@testable import UploaderWatch
 @testable import UploaderCore
+@testable import UploaderDaemon
+@testable import UploaderCommands
 
 @Suite("RequestBuilder encodes files for the wire without a network")
 struct RequestBuilderTests {

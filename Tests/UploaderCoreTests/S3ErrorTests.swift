@@ -1,6 +1,13 @@
 import Foundation
 import Testing
+@testable import UploaderSupport
+@testable import UploaderConfig
+@testable import UploaderSpool
+@testable import UploaderTransfer
+@testable import UploaderWatch
 @testable import UploaderCore
+@testable import UploaderDaemon
+@testable import UploaderCommands
 
 /// S3's XML answers: errors become dispositions with a message saying what to check.
 @Suite struct S3ErrorTests {

@@ -1,6 +1,13 @@
 import Foundation
 import Testing
+@testable import UploaderSupport
+@testable import UploaderConfig
+@testable import UploaderSpool
+@testable import UploaderTransfer
+@testable import UploaderWatch
 @testable import UploaderCore
+@testable import UploaderDaemon
+@testable import UploaderCommands
 
 /// AWS's published SigV4 test suite (Fixtures/aws-sig-v4-test-suite, Apache-2.0): for every case
 /// that applies to S3, our canonical request, string to sign and Authorization header must match.

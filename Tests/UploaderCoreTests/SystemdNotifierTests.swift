@@ -1,6 +1,13 @@
 import Foundation
 import Testing
+@testable import UploaderSupport
+@testable import UploaderConfig
+@testable import UploaderSpool
+@testable import UploaderTransfer
+@testable import UploaderWatch
 @testable import UploaderCore
+@testable import UploaderDaemon
+@testable import UploaderCommands
 
 /// Reading systemd's environment: NOTIFY_SOCKET forms and the watchdog interval.
 @Suite struct SystemdNotifierTests {

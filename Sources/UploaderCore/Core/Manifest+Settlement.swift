@@ -1,4 +1,9 @@
 import Foundation
+import UploaderSupport
+import UploaderConfig
+import UploaderSpool
+import UploaderTransfer
+import UploaderWatch
 
 /// How each `Settlement` edits a manifest: the record written before the file is moved
 /// (or left queued). Pure, so the record of every outcome is tested without a spool.

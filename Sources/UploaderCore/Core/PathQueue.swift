@@ -1,3 +1,9 @@
+import UploaderSupport
+import UploaderConfig
+import UploaderSpool
+import UploaderTransfer
+import UploaderWatch
+
 /// Paths waiting to be claimed, first in first out, each at most once.
 package struct PathQueue: Sendable, Equatable {
     private var items: [RelativePath] = []

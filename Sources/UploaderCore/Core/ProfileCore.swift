@@ -1,4 +1,9 @@
 import Foundation
+import UploaderSupport
+import UploaderConfig
+import UploaderSpool
+import UploaderTransfer
+import UploaderWatch
 
 /// The pure transition function of a profile: `(state, event, policy, now) → (state', effects)`.
 ///

@@ -1,4 +1,9 @@
 import Foundation
+import UploaderSupport
+import UploaderConfig
+import UploaderSpool
+import UploaderTransfer
+import UploaderWatch
 
 /// What the owner asks to be done after a transition. The runner performs each one (file
 /// system, network, processes, log) and reports back with a `ProfileEvent`.

@@ -1,4 +1,9 @@
 import Foundation
+import UploaderSupport
+import UploaderConfig
+import UploaderSpool
+import UploaderTransfer
+import UploaderWatch
 
 /// Everything that can happen to a profile, as the one owner hears of it. Watcher, workers,
 /// prober, netlink, signals and timers only ever send these; none of them changes state.

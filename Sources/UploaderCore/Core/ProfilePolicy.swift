@@ -1,4 +1,9 @@
 import Foundation
+import UploaderSupport
+import UploaderConfig
+import UploaderSpool
+import UploaderTransfer
+import UploaderWatch
 
 /// The settings the transition function decides with: a profile's limits and timings,
 /// taken from its config once, so the core never reads a `Profile` itself.

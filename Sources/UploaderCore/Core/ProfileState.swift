@@ -1,4 +1,9 @@
 import Foundation
+import UploaderSupport
+import UploaderConfig
+import UploaderSpool
+import UploaderTransfer
+import UploaderWatch
 
 /// Everything one profile's owner knows, as a value: the queue, the files at each step, the
 /// retry schedule, reachability and the pause it implies, the stop in progress, the totals.

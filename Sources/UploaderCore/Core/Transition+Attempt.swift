@@ -1,4 +1,9 @@
 import Foundation
+import UploaderSupport
+import UploaderConfig
+import UploaderSpool
+import UploaderTransfer
+import UploaderWatch
 
 /// After an upload job: what becomes of the file, what is counted and logged.
 extension Transition {

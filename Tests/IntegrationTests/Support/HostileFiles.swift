@@ -1,6 +1,13 @@
 @preconcurrency import Glibc
 import Foundation
+@testable import UploaderSupport
+@testable import UploaderConfig
+@testable import UploaderSpool
+@testable import UploaderTransfer
+@testable import UploaderWatch
 @testable import UploaderCore
+@testable import UploaderDaemon
+@testable import UploaderCommands
 
 /// Helpers for the hostile-input tests: entries that are not plain files, names as raw
 /// bytes, and counting log lines.

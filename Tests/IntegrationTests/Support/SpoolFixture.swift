@@ -1,5 +1,12 @@
 import Foundation
+@testable import UploaderSupport
+@testable import UploaderConfig
+@testable import UploaderSpool
+@testable import UploaderTransfer
+@testable import UploaderWatch
 @testable import UploaderCore
+@testable import UploaderDaemon
+@testable import UploaderCommands
 
 /// A temporary spool with a config file pointing at a destination URL, plus helpers to
 /// run the built `uploader` against it and to inspect what ended where.

@@ -1,6 +1,13 @@
 @preconcurrency import Glibc
 import Foundation
+@testable import UploaderSupport
+@testable import UploaderConfig
+@testable import UploaderSpool
+@testable import UploaderTransfer
+@testable import UploaderWatch
 @testable import UploaderCore
+@testable import UploaderDaemon
+@testable import UploaderCommands
 
 /// How a finished process ended and what it wrote.
 struct ProcessResult: Sendable, CustomStringConvertible {

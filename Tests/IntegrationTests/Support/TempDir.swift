@@ -1,6 +1,13 @@
 @preconcurrency import Glibc
 import Foundation
+import UploaderSupport
+import UploaderConfig
+import UploaderSpool
+import UploaderTransfer
+import UploaderWatch
 import UploaderCore
+import UploaderDaemon
+import UploaderCommands
 
 /// A fresh directory under /tmp (mkdtemp), removed when the object goes away or on
 /// `remove()`, unless the environment has `KEEP_TMP=1` (then its path is printed).

@@ -1,5 +1,12 @@
 import Foundation
+@testable import UploaderSupport
+@testable import UploaderConfig
+@testable import UploaderSpool
+@testable import UploaderTransfer
+@testable import UploaderWatch
 @testable import UploaderCore
+@testable import UploaderDaemon
+@testable import UploaderCommands
 
 /// Drives `ProfileCore.step` by hand, in the manner of swift-nio's `EmbeddedEventLoop`: the
 /// test is the runner. It sends events, reads the effects, answers them as it likes (a

@@ -1,6 +1,13 @@
 import Foundation
 import Testing
+@testable import UploaderSupport
+@testable import UploaderConfig
+@testable import UploaderSpool
+@testable import UploaderTransfer
+@testable import UploaderWatch
 @testable import UploaderCore
+@testable import UploaderDaemon
+@testable import UploaderCommands
 
 /// Offline and back: one outage is one pause, one log line and one probe sequence, whatever
 /// the number of uploads that ran into it; a stale "all good" never un-pauses anything.

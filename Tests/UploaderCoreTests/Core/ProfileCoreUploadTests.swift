@@ -1,6 +1,13 @@
 import Foundation
 import Testing
+@testable import UploaderSupport
+@testable import UploaderConfig
+@testable import UploaderSpool
+@testable import UploaderTransfer
+@testable import UploaderWatch
 @testable import UploaderCore
+@testable import UploaderDaemon
+@testable import UploaderCommands
 
 /// A file's way through the owner: claim, slot, attempt, settlement; retries on a clock the test moves.
 @Suite("The core decides each file's next step from typed events")

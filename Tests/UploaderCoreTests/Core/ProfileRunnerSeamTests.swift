@@ -1,7 +1,14 @@
 @preconcurrency import Glibc
 import Foundation
 import Testing
+@testable import UploaderSupport
+@testable import UploaderConfig
+@testable import UploaderSpool
+@testable import UploaderTransfer
+@testable import UploaderWatch
 @testable import UploaderCore
+@testable import UploaderDaemon
+@testable import UploaderCommands
 
 /// The real runner — spool, recovery, claims, manifests, moves — with the network and time
 /// replaced at their seams: no server, no real sleep, time moved by hand.

@@ -1,7 +1,14 @@
 @preconcurrency import Glibc
 import Foundation
 import Synchronization
+@testable import UploaderSupport
+@testable import UploaderConfig
+@testable import UploaderSpool
+@testable import UploaderTransfer
+@testable import UploaderWatch
 @testable import UploaderCore
+@testable import UploaderDaemon
+@testable import UploaderCommands
 
 /// A clock that moves only when the test says so.
 final class ManualClock: Clock {

@@ -1,0 +1,70 @@
+@preconcurrency import Glibc
+import CSysShims
+import Foundation
+import UploaderSupport
+import UploaderConfig
+import UploaderSpool
+import UploaderTransfer
+import UploaderWatch
+import UploaderCore
+import UploaderDaemon
+
+/// `uploader enqueue`: puts files into an outbox so the daemon never sees half of one —
+/// copy to a hidden temporary name, fsync, rename (or a plain rename with `--move`).
+enum EnqueueCommand {
+    static func run(_ config: Configuration, profile name: String, move: Bool, files: [String]) -> Int32 {
+        guard let profile = config.profiles.first(where: { $0.name == name }) else {
+            Daemon.printError("no profile named \"\(name)\" in \(config.path)")
+            return Daemon.ExitCode.usage
+        }
+        let spool = Spool(paths: profile.spool)
+        do { try spool.prepare() } catch {
+            Daemon.printError("profile \(name): cannot prepare spool: \(error)")
+            return 1
+        }
+        var failures = 0
+        for file in files {
+            let base = RelativePath((file as NSString).lastPathComponent)
+            do {
+                let target = spool.freeName(for: base, in: .outbox)
+                if move, (try? moveFile(file, to: target, in: spool.paths.outbox)) != nil {
+                    print("\(file) → \(target.displayed(in: spool.paths.outbox))")
+                    continue
+                }
+                try copyFile(file, to: target, in: spool.paths.outbox)
+                if move { unlink(file) }
+                print("\(file) → \(target.displayed(in: spool.paths.outbox))")
+            } catch {
+                Daemon.printError("\(file): not enqueued: \(error)")
+                failures += 1
+            }
+        }
+        return failures == 0 ? 0 : 1
+    }
+
+    private static func moveFile(_ source: String, to target: RelativePath, in outbox: String) throws {
+        let st = try FileSystem.status(path: source)
+        guard st.kind == .regular else { throw SystemError("enqueue", path: source, code: EINVAL) }
+        try target.withCString(in: outbox) { dst in
+            _ = try retryingEINTR("rename", path: source) { uploader_rename_noreplace(AT_FDCWD, source, AT_FDCWD, dst) }
+        }
+        try FileSystem.syncDirectoryAt(outbox)
+    }
+
+    private static func copyFile(_ source: String, to target: RelativePath, in outbox: String) throws {
+        let input = try retryingEINTR("open", path: source) { open(source, O_RDONLY | O_CLOEXEC) }
+        defer { close(input) }
+        let st = try FileSystem.status(fd: input, path: source)
+        guard st.kind == .regular else { throw SystemError("enqueue (not a regular file)", path: source, code: EINVAL) }
+        // Its own temporary prefix: a running daemon's rescan deletes `.upl-tmp-` leftovers in the outbox.
+        try FileSystem.writeAtomically(to: target, in: outbox, syncDirectory: true, replace: false,
+                                       temporaryPrefix: ".upl-enqueue-") { output, display in
+            var buffer = [UInt8](repeating: 0, count: 1 << 20)
+            while true {
+                let n = try buffer.withUnsafeMutableBytes { raw in try retryingEINTR("read", path: source) { read(input, raw.baseAddress, raw.count) } }
+                if n == 0 { break }
+                try buffer.withUnsafeBytes { try FileSystem.writeAll(UnsafeRawBufferPointer(rebasing: $0[0..<n]), to: output, path: display) }
+            }
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import UploaderSupport
+import UploaderConfig
+import UploaderSpool
+import UploaderTransfer
+import UploaderWatch
+import UploaderCore
+import UploaderDaemon
+
+/// The executable's whole behaviour: parse, then hand each command to its runner.
+package enum UploaderCLI {
+    package static func main(_ arguments: [String], environment: [String: String]) -> Int32 {
+        let command: Command
+        do {
+            command = try ArgumentParser.parse(arguments)
+        } catch {
+            Daemon.printError("\(error)")
+            return Daemon.ExitCode.usage
+        }
+        switch command {
+        case .version:
+            print("uploader \(UploaderVersion.string)")
+            return 0
+        case .help(let name):
+            print(HelpText.text(for: name))
+            return 0
+        case .checkConfig(let config):
+            return CheckConfigCommand.run(configPath: ConfigLocation.resolve(config, environment: environment), environment: environment)
+        case .run(let config, let profiles, let once):
+            guard let loaded = load(config, environment) else { return Daemon.ExitCode.usage }
+            let logger = Logger(level: loaded.configuration.global.logLevel, format: loaded.configuration.global.logFormat)
+            return Daemon(loaded: loaded, profileNames: profiles, once: once, logger: logger, environment: environment).run()
+        case .status(let config, let profiles, let json):
+            guard let loaded = load(config, environment) else { return Daemon.ExitCode.usage }
+            return StatusCommand.run(loaded.configuration, profiles: profiles, json: json)
+        case .retry(let config, let profiles, let all, let files):
+            guard let loaded = load(config, environment) else { return Daemon.ExitCode.usage }
+            return RetryCommand.run(loaded.configuration, profiles: profiles, all: all, files: files)
+        case .enqueue(let config, let profile, let move, let files):
+            guard let loaded = load(config, environment) else { return Daemon.ExitCode.usage }
+            return EnqueueCommand.run(loaded.configuration, profile: profile, move: move, files: files)
+        }
+    }
+
+    /// Loads the config or prints its errors (one `PATH:LINE: message` each).
+    static func load(_ config: String?, _ environment: [String: String]) -> LoadedConfiguration? {
+        let path = ConfigLocation.resolve(config, environment: environment)
+        switch ConfigLoader.load(path: path, environment: environment) {
+        case .success(let loaded): return loaded
+        case .failure(let errors):
+            for error in errors.errors { Logger.standardError(error.description) }
+            return nil
+        }
+    }
+}
+
+/// Where the config is: --config, else $UPLOADER_CONFIG, else ./uploader.conf, else /etc/uploader/uploader.conf.
+package enum ConfigLocation {
+    package static func resolve(_ explicit: String?, environment: [String: String]) -> String {
+        if let explicit { return explicit }
+        if let fromEnv = environment["UPLOADER_CONFIG"], !fromEnv.isEmpty { return fromEnv }
+        if FileManager.default.fileExists(atPath: "uploader.conf") { return "uploader.conf" }
+        return "/etc/uploader/uploader.conf"
+    }
+}
+
+/// `uploader check-config`.
+enum CheckConfigCommand {
+    static func run(configPath: String, environment: [String: String]) -> Int32 {
+        switch ConfigLoader.load(path: configPath, environment: environment) {
+        case .failure(let errors):
+            for error in errors.errors { Logger.standardError(error.description) }
+            return Daemon.ExitCode.usage
+        case .success(let loaded):
+            // Each warning already reads `PATH:LINE: warning: …`.
+            for warning in loaded.warnings { Logger.standardError(warning) }
+            print(effectiveConfigText(loaded.configuration), terminator: "")
+            return 0
+        }
+    }
+}

@@ -1,0 +1,89 @@
+@preconcurrency import Glibc
+import UploaderSupport
+
+/// File-system questions the loader asks: resolve paths, read small files, compare filesystems.
+/// Never creates or changes anything (the daemon creates spool directories, not the parser).
+enum ConfigFiles {
+    /// A readable regular file's bytes and permission bits.
+    struct Contents {
+        var bytes: [UInt8]
+        var mode: UInt32
+    }
+
+    /// `value` made absolute against `directory`, with `.`, empty components and trailing `/` removed.
+    static func resolve(_ value: String, relativeTo directory: String) -> String {
+        let joined = value.hasPrefix("/") ? value : directory + "/" + value
+        let parts = joined.split(separator: "/", omittingEmptySubsequences: true).filter { $0 != "." }
+        return "/" + parts.joined(separator: "/")
+    }
+
+    /// The absolute directory holding the config file `path` (relative to the working directory).
+    static func directory(of path: String) -> String {
+        var absolute = path
+        if !path.hasPrefix("/") {
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let cwd = getcwd(&buffer, buffer.count) != nil
+                ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                : "/"
+            absolute = cwd + "/" + path
+        }
+        let resolved = resolve(absolute, relativeTo: "/")
+        guard let slash = resolved.lastIndex(of: "/"), slash != resolved.startIndex else { return "/" }
+        return String(resolved[..<slash])
+    }
+
+    /// Reads a regular file of at most `limit` bytes; the error is a reason fit for a message.
+    /// Opens non-blocking and refuses FIFOs and devices, so a bad path can never hang the load.
+    static func read(_ path: String, limit: Int) -> Result<Contents, ReadFailure> {
+        guard !path.utf8.contains(0) else { return .failure(ReadFailure("invalid path")) }
+        let fd: Int32
+        do {
+            fd = try retryingEINTR("open", path: path) { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY) }
+        } catch {
+            return .failure(ReadFailure((error as? SystemError)?.reason ?? "\(error)"))
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return .failure(ReadFailure(SystemError("fstat").reason)) }
+        if info.st_mode & S_IFMT == S_IFDIR { return .failure(ReadFailure("is a directory")) }
+        guard info.st_mode & S_IFMT == S_IFREG else { return .failure(ReadFailure("not a regular file")) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while bytes.count <= limit {
+            let count: Int
+            do {
+                count = try retryingEINTR("read", path: path) { chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
+            } catch {
+                return .failure(ReadFailure((error as? SystemError)?.reason ?? "\(error)"))
+            }
+            if count == 0 { break }
+            bytes += chunk[0..<count]
+        }
+        guard bytes.count <= limit else { return .failure(ReadFailure("larger than \(ConfigValue.formatSize(Int64(limit)))")) }
+        return .success(Contents(bytes: bytes, mode: UInt32(info.st_mode) & 0o7777))
+    }
+
+    /// Why a file can't be read.
+    struct ReadFailure: Error {
+        var reason: String
+        init(_ reason: String) { self.reason = reason }
+    }
+
+    /// nil if `path` is accessible for `mode` (`R_OK`, `X_OK`), else the OS reason.
+    static func accessProblem(_ path: String, mode: Int32) -> String? {
+        guard !path.utf8.contains(0) else { return "invalid path" }
+        return access(path, mode) == 0 ? nil : SystemError("access").reason
+    }
+
+    /// The device of `path`, or of its nearest existing ancestor: where a directory created
+    /// there later would live. Nil only if not even `/` can be examined.
+    static func filesystem(of path: String) -> UInt64? {
+        var candidate = path
+        while true {
+            var info = stat()
+            if !candidate.utf8.contains(0), stat(candidate, &info) == 0 { return UInt64(info.st_dev) }
+            guard candidate != "/", let slash = candidate.lastIndex(of: "/") else { return nil }
+            candidate = slash == candidate.startIndex ? "/" : String(candidate[..<slash])
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import UploaderSupport
+
+/// The keys each section accepts, and the messages for keys it does not.
+enum ConfigKeys {
+    static let global = ["log_level", "log_format", "metrics_file"]
+
+    static let outbox = [
+        "spool", "outbox", "sent", "retry", "url", "method", "body", "multipart_field",
+        "auth", "token", "token_file", "username", "password", "password_file",
+        "ca_file", "client_cert", "client_key", "insecure_skip_verify",
+        "concurrency", "connect_timeout", "stall_timeout", "timeout", "max_attempts", "digest",
+        "backoff", "max_backoff", "max_rate", "recursive", "ignore", "rescan", "keep_sent",
+        "shutdown_grace", "on_sent", "on_failed", "hook_timeout",
+    ] + S3Settings.keys
+
+    /// Families of keys named by the user: `form.NAME` and `header.NAME`.
+    static let outboxPrefixes = ["form.", "header."]
+
+    /// Keys whose values are secret: never printed, never echoed in a message.
+    static let secretKeys: Set<String> = ["token", "password", "secret_access_key", "session_token"]
+
+    /// Headers whose values are credentials, shown as `<redacted>` (compared case-insensitively).
+    static let sensitiveHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie"]
+
+    static func isSensitiveHeader(_ name: String) -> Bool { sensitiveHeaders.contains(name.lowercased()) }
+
+    static func isKnown(_ key: String, in kind: IniSection.Kind) -> Bool {
+        switch kind {
+        case .global: return global.contains(key)
+        case .outbox: return outbox.contains(key) || outboxPrefixes.contains { key.hasPrefix($0) && key.count > $0.count }
+        }
+    }
+
+    /// `unknown key "concurency" in [outbox photos]; did you mean "concurrency"?`
+    static func unknownKeyMessage(_ key: String, in section: IniSection) -> String {
+        var message = "unknown key \(quotedForMessage(key, limit: 64)) in \(section.title)"
+        let own = section.kind == .global ? global : outbox
+        let other = section.kind == .global ? outbox : global
+        if let guess = Suggestion.closest(to: key, among: own) {
+            message += "; did you mean \"\(guess)\"?"
+        } else if other.contains(key) {
+            message += "; it belongs in " + (section.kind == .global ? "an [outbox NAME] section" : "[uploader]")
+        } else if section.kind != .global, let dot = key.firstIndex(of: "."),
+                  let prefix = Suggestion.closest(to: String(key[...dot]), among: outboxPrefixes) {
+            message += "; did you mean \(quotedForMessage(prefix + key[key.index(after: dot)...], limit: 64))?"
+        } else if let guess = Suggestion.closest(to: key, among: other) {
+            message += "; did you mean \"\(guess)\" (in " + (section.kind == .global ? "an [outbox NAME] section)?" : "[uploader])?")
+        }
+        return message
+    }
+}

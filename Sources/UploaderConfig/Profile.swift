@@ -1,0 +1,160 @@
+import Foundation
+import UploaderSupport
+
+/// The whole validated configuration: global settings plus one `Profile` per `[outbox NAME]`.
+package struct Configuration: Sendable {
+    package var path: String
+    package var global: GlobalSettings
+    package var profiles: [Profile]
+
+    package init(path: String, global: GlobalSettings, profiles: [Profile]) {
+        self.path = path
+        self.global = global
+        self.profiles = profiles
+    }
+}
+
+/// The `[uploader]` section.
+package struct GlobalSettings: Sendable, Equatable {
+    package var logLevel: LogLevel = .info
+    package var logFormat: LogFormat = .text
+    package var metricsFile: String? = nil
+
+    package init() {}
+}
+
+/// One `[outbox NAME]` section, typed: no strings to interpret past the config layer.
+package struct Profile: Sendable {
+    package var name: String
+    package var spool: SpoolPaths
+    package var destination: Destination
+    package var method: HTTPMethod = .put
+    package var body: BodyFormat = .raw
+    package var multipartField: String = "file"
+    package var formFields: [TemplatedField] = []
+    package var headers: [TemplatedField] = []
+    package var auth: Auth = .none
+    package var tls = TLSOptions()
+    package var concurrency: Int = 4
+    package var connectTimeout: TimeInterval = 10
+    package var stallTimeout: TimeInterval = 60
+    package var timeout: TimeInterval = 0
+    package var maxAttempts: Int = 10
+    package var digest: DigestMode = .sha256
+    package var backoff: TimeInterval = 30
+    package var maxBackoff: TimeInterval = 3600
+    package var maxRate: Int64 = 0
+    package var recursive: Bool = false
+    package var ignore: [String] = Profile.defaultIgnore
+    package var rescan: TimeInterval = 0
+    package var keepSent: TimeInterval = 0
+    package var shutdownGrace: TimeInterval = 30
+    package var onSent: String? = nil
+    package var onFailed: String? = nil
+    package var hookTimeout: TimeInterval = 30
+    /// Config line of the section header, for messages about the profile as a whole.
+    package var line: Int = 0
+
+    package static let defaultIgnore = ["*.tmp", "*.part", "*.partial", "*.crdownload", "*~", "*.swp"]
+
+    package init(name: String, spool: SpoolPaths, destination: Destination) {
+        self.name = name
+        self.spool = spool
+        self.destination = destination
+    }
+}
+
+/// A profile's three directories (absolute paths, no trailing slash) and its lock file.
+package struct SpoolPaths: Sendable, Equatable {
+    package var root: String
+    package var outbox: String
+    package var sent: String
+    package var retry: String
+
+    package init(root: String, outbox: String? = nil, sent: String? = nil, retry: String? = nil) {
+        self.root = root
+        self.outbox = outbox ?? root + "/outbox"
+        self.sent = sent ?? root + "/sent"
+        self.retry = retry ?? root + "/retry"
+    }
+
+    package var lockFile: String { root + "/.lock" }
+    /// Where outbox manifests are written before their rename (hidden, so never watched).
+    package var outboxTemporary: String { outbox + "/.upl-tmp" }
+    /// Small JSON file a running daemon keeps for `status` (pid, reachability, last error).
+    package var stateFile: String { root + "/.state.json" }
+    /// Where unreadable manifests are moved aside, never deleted.
+    package var quarantine: String { root + "/.quarantine" }
+}
+
+/// Where uploads go.
+package enum Destination: Sendable {
+    /// `http(s)://…` with placeholders.
+    case http(URLTemplate)
+    /// `s3://BUCKET/KEY-TEMPLATE` on an S3-compatible store, signed with SigV4 (see `S3Target`).
+    case s3(S3Target)
+}
+
+package enum HTTPMethod: String, Sendable, CaseIterable {
+    case put = "PUT", post = "POST"
+    /// Only for S3's own requests (ListParts, AbortMultipartUpload); never a `method` in the config.
+    case get = "GET", delete = "DELETE"
+
+    /// What `method =` accepts.
+    package static var allCases: [HTTPMethod] { [.put, .post] }
+}
+package enum BodyFormat: String, Sendable, CaseIterable { case raw, multipart, json }
+package enum DigestMode: String, Sendable, CaseIterable { case sha256, none }
+
+/// A `form.NAME` or `header.NAME` entry whose value is a template.
+package struct TemplatedField: Sendable {
+    package var name: String
+    package var value: Template
+
+    package init(name: String, value: Template) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// A secret given inline (often `${VAR}`) or read from a file; never printed.
+package struct Secret: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The secret itself, already resolved (file read, one trailing newline stripped).
+    package var value: String
+    /// The `*_file` path it came from, if any (not secret; shown by check-config).
+    package var file: String?
+
+    package init(value: String, file: String? = nil) {
+        self.value = value
+        self.file = file
+    }
+
+    package var description: String { "<redacted>" }
+    package var debugDescription: String { "<redacted>" }
+}
+
+package enum Auth: Sendable {
+    case none
+    case basic(username: String, password: Secret)
+    case bearer(token: Secret)
+
+    /// Every secret value this auth holds, so logs and outputs can be scrubbed of them.
+    package var secrets: [String] {
+        switch self {
+        case .none: return []
+        case .basic(let username, let password):
+            // The header carries base64("user:password"): that form is as secret as the password.
+            return [password.value, Data("\(username):\(password.value)".utf8).base64EncodedString()]
+        case .bearer(let token): return [token.value]
+        }
+    }
+}
+
+package struct TLSOptions: Sendable, Equatable {
+    package var caFile: String? = nil
+    package var clientCert: String? = nil
+    package var clientKey: String? = nil
+    package var insecureSkipVerify: Bool = false
+
+    package init() {}
+}

@@ -1,0 +1,114 @@
+@preconcurrency import Glibc
+import Foundation
+import UploaderSupport
+import UploaderConfig
+import UploaderSpool
+import UploaderTransfer
+import UploaderWatch
+
+/// One hook command run to completion: spawned without a shell in a process group of its own,
+/// with a clean signal mask, and killed (with its whole group) when it outlives its timeout.
+///
+/// `posix_spawn`, not Foundation's `Process`: the daemon blocks SIGTERM/SIGINT/SIGHUP in every
+/// thread and a child inherits that mask, so it could not be stopped; here the child starts
+/// with an empty mask and default dispositions (POSIX_SPAWN_SETSIGMASK | SETSIGDEF | SETPGROUP).
+struct HookProcess {
+    /// How a hook ended.
+    enum Outcome: Equatable, CustomStringConvertible {
+        case exited(Int32)
+        case signaled(Int32)
+        case timedOut
+        case cannotStart(String)
+
+        var description: String {
+            switch self {
+            case .exited(let code): return "exit \(code)"
+            case .signaled(let signal): return "killed by signal \(signal)"
+            case .timedOut: return "timed out; killed"
+            case .cannotStart(let reason): return "cannot start: \(reason)"
+            }
+        }
+    }
+
+    /// The command: a path (holding `/`) or a name looked up in PATH.
+    var command: String
+    /// Arguments after the command itself, as raw bytes (file names need not be UTF-8).
+    var arguments: [[UInt8]]
+    /// The whole environment of the child, `NAME=value` byte strings.
+    var environment: [[UInt8]]
+    var workingDirectory: String
+    var timeout: TimeInterval
+
+    /// Runs the hook and waits for it (at most `timeout`, plus one second for SIGTERM to work).
+    /// `started` gets the child's pid (also its process group) while it runs, nil once reaped.
+    func run(clock: any Clock, started: (pid_t?) -> Void = { _ in }) -> Outcome {
+        let pid: pid_t
+        switch spawn() {
+        case .failure(let reason): return .cannotStart(reason.message)
+        case .success(let child): pid = child
+        }
+        started(pid)
+        defer { started(nil) }
+        let deadline = clock.monotonic + timeout
+        var pause: useconds_t = 5_000
+        while clock.monotonic < deadline {
+            if let outcome = reap(pid, blocking: false) { return outcome }
+            usleep(pause)
+            pause = min(pause * 2, 100_000)
+        }
+        _ = kill(-pid, SIGTERM)
+        let killAt = clock.monotonic + 1
+        while clock.monotonic < killAt {
+            if reap(pid, blocking: false) != nil { _ = kill(-pid, SIGKILL); return .timedOut }
+            usleep(20_000)
+        }
+        _ = kill(-pid, SIGKILL)
+        _ = reap(pid, blocking: true)
+        return .timedOut
+    }
+
+    private struct SpawnError: Error { let message: String }
+
+    private func spawn() -> Result<pid_t, SpawnError> {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        // Hook output joins the daemon's log stream (stderr, the journal under systemd).
+        posix_spawn_file_actions_adddup2(&actions, 2, 1)
+        CleanSpawn.closeInheritedDescriptors(&actions)
+        CleanSpawn.addChdir(&actions, workingDirectory)
+
+        let argv = ([Array(command.utf8)] + arguments).map(Self.cString) + [nil]
+        let envp = environment.map(Self.cString) + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var child: pid_t = 0
+        let rc = CleanSpawn.withAttributes { attributes in
+            command.contains("/")
+                ? posix_spawn(&child, command, &actions, attributes, argv, envp)
+                : posix_spawnp(&child, command, &actions, attributes, argv, envp)
+        }
+        guard rc == 0 else { return .failure(SpawnError(message: String(cString: strerror(rc)))) }
+        return .success(child)
+    }
+
+    private func reap(_ pid: pid_t, blocking: Bool) -> Outcome? {
+        var status: Int32 = 0
+        var result: pid_t
+        repeat { result = waitpid(pid, &status, blocking ? 0 : WNOHANG) } while result < 0 && errno == EINTR
+        guard result == pid else { return nil }
+        let signal = status & 0x7f
+        return signal == 0 ? .exited((status >> 8) & 0xff) : .signaled(signal)
+    }
+
+    /// A malloc'ed NUL-terminated copy (freed with free()); a NUL byte cannot occur in paths.
+    private static func cString(_ bytes: [UInt8]) -> UnsafeMutablePointer<CChar>? {
+        let pointer = malloc(bytes.count + 1)!.assumingMemoryBound(to: CChar.self)
+        for (index, byte) in bytes.enumerated() { pointer[index] = CChar(bitPattern: byte == 0 ? UInt8(ascii: "?") : byte) }
+        pointer[bytes.count] = 0
+        return pointer
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import Synchronization
+import UploaderSupport
+import UploaderConfig
+import UploaderSpool
+import UploaderTransfer
+import UploaderWatch
+
+/// The upload job: record the attempt, send the file, report what came of it.
+extension ProfileExecutor {
+    func upload(_ path: RelativePath, transport: any Transport) -> AttemptReport {
+        guard let held = heldFile(path), let file = held.claimed else {
+            preconditionFailure("upload for a file not claimed: \(path.logSafe)")
+        }
+        let size = file.status.size
+        if let change = outdatedClaim(file) {
+            logger.debug("claimed file changed while it waited for a slot; claiming it afresh",
+                         ["profile": profile.name, "file": path.logSafe, "change": change])
+            return AttemptReport(outcome: .claimOutdated, countedAttempts: file.manifest.countedAttempts, size: size, id: file.manifest.id)
+        }
+        // The transfer slot is already ours: only now is the attempt written down (step 1 of FileLifecycle).
+        do {
+            try lifecycle.beginAttempt(file, now: clock.now)
+        } catch {
+            return AttemptReport(outcome: .manifestUnwritable(reason: "\(error)"), countedAttempts: file.manifest.countedAttempts,
+                                 size: size, id: file.manifest.id)
+        }
+        let values = TemplateValues(path: file.path, id: file.manifest.id, sha256: file.manifest.sha256 ?? "",
+                                    size: size, date: clock.now, profile: profile.name, hostname: hostname)
+        var request: UploadRequest
+        do {
+            request = try builder.request(for: file.uploadSource, values: values, rateLimiter: rateLimiter,
+                                          cancellation: held.cancellation)
+        } catch {
+            // No request was made, so this is no attempt (§1): the reason goes to last_error only.
+            return AttemptReport(outcome: .notAttempted(reason: "\(error)"), countedAttempts: file.manifest.countedAttempts,
+                                 size: size, id: file.manifest.id)
+        }
+        request.progress = ProgressLog(file: file.path, size: size, profile: profile.name, logger: logger, clock: clock).callback
+        let started = clock.monotonic
+        let s3Outcome = s3?.upload(file.uploadSource, resuming: file.s3Progress, values: values, request: request,
+                                   transport: transport) { [spool, logger, profile] progress in
+            file.recordS3Progress(progress, in: spool, logger: logger, profile: profile.name)
+        }
+        // Answers can echo credentials back; none may reach the manifest or the log.
+        let result = SecretRedactor(secrets: profile.secretValues).redact(s3Outcome?.result ?? transport.send(request))
+        let seconds = clock.monotonic - started
+        let disposition = s3Outcome?.disposition ?? Disposition.decide(result, now: clock.now)
+        let response = try? result.get()
+        let bytesSent: Int64
+        switch result {
+        case .success(let r): bytesSent = r.bytesSent
+        case .failure(.broken(_, let b)), .failure(.cancelled(let b, _)): bytesSent = b
+        case .failure: bytesSent = 0
+        }
+        if let response {
+            file.manifest.remote = Manifest.Remote(url: response.effectiveURL.isEmpty ? request.url : response.effectiveURL,
+                                                   httpStatus: response.status, etag: response.etag,
+                                                   location: response.location, response: response.body)
+        }
+        held.facts = Manifest.AttemptFacts(bytesSent: bytesSent, httpStatus: response?.status)
+        let outcome: AttemptOutcome
+        var changed: String?
+        switch disposition {
+        case .sent(let response):
+            outcome = .delivered(status: response.status)
+            changed = changedSinceClaim(file)
+        case .retryLater(let reason, let retryAfter):
+            outcome = .retryable(reason: reason, retryAfter: retryAfter)
+            changed = changedSinceClaim(file)
+        case .permanent(let reason):
+            outcome = .permanent(reason: reason)
+            changed = changedSinceClaim(file)
+        case .offline(let reason):
+            outcome = .unreachable(reason: reason)
+        case .interrupted(let connected):
+            outcome = .interrupted(connected: connected)
+        }
+        return AttemptReport(outcome: outcome, changed: changed, countedAttempts: file.manifest.countedAttempts, size: size,
+                             bytesSent: bytesSent, seconds: seconds, httpStatus: response?.status, id: file.manifest.id)
+    }
+
+    /// Nil when the file is as it was claimed; otherwise what differs. Checks both the open
+    /// descriptor (written in place) and the path (replaced by another file).
+    private func changedSinceClaim(_ file: ClaimedFile) -> String? {
+        file.uploadSource.changeSinceClaim() ?? outdatedClaim(file)
+    }
+
+    /// Nil while the name still leads to the file claimed; otherwise what happened to it.
+    private func outdatedClaim(_ file: ClaimedFile) -> String? {
+        guard let atPath = try? FileSystem.status(file.path, in: spool.directory(.outbox)) else { return "removed from the outbox" }
+        if atPath.inode != file.status.inode || atPath.device != file.status.device { return "replaced by another file" }
+        return nil
+    }
+}
+
+/// Logs progress of long uploads every 10 s: percent, rate, ETA.
+struct ProgressLog: Sendable {
+    let file: RelativePath
+    let size: Int64
+    let profile: String
+    let logger: Logger
+    let clock: any Clock
+
+    var callback: @Sendable (Int64) -> Void {
+        let started = clock.monotonic
+        let last = LastLine(started)
+        return { [self] sent in
+            let now = clock.monotonic
+            let due = last.time.withLock { last -> Bool in
+                guard now - last >= 10 else { return false }
+                last = now
+                return true
+            }
+            guard due else { return }
+            let elapsed = now - started
+            let rate = elapsed > 0 ? Double(sent) / elapsed : 0
+            let eta = rate > 0 ? Double(size - sent) / rate : 0
+            logger.info("uploading", ["profile": profile, "file": file.logSafe,
+                                      "percent": LogNumbers.fixed(size > 0 ? Double(sent) * 100 / Double(size) : 100, places: 1),
+                                      "rate": LogNumbers.rate(sent, elapsed), "eta": LogNumbers.fixed(eta, places: 0) + "s"])
+        }
+    }
+}
+
+/// When the last progress line was written.
+private final class LastLine: Sendable {
+    let time: Mutex<Double>
+    init(_ start: Double) { time = Mutex(start) }
+}

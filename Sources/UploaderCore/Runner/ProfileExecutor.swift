@@ -1,0 +1,159 @@
+@preconcurrency import Glibc
+import Foundation
+import UploaderSupport
+import UploaderConfig
+import UploaderSpool
+import UploaderTransfer
+import UploaderWatch
+
+/// Carries out a profile's effects: claims, uploads, settles and moves back on the worker
+/// pool, probes on a queue of their own, log lines at once; each job reports back to the
+/// owner as an event. It decides nothing: every choice it acts on came from `ProfileCore`.
+final class ProfileExecutor: Sendable {
+    let profile: Profile
+    let spool: Spool
+    let lifecycle: FileLifecycle
+    let claimer: Claimer
+    let builder: RequestBuilder
+    let s3: S3Uploader?
+    let rateLimiter: RateLimiter?
+    let hostname: String
+    /// The daemon's environment, passed on to hooks.
+    let environment: [String: String]
+    let logger: Logger
+    let clock: any Clock
+    let probe: (any ReachabilityProbe)?
+    let hooks: HookRunner
+    let pool: WorkerPool
+    private let probes = DispatchQueue(label: "uploader.probe")
+    private let held = HeldFiles()
+    private let report: @Sendable (ProfileEvent) -> Void
+    private let finished: @Sendable (ProfileEffect) -> Void
+
+    struct Parts: Sendable {
+        var claimer: Claimer
+        var lifecycle: FileLifecycle
+        var rateLimiter: RateLimiter?
+        var probe: (any ReachabilityProbe)?
+        var makeTransport: @Sendable () -> any Transport
+        var hostname: String
+        var environment: [String: String]
+        var workers: Int
+    }
+
+    /// `report` feeds events back to the owner; `finished` hears `.drained` and `.stopped`.
+    init(profile: Profile, spool: Spool, parts: Parts, hooks: HookRunner, logger: Logger, clock: any Clock,
+         report: @escaping @Sendable (ProfileEvent) -> Void, finished: @escaping @Sendable (ProfileEffect) -> Void) {
+        self.profile = profile
+        self.spool = spool
+        self.claimer = parts.claimer
+        self.lifecycle = parts.lifecycle
+        self.rateLimiter = parts.rateLimiter
+        self.probe = parts.probe
+        self.hostname = parts.hostname
+        self.environment = parts.environment
+        self.hooks = hooks
+        self.logger = logger
+        self.clock = clock
+        self.report = report
+        self.finished = finished
+        builder = RequestBuilder(profile: profile)
+        if case .s3(let target) = profile.destination { s3 = S3Uploader(profile: profile, target: target, logger: logger) } else { s3 = nil }
+        pool = WorkerPool(size: parts.workers, label: profile.name, makeTransport: parts.makeTransport)
+    }
+
+    func perform(_ effect: ProfileEffect) {
+        switch effect {
+        case .claim(let path):
+            let file = held.hold(path)
+            pool.submit { [self] _ in report(.claimed(path, claim(path, into: file))) }
+        case .upload(let path):
+            pool.submit { [self] transport in report(.attempted(path, upload(path, transport: transport))) }
+        case .settle(let path, let settlement):
+            pool.submit { [self] _ in report(.settled(path, settle(path, settlement))) }
+        case .release(let path):
+            held.release(path)
+        case .cancelUploads(let paths), .cancelClaims(let paths):
+            held.cancel(paths)
+        case .moveBack(let path):
+            pool.submit { [self] _ in
+                do {
+                    report(.movedBack(path, to: try lifecycle.moveBack(fromRetry: path, resetBackoff: false)))
+                } catch {
+                    report(.movedBack(path, to: nil))
+                }
+            }
+        case .probe(let ticket):
+            probes.async { [self] in report(.probed(ticket, problem: probe?.check())) }
+        case .log(let line):
+            logger.log(line.level, line.message, pairs: [("profile", profile.name)] + line.metadata.map { ($0.key, $0.value) })
+        case .drained, .stopped:
+            finished(effect)
+        }
+    }
+
+    func heldFile(_ path: RelativePath) -> HeldFile? { held.get(path) }
+
+    // MARK: Claim
+
+    private func claim(_ path: RelativePath, into file: HeldFile) -> ClaimReport {
+        switch claimer.claim(path, now: clock.now, cancellation: file.cancellation) {
+        case .ready(let claimed):
+            file.claimed = claimed
+            return .ready
+        case .unreadable(let error, let manifest):
+            file.unreadable = manifest
+            return .unreadable(error.description)
+        case .vanished:
+            held.release(path)
+            forgetManifest(of: path)
+            return .vanished
+        case .refused(let reason):
+            held.release(path)
+            return .refused(reason)
+        case .finishedByRecovery:
+            held.release(path)
+            return .finishedByRecovery
+        case .cancelled:
+            held.release(path)
+            return .cancelled
+        }
+    }
+
+    /// A file deleted or renamed away before we got to it: its manifest goes too.
+    private func forgetManifest(of path: RelativePath) {
+        let outbox = spool.directory(.outbox)
+        let name = Spool.manifestName(for: path)
+        guard FileSystem.exists(name, in: outbox) else { return }
+        do { try FileSystem.unlink(name, in: outbox) } catch {
+            logger.warn("cannot remove the manifest of a vanished file", ["profile": profile.name, "file": name.logSafe, "error": "\(error)"])
+        }
+    }
+
+    // MARK: Settle
+
+    private func settle(_ path: RelativePath, _ settlement: Settlement) -> SettleReport {
+        guard let file = held.release(path), var manifest = file.manifest else {
+            preconditionFailure("settle for a file not held: \(path.logSafe)")
+        }
+        let area = manifest.settle(settlement, facts: file.facts, now: clock.now)
+        guard let area else {
+            do {
+                try spool.writeManifest(manifest, for: path, in: .outbox)
+            } catch {
+                logger.error("cannot rewrite manifest; the file stays queued", ["profile": profile.name, "file": path.logSafe, "error": "\(error)"])
+            }
+            return .requeued
+        }
+        do {
+            let target = try lifecycle.finish(path, manifest: manifest, to: area)
+            afterFiling(target, in: area, manifest: manifest)
+            if case .retry(_, let due) = settlement { return .filed(area, target, retryDue: due) }
+            return .filed(area, target, retryDue: nil)
+        } catch {
+            logger.error("cannot move file to \(area.rawValue)/; it stays in the outbox",
+                         ["profile": profile.name, "file": path.logSafe, "error": "\(error)"])
+            return .failed
+        }
+    }
+}

@@ -1,0 +1,189 @@
+@preconcurrency import Glibc
+import Foundation
+import Synchronization
+import UploaderSupport
+import UploaderConfig
+import UploaderSpool
+import UploaderTransfer
+import UploaderWatch
+
+/// One profile, wired: its spool lock, its outbox watch, the start-up recovery, and the owner
+/// (`ProfileLoop`) with the executor that carries out the owner's effects. The runner itself
+/// decides nothing; it connects the event sources (watcher, netlink, timers, signals via the
+/// daemon) to the owner's mailbox.
+package final class ProfileRunner: Sendable {
+    package let profile: Profile
+    package let spool: Spool
+    package let ignore: IgnoreRules
+    /// Runs on_sent / on_failed off the workers' threads.
+    package let hooks: HookRunner
+    let loop: ProfileLoop
+    private let executor: ProfileExecutor
+    private let recovery: Recovery
+    private let logger: Logger
+    private let clock: any Clock
+    /// What this runner holds while it runs: the spool lock, the watch, the netlink
+    /// listener and the periodic timers; released by `stop`/`release`.
+    private let holdings = Mutex(Holdings())
+
+    private struct Holdings: @unchecked Sendable {
+        // Touched only under the mutex, by the thread starting or stopping the runner.
+        var lock: SpoolLock?
+        var watchID: Int?
+        var netlink: (monitor: NetlinkMonitor, id: Int)?
+        var timers: [DispatchSourceTimer] = []
+        /// The owner was started (`begin`); a runner stopped before that has nothing to wait for.
+        var begun = false
+    }
+
+    /// The seams a runner is built on; production values by default.
+    package struct Seams: Sendable {
+        package var clock: any Clock = SystemClock()
+        package var makeTransport: @Sendable () -> any Transport = { CurlTransport() }
+        /// Nil: a TCP connect to the destination's host and port.
+        package var probe: (any ReachabilityProbe)?
+        package var environment: [String: String] = ProcessInfo.processInfo.environment
+
+        package init() {}
+    }
+
+    /// `onFinished` hears `.drained` (`run --once` has nothing left) and `.stopped`.
+    package init(profile: Profile, mode: ProfilePolicy.Mode, logger: Logger, mimeTypes: MimeTypes, hostname: String,
+                 seams: Seams = Seams(), onFinished: @escaping @Sendable (ProfileEffect) -> Void = { _ in }) {
+        self.profile = profile
+        self.logger = logger
+        self.clock = seams.clock
+        hooks = HookRunner(clock: seams.clock)
+        spool = Spool(paths: profile.spool)
+        ignore = IgnoreRules(patterns: profile.ignore)
+        let lifecycle = FileLifecycle(spool: spool, logger: logger)
+        recovery = Recovery(spool: spool, lifecycle: lifecycle, ignore: ignore, recursive: profile.recursive, logger: logger)
+        let policy = ProfilePolicy(profile: profile, mode: mode)
+        loop = ProfileLoop(policy: policy, clock: seams.clock)
+        let probe: (any ReachabilityProbe)?
+        if let given = seams.probe {
+            probe = given
+        } else {
+            switch profile.destination {
+            case .http(let template): probe = TCPProbe(urlTemplate: template.description, timeout: profile.connectTimeout)
+            case .s3(let target): probe = TCPProbe(s3: target, timeout: profile.connectTimeout)
+            }
+        }
+        let parts = ProfileExecutor.Parts(
+            claimer: Claimer(spool: spool, profileName: profile.name, digest: profile.digest, mimeTypes: mimeTypes,
+                             lifecycle: lifecycle, logger: logger),
+            lifecycle: lifecycle,
+            rateLimiter: profile.maxRate > 0 ? RateLimiter(bytesPerSecond: profile.maxRate, clock: seams.clock) : nil,
+            probe: probe, makeTransport: seams.makeTransport, hostname: hostname, environment: seams.environment,
+            workers: policy.concurrency + policy.claimAhead)
+        executor = ProfileExecutor(profile: profile, spool: spool, parts: parts, hooks: hooks, logger: logger, clock: seams.clock,
+                                   report: { [loop] event in loop.send(event) }, finished: onFinished)
+    }
+
+    /// Takes the lock (throws `SpoolLock.Failure`), creates the spool and registers its outbox
+    /// with the watcher. Call `begin` once the watcher runs.
+    package func prepare(watcher: InotifyWatcher) throws {
+        try spool.prepare()
+        let lock = try SpoolLock(path: spool.paths.lockFile)
+        let id = watcher.add(root: spool.paths.outbox, recursive: profile.recursive) { [weak self] event in
+            self?.watched(event)
+        }
+        holdings.withLock {
+            $0.lock = lock
+            $0.watchID = id
+        }
+    }
+
+    /// Recovers the spool, hands what is there to the owner, and starts it (the outbox is already watched).
+    package func begin(netlink: NetlinkMonitor?) {
+        let started = clock.now
+        let retryScan = recovery.scanRetry()
+        let scan = recovery.scanOutbox()
+        let retention = Retention(spool: spool, keep: profile.keepSent, logger: logger)
+        retention.sweep(now: clock.now)
+        let mode = loop.policy.mode
+        let state = ProfileState(onceCutoff: mode == .once ? started : nil)
+        loop.send(.recovered(files: retryScan.requeued + scan.files,
+                             retries: retryScan.due.map { RetryEntry(path: $0.path, due: $0.at) },
+                             ignoredDirectories: scan.directoriesIgnored.filter { !ignore.ignores($0) }))
+        holdings.withLock { $0.begun = true }
+        loop.start(state, name: profile.name) { [executor] effect in executor.perform(effect) }
+        if mode == .daemon {
+            var timers: [DispatchSourceTimer] = []
+            if profile.keepSent > 0 {
+                timers.append(periodic(every: min(3600, max(1, profile.keepSent / 10))) { [clock] in retention.sweep(now: clock.now) })
+            }
+            if profile.rescan > 0 {
+                timers.append(periodic(every: profile.rescan) { [weak self] in self?.watched(.rescanNeeded("periodic rescan")) })
+            }
+            let listener = netlink.map { monitor in (monitor, monitor.addListener { [loop] in loop.send(.networkChanged) }) }
+            holdings.withLock {
+                $0.timers = timers
+                $0.netlink = listener
+            }
+        }
+        logger.info("watching outbox", ["profile": profile.name, "dir": spool.paths.outbox,
+                                          "queued": String(retryScan.requeued.count + scan.files.count),
+                                          "retry_scheduled": String(retryScan.due.count)])
+    }
+
+    /// Runs `action` every `interval` seconds until the runner stops.
+    private func periodic(every interval: TimeInterval, _ action: @escaping @Sendable () -> Void) -> DispatchSourceTimer {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
+        timer.schedule(deadline: .now() + interval, repeating: interval)
+        timer.setEventHandler(handler: action)
+        timer.resume()
+        return timer
+    }
+
+    /// Turns what the watcher saw into events; scans (I/O) happen here, on the watcher's thread.
+    private func watched(_ event: WatchEvent) {
+        switch event {
+        case .fileReady(let path):
+            if !ignore.ignores(path) { loop.send(.found([path])) }
+        case .directoryAppeared(let path):
+            if profile.recursive {
+                loop.send(.found(recovery.scanOutbox(path).files))
+            } else if !ignore.ignores(path) {
+                loop.send(.directoriesIgnored([path]))
+            }
+        case .rescanNeeded:
+            loop.send(.found(recovery.scanOutbox().files))
+        }
+    }
+
+    /// Stops taking work, lets uploads in flight finish for `grace`, aborts the rest (they stay
+    /// queued), and returns once the owner has stopped and every job has ended.
+    package func stop(grace: TimeInterval) {
+        let (timers, netlink, begun) = holdings.withLock { h in
+            defer { h.timers = []; h.netlink = nil; h.begun = false }
+            return (h.timers, h.netlink, h.begun)
+        }
+        for timer in timers { timer.cancel() }
+        if let netlink { netlink.monitor.removeListener(netlink.id) }
+        guard begun else { return executor.pool.shutDown() }
+        loop.send(.stop(grace: grace))
+        loop.waitUntilEnded()
+        executor.pool.shutDown()
+    }
+
+    /// After `stop`: forgets the outbox watch and releases the spool lock, so a reloaded
+    /// profile can take both again in this same process.
+    package func release(from watcher: InotifyWatcher) {
+        let id = holdings.withLock { h in
+            defer { h.watchID = nil; h.lock = nil }
+            return h.watchID
+        }
+        if let id { watcher.remove(id) }
+    }
+
+    /// What the owner last published.
+    package var snapshot: ProfileSnapshot { loop.snapshot }
+
+    /// This runner's state for `status`: reachability as last seen, the reason when offline, refused names.
+    package var daemonState: DaemonState {
+        let s = snapshot
+        return DaemonState(pid: getpid(), reachable: s.online, lastError: s.online ? nil : s.lastProblem,
+                           refused: s.refused, updatedAt: Timestamp.format(clock.now))
+    }
+}

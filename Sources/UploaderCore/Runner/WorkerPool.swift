@@ -1,0 +1,42 @@
+import Foundation
+import UploaderSupport
+import UploaderConfig
+import UploaderSpool
+import UploaderTransfer
+import UploaderWatch
+
+/// Threads that run a profile's jobs (claims, uploads, settles, moves back). Each thread owns
+/// one transport for its whole life, so keep-alive connections are reused, and blocking work
+/// (libcurl, hashing, fsync) never runs on the owner's thread or on Swift's cooperative pool.
+package final class WorkerPool: Sendable {
+    package typealias Job = @Sendable (any Transport) -> Void
+
+    private let jobs = Mailbox<Job?>()
+    private let done = DispatchGroup()
+    private let size: Int
+
+    /// Starts `size` threads named after `label`; `makeTransport` runs once on each.
+    package init(size: Int, label: String, makeTransport: @escaping @Sendable () -> any Transport) {
+        self.size = size
+        for index in 0..<size {
+            done.enter()
+            let thread = Thread { [jobs, done] in
+                let transport = makeTransport()
+                while let job = jobs.take(timeout: nil) ?? nil {
+                    job(transport)
+                }
+                done.leave()
+            }
+            thread.name = "\(label)-\(index)"
+            thread.start()
+        }
+    }
+
+    package func submit(_ job: @escaping Job) { jobs.send(job) }
+
+    /// Lets every thread finish the jobs already queued, then end; waits for them.
+    package func shutDown() {
+        for _ in 0..<size { jobs.send(nil) }
+        done.wait()
+    }
+}

@@ -1,9 +1,0 @@
-/// What the watcher tells a profile about its outbox.
-package enum WatchEvent: Sendable, Equatable {
-    /// A file was closed after writing, renamed in, or hard-linked in: a candidate to claim.
-    case fileReady(RelativePath)
-    /// A directory appeared (recursive outboxes scan it; others warn once).
-    case directoryAppeared(RelativePath)
-    /// Events may have been lost (queue overflow, outbox replaced): scan everything again.
-    case rescanNeeded(String)
-}

@@ -1,0 +1,208 @@
+@preconcurrency import Glibc
+import Foundation
+import Synchronization
+import UploaderSupport
+import UploaderConfig
+import UploaderSpool
+import UploaderTransfer
+import UploaderWatch
+import UploaderCore
+
+/// `uploader run`: starts one `ProfileRunner` per selected profile around one watcher,
+/// then waits for signals (daemon) or for the queues to drain (`--once`).
+package final class Daemon {
+    package enum ExitCode {
+        package static let ok: Int32 = 0
+        package static let someFailed: Int32 = 1
+        package static let usage: Int32 = 2
+        package static let unavailable: Int32 = 69
+        package static let software: Int32 = 70
+        package static let tempFail: Int32 = 75
+    }
+
+    private let loaded: LoadedConfiguration
+    private let profileNames: [String]
+    private let once: Bool
+    private let logger: Logger
+    private let environment: [String: String]
+    private var runners: [ProfileRunner] = []
+    /// Signals and drained profiles, for the main thread: it sleeps until one arrives.
+    private let events = Mailbox<DaemonEvent>()
+
+    package init(loaded: LoadedConfiguration, profileNames: [String], once: Bool, logger: Logger, environment: [String: String]) {
+        self.loaded = loaded
+        self.environment = environment
+        self.profileNames = profileNames
+        self.once = once
+        self.logger = logger
+    }
+
+    package func run() -> Int32 {
+        let config = loaded.configuration
+        logger.configure(level: config.global.logLevel, format: config.global.logFormat, secrets: config.secretValues)
+        for warning in loaded.warnings { logger.warn(warning) }
+        let selected = profileNames.isEmpty ? config.profiles : config.profiles.filter { profileNames.contains($0.name) }
+        if let unknown = profileNames.first(where: { name in !config.profiles.contains { $0.name == name } }) {
+            Self.printError("no profile named \"\(unknown)\" in \(config.path)")
+            return ExitCode.usage
+        }
+        guard !selected.isEmpty else {
+            Self.printError("no [outbox NAME] profile in \(config.path)")
+            return ExitCode.usage
+        }
+        Signals.blockHandled()
+        let clock = SystemClock()
+        var seams = ProfileRunner.Seams()
+        seams.clock = clock
+        seams.environment = environment
+        let watcher = InotifyWatcher(logger: logger, clock: clock)
+        let netlink = once ? nil : NetlinkMonitor(logger: logger)
+        netlink?.start()
+        let mimeTypes = MimeTypes.load()
+        let hostname = Self.hostname()
+        for profile in selected {
+            if profile.tls.insecureSkipVerify {
+                logger.warn("insecure_skip_verify = yes: TLS certificates are NOT verified", ["profile": profile.name])
+            }
+            let name = profile.name
+            let runner = ProfileRunner(profile: profile, mode: once ? .once : .daemon, logger: logger, mimeTypes: mimeTypes,
+                                       hostname: hostname, seams: seams) { [events] effect in
+                if effect == .drained { events.send(.drained(name)) }
+            }
+            do {
+                try runner.prepare(watcher: watcher)
+                runners.append(runner)
+            } catch let failure as SpoolLock.Failure {
+                for started in runners { started.stop(grace: 0) }
+                if case .heldBy = failure {
+                    Self.printError("profile \(profile.name): \(failure); not starting")
+                    return ExitCode.tempFail
+                }
+                Self.printError("profile \(profile.name): cannot take lock: \(failure)")
+                return ExitCode.software
+            } catch {
+                for started in runners { started.stop(grace: 0) }
+                Self.printError("profile \(profile.name): cannot prepare spool: \(error)")
+                return ExitCode.software
+            }
+        }
+        do { try watcher.start() } catch {
+            Self.printError("\(error)")
+            return ExitCode.software
+        }
+        for runner in runners { runner.begin(netlink: netlink) }
+        let signals = SignalListener(events)
+        // State files, metrics, systemd notifications and SIGHUP reloads: see ServiceReporter and ConfigReloader.
+        let reporter = ServiceReporter(notifier: SystemdNotifier(environment: once ? [:] : environment), logger: logger, clock: clock)
+        reporter.start(runners: runners, global: config.global)
+        let factory = RunnerFactory(watcher: watcher, netlink: netlink, mimeTypes: mimeTypes, hostname: hostname, seams: seams, logger: logger)
+        let reloader = ConfigReloader(path: config.path, profileNames: profileNames, environment: environment,
+                                      factory: factory, reporter: reporter, logger: logger)
+        let code = once ? runOnce() : runDaemon(reloader)
+        signals.stop()
+        HookRunner.drain(runners, once: once, logger: logger)
+        reporter.finish()
+        watcher.stop()
+        return code
+    }
+
+    private func runDaemon(_ reloader: ConfigReloader) -> Int32 {
+        logger.info("uploader \(UploaderVersion.string) running", ["profiles": runners.map(\.profile.name).joined(separator: ",")])
+        while true {
+            guard case .signal(let signal) = events.take(timeout: nil) else { continue }
+            if signal == SIGHUP {
+                runners = reloader.reload(runners)
+                continue
+            }
+            logger.info("stopping", ["signal": signal == SIGTERM ? "SIGTERM" : "SIGINT"])
+            reloader.reporter.stopping()
+            stopAll()
+            return ExitCode.ok
+        }
+    }
+
+    private func runOnce() -> Int32 {
+        var drained = Set<String>()
+        waiting: while drained.count < runners.count {
+            switch events.take(timeout: nil) {
+            case .drained(let name)?:
+                drained.insert(name)
+            case .signal(let signal)? where signal != SIGHUP:
+                logger.info("stopping", ["signal": signal == SIGTERM ? "SIGTERM" : "SIGINT"])
+                break waiting
+            case .signal?, nil:
+                continue
+            }
+        }
+        stopAll()
+        var sent = 0, retried = 0, failed = 0, offline = false
+        for runner in runners {
+            let s = runner.snapshot.totals
+            sent += s.sent
+            retried += s.retried
+            failed += s.failed
+            offline = offline || s.leftQueuedOffline
+        }
+        logger.info("run --once finished", ["sent": String(sent), "retry": String(retried), "failed": String(failed),
+                                            "left_queued_offline": offline ? "yes" : "no"])
+        if retried + failed > 0 { return ExitCode.someFailed }
+        if offline { return ExitCode.unavailable }
+        return ExitCode.ok
+    }
+
+    private func stopAll() {
+        let group = DispatchGroup()
+        for runner in runners {
+            group.enter()
+            let grace = runner.profile.shutdownGrace
+            Thread {
+                runner.stop(grace: grace)
+                group.leave()
+            }.start()
+        }
+        group.wait()
+    }
+
+    static func hostname() -> String {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        buffer.withUnsafeMutableBufferPointer { raw in
+            raw.baseAddress!.withMemoryRebound(to: CChar.self, capacity: raw.count) { _ = gethostname($0, raw.count - 1) }
+        }
+        return String(decoding: buffer.prefix(while: { $0 != 0 }), as: UTF8.self)
+    }
+
+    /// One error line on stderr, prefixed with the program name.
+    package static func printError(_ message: String) {
+        Logger.standardError("uploader: " + message)
+    }
+}
+
+/// What wakes the daemon's main thread.
+enum DaemonEvent: Sendable {
+    case signal(Int32)
+    /// `run --once`: this profile has nothing left to do.
+    case drained(String)
+}
+
+/// Takes the handled signals (blocked in every thread) on a thread of its own and posts them.
+final class SignalListener: Sendable {
+    private let stopped = Atomic<Bool>(false)
+    private let ended = DispatchSemaphore(value: 0)
+
+    init(_ events: Mailbox<DaemonEvent>) {
+        let thread = Thread { [self] in
+            while !stopped.load(ordering: .relaxed) {
+                if let signal = Signals.wait(seconds: 0.5) { events.send(.signal(signal)) }
+            }
+            ended.signal()
+        }
+        thread.name = "signals"
+        thread.start()
+    }
+
+    /// Ends the thread (within half a second).
+    func stop() {
+        stopped.store(true, ordering: .relaxed)
+        ended.wait()
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Synchronization
+import UploaderSupport
+import UploaderConfig
+import UploaderSpool
+import UploaderTransfer
+import UploaderWatch
+import UploaderCore
+
+/// Counts the running profiles' spools (outbox and retry/, not sent/) on a thread of its own,
+/// for the metrics file and systemd's STATUS=: at most every 10 s, and never more than a tenth
+/// of one core — a spool with 100,000 files takes seconds to count, and must not delay uploads,
+/// signals or the watchdog.
+package final class SpoolCounter: Sendable {
+    private struct State {
+        var latest: [String: SpoolCensus] = [:]
+        var lastDuration: Double = 0
+        var stopped = false
+    }
+
+    static let minimumInterval: TimeInterval = 10
+    private let state = Mutex(State())
+    private let wake = NSCondition()
+    private let logger: Logger
+
+    private let clock: any Clock
+
+    package init(logger: Logger, clock: any Clock) {
+        self.logger = logger
+        self.clock = clock
+    }
+
+    /// Counts in a loop until `stop`; `runners` gives the current set, `onUpdate` runs after each round.
+    package func start(runners: @escaping @Sendable () -> [ProfileRunner], onUpdate: @escaping @Sendable () -> Void) {
+        let thread = Thread { [self] in
+            while !state.withLock({ $0.stopped }) {
+                countNow(runners())
+                onUpdate()
+                let pause = max(Self.minimumInterval, state.withLock { $0.lastDuration } * 10)
+                wake.lock()
+                if !state.withLock({ $0.stopped }) { _ = wake.wait(until: Date().addingTimeInterval(pause)) }
+                wake.unlock()
+            }
+        }
+        thread.name = "spool-counter"
+        thread.start()
+    }
+
+    package func stop() {
+        state.withLock { $0.stopped = true }
+        wake.lock(); wake.broadcast(); wake.unlock()
+    }
+
+    /// Counts every spool now, on the calling thread.
+    package func countNow(_ runners: [ProfileRunner]) {
+        let started = clock.monotonic
+        var counted: [String: SpoolCensus] = [:]
+        for runner in runners {
+            counted[runner.profile.name] = SpoolCensus.take(runner.spool, ignore: runner.ignore, recursive: runner.profile.recursive,
+                                                            now: clock.now, includeSent: false, unlistable: DirectoryWalker.warning(logger))
+        }
+        let duration = clock.monotonic - started
+        state.withLock {
+            $0.latest = counted
+            $0.lastDuration = duration
+        }
+    }
+
+    /// The latest count of a profile's spool, if one was made.
+    package func latest(_ profile: String) -> SpoolCensus? { state.withLock { $0.latest[profile] } }
+
+    /// How long the last round took; the exit path recounts only when that was quick.
+    package var lastDuration: Double { state.withLock { $0.lastDuration } }
+}

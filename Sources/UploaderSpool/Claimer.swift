@@ -1,0 +1,177 @@
+@preconcurrency import Glibc
+import Foundation
+import UploaderSupport
+import UploaderConfig
+
+/// Turns a path in the outbox into a `ClaimedFile`: opens it safely, checks what it is,
+/// and pairs it with its manifest (reused when the file is unchanged, made afresh otherwise).
+package struct Claimer: Sendable {
+    package enum Outcome {
+        /// Ready to upload.
+        case ready(ClaimedFile)
+        /// Gone before we could open it.
+        case vanished
+        /// Not something we upload (symlink, FIFO, device, socket, directory, name too long).
+        case refused(String)
+        /// Exists but cannot be read (permissions, I/O): goes to retry/ as failed.
+        case unreadable(SystemError, Manifest)
+        /// Its manifest already records a final state: recovery finished the move.
+        case finishedByRecovery
+        /// Stopped by `cancellation` while hashing (shutdown): nothing was written.
+        case cancelled
+    }
+
+    package let spool: Spool
+    package let profileName: String
+    package let digest: DigestMode
+    package let mimeTypes: MimeTypes
+    package let lifecycle: FileLifecycle
+    package let logger: Logger
+
+    package init(spool: Spool, profileName: String, digest: DigestMode, mimeTypes: MimeTypes, lifecycle: FileLifecycle, logger: Logger) {
+        self.spool = spool
+        self.profileName = profileName
+        self.digest = digest
+        self.mimeTypes = mimeTypes
+        self.lifecycle = lifecycle
+        self.logger = logger
+    }
+
+    /// `cancellation` stops the hash of a large file between chunks.
+    package func claim(_ path: RelativePath, now: Date, cancellation: CancellationFlag? = nil) -> Outcome {
+        let outbox = spool.directory(.outbox)
+        let display = path.displayed(in: outbox)
+        if Spool.sidecarTooLong(path) {
+            return .refused("name too long: its sidecar manifest would exceed 255 bytes")
+        }
+        // lstat first: a symlink, FIFO, socket or device is refused without ever being opened
+        // (opening a device can have side effects). What counts afterwards is the descriptor.
+        let seen: FileSystem.Status
+        do {
+            seen = try FileSystem.status(path, in: outbox)
+        } catch let error as SystemError {
+            if error.isNotFound || error.code == ENOTDIR { return .vanished }
+            return .refused(error.description)
+        } catch {
+            return .refused("\(error)")
+        }
+        guard seen.kind == .regular else { return refuse(path, seen) }
+        let fd: Int32
+        do {
+            fd = try FileSystem.openForReading(path, in: outbox)
+        } catch let error as SystemError {
+            switch error.code {
+            case ENOENT: return .vanished
+            case ELOOP: return .refused("symlink, never followed (swapped in after detection)")
+            case ENXIO: return .refused("socket or device, not a regular file")
+            case EACCES, EPERM, EIO: return .unreadable(error, freshManifest(path, status: seen, sha256: nil, now: now))
+            default: return .refused(error.description)
+            }
+        } catch {
+            return .refused("\(error)")
+        }
+        // Every later check, the hash and the upload use this descriptor (O_NOFOLLOW), so a
+        // path swapped for a symlink or a FIFO after the lstat above changes nothing.
+        let status: FileSystem.Status
+        do {
+            status = try FileSystem.status(fd: fd, path: display)
+        } catch {
+            close(fd)
+            return .refused("\(error)")
+        }
+        guard status.kind == .regular else {
+            close(fd)
+            return refuse(path, status)
+        }
+        // An S3 multipart upload begun for the old content: kept so the uploader can abort it.
+        var staleS3: S3UploadState?
+        switch spool.readManifest(for: path, in: .outbox) {
+        case .success(let manifest):
+            if [.sent, .retry, .failed].contains(manifest.state) {
+                close(fd)
+                do {
+                    try finishRecorded(path, manifest: manifest)
+                    return .finishedByRecovery
+                } catch {
+                    return .refused("cannot finish recorded move: \(error)")
+                }
+            }
+            if manifest.size == status.size && manifest.mtime == status.mtimeText
+                && (manifest.sha256 != nil || digest == .none) {
+                return .ready(ClaimedFile(path: path, fd: fd, status: status, manifest: manifest))
+            }
+            staleS3 = manifest.s3
+            logger.info("file changed since it was claimed; claiming it afresh", ["file": path.logSafe, "id": manifest.id])
+        case .failure(.missing):
+            break
+        case .failure(let problem):
+            do {
+                let aside = try spool.quarantineManifest(for: path, in: .outbox)
+                logger.warn("unreadable manifest moved aside; file claimed afresh", ["file": path.logSafe, "manifest": aside, "error": "\(problem)"])
+            } catch {
+                close(fd)
+                return .refused("unreadable manifest that cannot be moved aside: \(error)")
+            }
+        }
+        do {
+            let sha = digest == .sha256
+                ? try SHA256.hash(fd: fd, length: status.size, path: display, cancellation: cancellation).hexString : nil
+            var fresh = freshManifest(path, status: status, sha256: sha, now: now)
+            fresh.s3 = staleS3
+            return .ready(ClaimedFile(path: path, fd: fd, status: status, manifest: fresh))
+        } catch is CancellationFlag.Cancelled {
+            close(fd)
+            return .cancelled
+        } catch let error as SystemError {
+            close(fd)
+            return .unreadable(error, freshManifest(path, status: status, sha256: nil, now: now))
+        } catch {
+            close(fd)
+            return .refused("\(error)")
+        }
+    }
+
+    /// Refuses a non-regular entry. A manifest beside it belongs to a file that was swapped out
+    /// (e.g. for a symlink during its upload): it is moved aside, never deleted.
+    private func refuse(_ path: RelativePath, _ status: FileSystem.Status) -> Outcome {
+        if FileSystem.exists(Spool.manifestName(for: path), in: spool.directory(.outbox)),
+           let aside = try? spool.quarantineManifest(for: path, in: .outbox) {
+            logger.warn("the file of this manifest was replaced by a \(status.formatName); manifest moved aside",
+                        ["file": path.logSafe, "manifest": aside])
+        }
+        return .refused(Claimer.refusal(status))
+    }
+
+    /// Why a non-regular entry is not uploaded, in words for the one warning line.
+    static func refusal(_ status: FileSystem.Status) -> String {
+        switch status.kind {
+        case .symlink: return "symlink, never followed"
+        case .directory: return "directory (recursive = no)"
+        case .regular, .other: return "\(status.formatName), not a regular file"
+        }
+    }
+
+    /// Completes a move whose manifest already says sent/retry/failed (steps 3–5 of `FileLifecycle`).
+    package func finishRecorded(_ path: RelativePath, manifest: Manifest) throws {
+        let area: Spool.Area = manifest.state == .sent ? .sent : .retry
+        var target = spool.freeName(for: path, in: area)
+        if let stored = manifest.storedAs, let (storedArea, storedPath) = spool.resolveStoredAs(stored), storedArea == area,
+           !FileSystem.exists(storedPath, in: spool.directory(area)) {
+            target = storedPath
+        }
+        var updated = manifest
+        updated.storedAs = spool.storedAs(target, in: area)
+        if updated != manifest { try spool.writeManifest(updated, for: path, in: .outbox) }
+        try lifecycle.completeMove(path, manifest: updated, to: area, as: target)
+        logger.info("finished an interrupted move", ["file": path.logSafe, "id": manifest.id, "stored_as": updated.storedAs ?? ""])
+    }
+
+    package func freshManifest(_ path: RelativePath, status: FileSystem.Status?, sha256: String?, now: Date) -> Manifest {
+        Manifest(
+            id: status.map { ManifestID.derive(profile: profileName, path: path, status: $0, sha256: sha256) } ?? ManifestID.random(),
+            profile: profileName, path: path,
+            size: status?.size ?? 0, mtime: status?.mtimeText ?? Timestamp.format(now), sha256: sha256,
+            contentType: mimeTypes.contentType(forName: path.name.display), state: .queued,
+            createdAt: Timestamp.format(now))
+    }
+}

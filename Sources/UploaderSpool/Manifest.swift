@@ -1,0 +1,193 @@
+import Foundation
+import UploaderSupport
+import UploaderConfig
+
+/// The JSON sidecar `NAME.manifest.json`: the durable record of one file's upload.
+///
+/// After a crash the manifests on disk are the single source of truth, so every field a
+/// recovery needs lives here. Encoded with explicit `null`s so the shape never varies.
+package struct Manifest: Decodable, Sendable, Equatable {
+    package enum State: String, Codable, Sendable, CaseIterable {
+        case queued, uploading, sent, retry, failed
+    }
+
+    /// One HTTP request that reached the destination (or was cut short by our own shutdown).
+    package struct Attempt: Decodable, Sendable, Equatable {
+        package var startedAt: String
+        package var endedAt: String?
+        package var bytesSent: Int64
+        package var httpStatus: Int?
+        package var error: String?
+        package var retryable: Bool?
+        package var interrupted: Bool?
+
+        package init(startedAt: String, endedAt: String? = nil, bytesSent: Int64 = 0, httpStatus: Int? = nil,
+                     error: String? = nil, retryable: Bool? = nil, interrupted: Bool? = nil) {
+            self.startedAt = startedAt
+            self.endedAt = endedAt
+            self.bytesSent = bytesSent
+            self.httpStatus = httpStatus
+            self.error = error
+            self.retryable = retryable
+            self.interrupted = interrupted
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case startedAt = "started_at", endedAt = "ended_at", bytesSent = "bytes_sent"
+            case httpStatus = "http_status", error, retryable, interrupted
+        }
+
+    }
+
+    /// What the destination answered to the successful (or last) request.
+    package struct Remote: Decodable, Sendable, Equatable {
+        package var url: String
+        package var httpStatus: Int?
+        package var etag: String?
+        package var location: String?
+        package var response: String?
+
+        package init(url: String, httpStatus: Int? = nil, etag: String? = nil, location: String? = nil, response: String? = nil) {
+            self.url = url
+            self.httpStatus = httpStatus
+            self.etag = etag
+            self.location = location
+            self.response = response
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case url, httpStatus = "http_status", etag, location, response
+        }
+
+    }
+
+    package var version: Int = 1
+    package var id: String
+    package var profile: String
+    package var path: String
+    package var pathBase64: String?
+    package var size: Int64
+    package var mtime: String
+    package var sha256: String?
+    package var contentType: String
+    package var state: State
+    package var createdAt: String
+    package var attempts: [Attempt] = []
+    package var nextAttemptAt: String? = nil
+    package var lastError: String? = nil
+    package var storedAs: String? = nil
+    package var remote: Remote? = nil
+    package var sentAt: String? = nil
+    /// How many attempts there were when an operator ran `uploader retry`: those stay in the
+    /// history but no longer count toward `max_attempts` or the backoff. Omitted until then.
+    package var attemptsBeforeRetry: Int? = nil
+    /// An S3 multipart upload in progress (upload id, finished parts), for resuming; see `S3UploadState`.
+    package var s3: S3UploadState? = nil
+
+    package init(id: String, profile: String, path: RelativePath, size: Int64, mtime: String,
+                 sha256: String?, contentType: String, state: State, createdAt: String) {
+        self.id = id
+        self.profile = profile
+        self.path = path.display
+        self.pathBase64 = path.isValidUTF8 ? nil : path.base64
+        self.size = size
+        self.mtime = mtime
+        self.sha256 = sha256
+        self.contentType = contentType
+        self.state = state
+        self.createdAt = createdAt
+    }
+
+    /// Attempts that count toward `max_attempts` (those cut by our own shutdown do not).
+    package var countedAttempts: Int {
+        attempts.dropFirst(min(attemptsBeforeRetry ?? 0, attempts.count)).filter { $0.interrupted != true }.count
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case version, id, profile, path, pathBase64 = "path_base64", size, mtime, sha256
+        case contentType = "content_type", state, createdAt = "created_at", attempts
+        case nextAttemptAt = "next_attempt_at", lastError = "last_error", storedAs = "stored_as"
+        case remote, sentAt = "sent_at", attemptsBeforeRetry = "attempts_before_retry", s3
+    }
+
+    package init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        version = try c.decode(Int.self, forKey: .version)
+        id = try c.decode(String.self, forKey: .id)
+        profile = try c.decode(String.self, forKey: .profile)
+        path = try c.decode(String.self, forKey: .path)
+        pathBase64 = try c.decodeIfPresent(String.self, forKey: .pathBase64)
+        size = try c.decode(Int64.self, forKey: .size)
+        mtime = try c.decode(String.self, forKey: .mtime)
+        sha256 = try c.decodeIfPresent(String.self, forKey: .sha256)
+        contentType = try c.decode(String.self, forKey: .contentType)
+        state = try c.decode(State.self, forKey: .state)
+        createdAt = try c.decode(String.self, forKey: .createdAt)
+        attempts = try c.decodeIfPresent([Attempt].self, forKey: .attempts) ?? []
+        nextAttemptAt = try c.decodeIfPresent(String.self, forKey: .nextAttemptAt)
+        lastError = try c.decodeIfPresent(String.self, forKey: .lastError)
+        storedAs = try c.decodeIfPresent(String.self, forKey: .storedAs)
+        remote = try c.decodeIfPresent(Remote.self, forKey: .remote)
+        sentAt = try c.decodeIfPresent(String.self, forKey: .sentAt)
+        attemptsBeforeRetry = try c.decodeIfPresent(Int.self, forKey: .attemptsBeforeRetry)
+        s3 = try c.decodeIfPresent(S3UploadState.self, forKey: .s3)
+    }
+
+
+    /// Compact JSON with a trailing newline, keys in the contract's order, `null` for nil.
+    package func encoded() throws -> Data {
+        var w = JSONObjectWriter()
+        w.field("version", version)
+        w.field("id", id)
+        w.field("profile", profile)
+        w.field("path", path)
+        if let pathBase64 { w.field("path_base64", pathBase64) }
+        w.field("size", size)
+        w.field("mtime", mtime)
+        w.field("sha256", sha256)
+        w.field("content_type", contentType)
+        w.field("state", state.rawValue)
+        w.field("created_at", createdAt)
+        w.field("attempts", array: attempts.map(\.json))
+        w.field("next_attempt_at", nextAttemptAt)
+        w.field("last_error", lastError)
+        w.field("stored_as", storedAs)
+        w.field("remote", object: remote?.json)
+        w.field("sent_at", sentAt)
+        if let attemptsBeforeRetry { w.field("attempts_before_retry", attemptsBeforeRetry) }
+        if let s3 { w.field("s3", json: Array(try JSONEncoder().encode(s3))) }
+        var data = Data(w.finished())
+        data.append(0x0A)
+        return data
+    }
+
+    package static func decode(_ data: Data) throws -> Manifest {
+        try JSONDecoder().decode(Manifest.self, from: data)
+    }
+}
+
+extension Manifest.Attempt {
+    var json: JSONObjectWriter {
+        var w = JSONObjectWriter()
+        w.field("started_at", startedAt)
+        w.field("ended_at", endedAt)
+        w.field("bytes_sent", bytesSent)
+        w.field("http_status", httpStatus)
+        w.field("error", error)
+        w.field("retryable", retryable)
+        if let interrupted { w.field("interrupted", interrupted) }
+        return w
+    }
+}
+
+extension Manifest.Remote {
+    var json: JSONObjectWriter {
+        var w = JSONObjectWriter()
+        w.field("url", url)
+        w.field("http_status", httpStatus)
+        w.field("etag", etag)
+        w.field("location", location)
+        w.field("response", response)
+        return w
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import UploaderSupport
+import UploaderConfig
+
+/// Start-up (and rescan) pass over an outbox: puts every crash state of `FileLifecycle`
+/// right and returns the files to queue.
+///
+/// Handles: leftover temporary manifests (removed; their file is claimed again), manifests
+/// whose file already moved (moved after it), `queued` manifests whose file is still in
+/// retry/ (file brought back), manifests with no file at all (moved aside to `.quarantine/`
+/// with a warning, never deleted). A `.manifest.json` name that does not parse and has no
+/// file is not ours (manifests are renamed into place whole): it is left alone, like any ignored name. Files with or without a manifest are returned to be
+/// claimed; `Claimer` deals with their manifests (reuse, finish a recorded move, or quarantine).
+package struct Recovery: Sendable {
+    package let spool: Spool
+    package let lifecycle: FileLifecycle
+    package let ignore: IgnoreRules
+    package let recursive: Bool
+    package let logger: Logger
+
+    package init(spool: Spool, lifecycle: FileLifecycle, ignore: IgnoreRules, recursive: Bool, logger: Logger) {
+        self.spool = spool
+        self.lifecycle = lifecycle
+        self.ignore = ignore
+        self.recursive = recursive
+        self.logger = logger
+    }
+
+    package struct Result: Sendable {
+        package var files: [RelativePath] = []
+        package var directoriesIgnored: [RelativePath] = []
+    }
+
+    /// Scans `directory` (the outbox root by default) and returns what to queue.
+    package func scanOutbox(_ directory: RelativePath = RelativePath(bytes: [])) -> Result {
+        let outbox = spool.directory(.outbox)
+        var result = Result()
+        // What each directory being walked holds, settled when the walk leaves it.
+        var files: [RelativePath: Set<RelativePath>] = [:]
+        var manifests: [RelativePath: [RelativePath]] = [:]
+        DirectoryWalker(root: outbox, includeHidden: true, logger: logger).walk(from: directory, visit: { entry in
+            let parent = entry.path.parent ?? RelativePath(bytes: [])
+            if entry.name.bytes.starts(with: Self.temporaryPrefix) {
+                try? FileSystem.unlink(entry.path, in: outbox)
+                logger.info("removed a half-written temporary manifest", ["file": entry.path.logSafe])
+                return false
+            }
+            if entry.path == RelativePath(".upl-tmp") {
+                removeLeftoverTemporaries()
+                return false
+            }
+            if entry.name.bytes.first == UInt8(ascii: ".") { return false }
+            if Spool.isManifestName(entry.name) { manifests[parent, default: []].append(entry.path); return false }
+            if entry.kind == .directory {
+                if !recursive { result.directoriesIgnored.append(entry.path) }
+                return recursive
+            }
+            files[parent, default: []].insert(entry.path)
+            return false
+        }, leave: { dir in
+            var here = files.removeValue(forKey: dir) ?? []
+            for manifestName in manifests.removeValue(forKey: dir) ?? [] {
+                let file = Spool.fileName(forManifest: manifestName)
+                if here.contains(file) { continue }
+                if let brought = resolveOrphan(file) { here.insert(brought) }
+            }
+            result.files.append(contentsOf: here.filter { !ignore.ignores($0) }.sorted())
+        })
+        return result
+    }
+
+    private static let temporaryPrefix = Array(".upl-tmp-".utf8)
+
+    /// Removes half-written manifests left in the outbox's temporary directory by a crash.
+    private func removeLeftoverTemporaries() {
+        let dir = spool.paths.outboxTemporary
+        DirectoryWalker(root: dir, includeHidden: true, logger: logger).walk { entry in
+            if entry.name.bytes.starts(with: Self.temporaryPrefix) {
+                try? FileSystem.unlink(entry.path, in: dir)
+                logger.info("removed a half-written temporary manifest", ["file": entry.name.logSafe])
+            }
+            return false
+        }
+    }
+
+    /// A manifest in the outbox whose file is not there. Returns the file's path if it was brought back.
+    private func resolveOrphan(_ file: RelativePath) -> RelativePath? {
+        switch spool.readManifest(for: file, in: .outbox) {
+        case .failure(.missing):
+            return nil
+        case .failure(let problem):
+            // Not a manifest we could have written (ours are renamed into place whole): a file
+            // that merely ends in `.manifest.json`. Such names are ignored, so it stays put.
+            logger.debug("ignored: a name ending in .manifest.json that is no manifest, with no file beside it",
+                         ["file": Spool.manifestName(for: file).logSafe, "error": "\(problem)"])
+            return nil
+        case .success(let manifest):
+            guard let stored = manifest.storedAs, let (area, target) = spool.resolveStoredAs(stored),
+                  area != .outbox, FileSystem.exists(target, in: spool.directory(area)) else {
+                quarantine(file, because: "manifest with no file (the file vanished)")
+                return nil
+            }
+            let dir = spool.directory(area)
+            do {
+                switch manifest.state {
+                case .sent, .retry, .failed:
+                    // Step 3 happened, step 4 did not: the manifest follows its file.
+                    if FileSystem.exists(Spool.manifestName(for: target), in: dir) {
+                        quarantine(file, because: "duplicate manifest; \(stored) already has one")
+                        return nil
+                    }
+                    try lifecycle.completeMove(file, manifest: manifest, to: area, as: target)
+                    logger.info("paired a moved file with its manifest", ["file": file.logSafe, "stored_as": stored])
+                    return nil
+                case .queued, .uploading:
+                    // Step 7 was cut between the two renames: the file follows its manifest.
+                    try FileSystem.rename(target, in: dir, to: file, in: spool.directory(.outbox), replace: false)
+                    try FileSystem.syncDirectoryOf(file, in: spool.directory(.outbox))
+                    logger.info("brought a file back from \(area.rawValue)/ to its manifest", ["file": file.logSafe])
+                    return file
+                }
+            } catch {
+                logger.error("cannot finish an interrupted move", ["file": file.logSafe, "error": "\(error)"])
+                return nil
+            }
+        }
+    }
+
+    private func quarantine(_ file: RelativePath, because reason: String) {
+        do {
+            let aside = try spool.quarantineManifest(for: file, in: .outbox)
+            logger.warn("\(reason); manifest moved aside", ["file": file.logSafe, "manifest": aside])
+        } catch {
+            logger.error("\(reason); cannot move it aside", ["file": file.logSafe, "error": "\(error)"])
+        }
+    }
+
+    /// Finds manifests in retry/: `queued` ones (a cut move back) are moved on to the outbox
+    /// and returned in `requeued`; `retry` ones are returned with when they are due.
+    package func scanRetry() -> (due: [(path: RelativePath, at: Date)], requeued: [RelativePath]) {
+        var due: [(RelativePath, Date)] = []
+        var requeued: [RelativePath] = []
+        DirectoryWalker(root: spool.directory(.retry), logger: logger).walk { entry in
+            if entry.kind == .directory { return true }
+            guard Spool.isManifestName(entry.name) else { return false }
+            let file = Spool.fileName(forManifest: entry.path)
+            guard case .success(let manifest) = spool.readManifest(for: file, in: .retry) else { return false }
+            switch manifest.state {
+            case .retry:
+                due.append((file, manifest.nextAttemptAt.flatMap(Timestamp.parse) ?? Date()))
+            case .queued, .uploading:
+                if let back = try? lifecycle.moveBack(fromRetry: file, resetBackoff: false) { requeued.append(back) }
+            case .sent, .failed:
+                break
+            }
+            return false
+        }
+        return (due, requeued)
+    }
+}

@@ -1,0 +1,167 @@
+import Foundation
+import UploaderSupport
+import UploaderConfig
+
+/// One profile's spool on disk: its directories, manifest names, and free-name picking.
+package struct Spool: Sendable {
+    package static let manifestSuffix = ".manifest.json"
+
+    /// The three directories a file can sit in.
+    package enum Area: String, Sendable { case outbox, sent, retry }
+
+    package let paths: SpoolPaths
+    /// Shared by every copy of this spool, so concurrent workers share directory fsyncs.
+    package let syncer: DirectorySyncer
+
+    package init(paths: SpoolPaths, syncer: DirectorySyncer = DirectorySyncer()) {
+        self.paths = paths
+        self.syncer = syncer
+    }
+
+    package func directory(_ area: Area) -> String {
+        switch area {
+        case .outbox: return paths.outbox
+        case .sent: return paths.sent
+        case .retry: return paths.retry
+        }
+    }
+
+    /// Creates the spool's directories (mode 0750) if missing.
+    package func prepare() throws {
+        for dir in [paths.root, paths.outbox, paths.outboxTemporary, paths.sent, paths.retry] {
+            try FileSystem.makeDirectories(dir)
+        }
+    }
+
+    package static func manifestName(for path: RelativePath) -> RelativePath {
+        path.appendingSuffix(manifestSuffix)
+    }
+
+    package static func isManifestName(_ name: RelativePath) -> Bool {
+        name.bytes.count > manifestSuffix.utf8.count && name.bytes.suffix(manifestSuffix.utf8.count).elementsEqual(manifestSuffix.utf8)
+    }
+
+    /// The file a manifest name belongs to (`a.txt.manifest.json` → `a.txt`).
+    package static func fileName(forManifest name: RelativePath) -> RelativePath {
+        RelativePath(bytes: Array(name.bytes.dropLast(manifestSuffix.utf8.count)))
+    }
+
+    /// True when the sidecar of this name would not fit in a 255-byte file name.
+    package static func sidecarTooLong(_ path: RelativePath) -> Bool {
+        path.name.bytes.count + manifestSuffix.utf8.count > 255
+    }
+
+    /// `stored_as`: the path relative to the spool root (`sent/report.2.pdf`).
+    package func storedAs(_ path: RelativePath, in area: Area) -> String {
+        let dir = directory(area)
+        let prefix = dir.hasPrefix(paths.root + "/") ? String(dir.dropFirst(paths.root.count + 1)) : dir
+        return prefix + "/" + path.display
+    }
+
+    /// Resolves a `stored_as` value back to (area, path), if it names a place inside one of our areas.
+    ///
+    /// A manifest in the outbox may have been written by anyone who can write there, so a
+    /// `stored_as` that climbs out (`sent/../../etc/cron.d/x`) resolves to nothing: recovery
+    /// must never rename a file to, or fetch one from, outside the spool.
+    package func resolveStoredAs(_ storedAs: String, exactPath: RelativePath? = nil) -> (Area, RelativePath)? {
+        for area in [Area.sent, .retry, .outbox] {
+            let dir = directory(area)
+            let prefix = (dir.hasPrefix(paths.root + "/") ? String(dir.dropFirst(paths.root.count + 1)) : dir) + "/"
+            if storedAs.hasPrefix(prefix) {
+                let path = exactPath ?? RelativePath(String(storedAs.dropFirst(prefix.count)))
+                guard Spool.staysInside(path) else { return nil }
+                return (area, path)
+            }
+        }
+        return nil
+    }
+
+    /// True for a non-empty relative path with no `.` or `..` component and no empty one.
+    package static func staysInside(_ path: RelativePath) -> Bool {
+        guard !path.bytes.isEmpty, path.bytes.first != UInt8(ascii: "/") else { return false }
+        let parts = path.bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        return parts.allSatisfy { !$0.isEmpty && !$0.elementsEqual([0x2E]) && !$0.elementsEqual([0x2E, 0x2E]) }
+    }
+
+    // MARK: Manifests
+
+    package enum ManifestReadError: Error {
+        case missing
+        case unreadable(SystemError)
+        case corrupt(String)
+    }
+
+    package func readManifest(for path: RelativePath, in area: Area) -> Result<Manifest, ManifestReadError> {
+        let name = Spool.manifestName(for: path)
+        let bytes: [UInt8]
+        do {
+            bytes = try FileSystem.readAll(name, in: directory(area))
+        } catch let error as SystemError {
+            return .failure(error.isNotFound ? .missing : .unreadable(error))
+        } catch {
+            return .failure(.corrupt("\(error)"))
+        }
+        do {
+            return .success(try Manifest.decode(Data(bytes)))
+        } catch {
+            return .failure(.corrupt(bytes.isEmpty ? "empty file" : "not a valid manifest"))
+        }
+    }
+
+    /// Writes the manifest beside `path` (temporary file, fsync, rename), and with
+    /// `syncDirectory` also makes the rename durable (a shared directory fsync).
+    package func writeManifest(_ manifest: Manifest, for path: RelativePath, in area: Area, syncDirectory: Bool = false) throws {
+        let name = Spool.manifestName(for: path)
+        try FileSystem.writeAtomically(Array(try manifest.encoded()), to: name, in: directory(area), syncDirectory: false,
+                                       temporaryDirectory: area == .outbox ? paths.outboxTemporary : nil)
+        if syncDirectory { try syncer.syncDirectory(of: name, in: directory(area)) }
+    }
+
+    /// Makes renames into the directory holding `path` in `area` durable (shared fsync).
+    package func syncDirectory(of path: RelativePath, in area: Area) throws {
+        try syncer.syncDirectory(of: path, in: directory(area))
+    }
+
+    /// Moves an unreadable manifest aside into `.quarantine/` (never deletes it); returns where it went.
+    @discardableResult
+    package func quarantineManifest(for path: RelativePath, in area: Area) throws -> String {
+        try FileSystem.makeDirectories(paths.quarantine)
+        let stamp = Timestamp.format(Date()).replacingOccurrences(of: ":", with: "")
+        let name = RelativePath(bytes: Spool.manifestName(for: path).name.bytes + Array(".\(stamp)".utf8))
+        try FileSystem.rename(Spool.manifestName(for: path), in: directory(area), to: name, in: paths.quarantine, replace: false)
+        return name.displayed(in: paths.quarantine)
+    }
+
+    // MARK: Names
+
+    /// A name in `area` under which neither the file nor its manifest exists yet:
+    /// the same name, or a numeric suffix before the last extension from 2 on
+    /// (`report.2.pdf`, `a.tar.2.gz`, `README.2`).
+    package func freeName(for path: RelativePath, in area: Area) -> RelativePath {
+        let dir = directory(area)
+        var candidate = path
+        var n = 2
+        while FileSystem.exists(candidate, in: dir) || FileSystem.exists(Spool.manifestName(for: candidate), in: dir) {
+            candidate = Spool.numbered(path, n)
+            n += 1
+        }
+        return candidate
+    }
+
+    package static func numbered(_ path: RelativePath, _ n: Int) -> RelativePath {
+        let name = path.name.bytes
+        let number = Array(".\(n)".utf8)
+        var renamed: [UInt8]
+        if let dot = name.lastIndex(of: UInt8(ascii: ".")), dot > 0 {
+            renamed = Array(name[..<dot]) + number + Array(name[dot...])
+        } else {
+            renamed = name + number
+        }
+        if renamed.count > 255 - manifestSuffix.utf8.count {
+            // Keep the sidecar within NAME_MAX: shorten the stem, keep the suffix.
+            renamed = Array(renamed.suffix(255 - manifestSuffix.utf8.count))
+        }
+        let newName = RelativePath(bytes: renamed)
+        return path.parent.map { $0.appending(newName) } ?? newName
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import UploaderSupport
+import UploaderConfig
+
+/// Counts what sits in a spool, by state, from the files and manifests on disk alone —
+/// what `status` shows and the metrics file exports.
+package struct SpoolCensus: Sendable, Equatable {
+    package struct Tally: Sendable, Equatable {
+        package var files = 0
+        package var bytes: Int64 = 0
+        mutating func add(_ size: Int64) { files += 1; bytes += size }
+    }
+
+    package var queued = Tally()
+    package var uploading = Tally()
+    package var retry = Tally()
+    package var failed = Tally()
+    package var sent24h = Tally()
+    /// Outbox entries never uploaded: symlinks, FIFOs, sockets, devices, names too long for a sidecar.
+    package var refused = Tally()
+    package var nextDue: Date?
+    package var oldestQueued: Date?
+    package var lastError: String?
+    private var lastErrorAt: String = ""
+    private var recursive = true
+
+    package init() {}
+
+    /// - Parameters:
+    ///   - recursive: whether files in the outbox's subdirectories are queued (else they are not counted).
+    ///   - includeSent: false skips sent/ (which may hold years of files) when `sent24h` is not needed.
+    ///   - unlistable: told about each directory that cannot be listed (its files go uncounted).
+    package static func take(_ spool: Spool, ignore: IgnoreRules, recursive: Bool = true, now: Date = Date(),
+                             includeSent: Bool = true, unlistable: @escaping DirectoryWalker.ErrorHandler) -> SpoolCensus {
+        var census = SpoolCensus()
+        census.recursive = recursive
+        for area in includeSent ? [Spool.Area.outbox, .retry, .sent] : [.outbox, .retry] {
+            census.walk(spool, area, ignore: ignore, now: now, unlistable: unlistable)
+        }
+        return census
+    }
+
+    private mutating func walk(_ spool: Spool, _ area: Spool.Area, ignore: IgnoreRules, now: Date,
+                               unlistable: @escaping DirectoryWalker.ErrorHandler) {
+        let root = spool.directory(area)
+        DirectoryWalker(root: root, onError: unlistable).walk { entry in
+            if entry.kind == .directory { return area != .outbox || recursive }
+            count(entry, in: spool, area, ignore: ignore, now: now)
+            return false
+        }
+    }
+
+    private mutating func count(_ entry: DirectoryWalker.Entry, in spool: Spool, _ area: Spool.Area, ignore: IgnoreRules, now: Date) {
+        let root = spool.directory(area)
+        let path = entry.path
+        switch area {
+        case .outbox:
+            guard !Spool.isManifestName(entry.name), !ignore.ignores(path),
+                  let status = try? FileSystem.status(path, in: root) else { return }
+            guard status.kind == .regular, !Spool.sidecarTooLong(path) else {
+                refused.add(status.kind == .regular ? status.size : 0)
+                return
+            }
+            var state = Manifest.State.queued
+            if FileSystem.exists(Spool.manifestName(for: path), in: root),
+               case .success(let manifest) = spool.readManifest(for: path, in: .outbox) {
+                state = manifest.state
+                note(manifest)
+            }
+            if state == .uploading { uploading.add(status.size) } else { queued.add(status.size) }
+            if oldestQueued.map({ status.mtime < $0 }) ?? true { oldestQueued = status.mtime }
+        case .retry:
+            guard Spool.isManifestName(entry.name),
+                  case .success(let manifest) = spool.readManifest(for: Spool.fileName(forManifest: path), in: .retry) else { return }
+            note(manifest)
+            if manifest.state == .failed {
+                failed.add(manifest.size)
+            } else {
+                retry.add(manifest.size)
+                if let due = manifest.nextAttemptAt.flatMap(Timestamp.parse), nextDue.map({ due < $0 }) ?? true { nextDue = due }
+            }
+        case .sent:
+            guard Spool.isManifestName(entry.name), let status = try? FileSystem.status(path, in: root),
+                  now.timeIntervalSince(status.mtime) <= 86400,
+                  case .success(let manifest) = spool.readManifest(for: Spool.fileName(forManifest: path), in: .sent) else { return }
+            sent24h.add(manifest.size)
+        }
+    }
+
+    /// Keeps the most recent error among the manifests seen.
+    private mutating func note(_ manifest: Manifest) {
+        guard let error = manifest.lastError else { return }
+        let at = manifest.attempts.last?.endedAt ?? manifest.createdAt
+        if at >= lastErrorAt {
+            lastErrorAt = at
+            lastError = error
+        }
+    }
+}

@@ -1,0 +1,310 @@
+@preconcurrency import Glibc
+import Foundation
+import UploaderSupport
+import UploaderConfig
+
+/// One file's multipart upload, run on the worker's thread: resume or create, send the missing
+/// parts `part_concurrency` at a time (each on a thread with its own transport, each retried on
+/// its own), record each finished part through `record`, then complete — or abort.
+struct S3MultipartUpload {
+    let uploader: S3Uploader
+    let source: UploadSource
+    var context: S3Requests.Context
+    let progress: (@Sendable (Int64) -> Void)?
+    let transport: Transport
+    /// The upload's state as last reported through `record` (nil: none open).
+    private(set) var state: S3MultipartProgress?
+    private let record: (S3MultipartProgress?) -> Void
+
+    init(uploader: S3Uploader, source: UploadSource, saved: S3MultipartProgress?, context: S3Requests.Context,
+         progress: (@Sendable (Int64) -> Void)?, transport: Transport, record: @escaping (S3MultipartProgress?) -> Void) {
+        self.uploader = uploader
+        self.source = source
+        self.state = saved
+        self.context = context
+        self.progress = progress
+        self.transport = transport
+        self.record = record
+    }
+
+    private var requests: S3Requests { uploader.requests }
+    private var log: Logger { uploader.logger }
+    private var size: Int64 { source.size }
+
+    /// Changes the state and hands it to the caller to keep durably.
+    private mutating func save(_ new: S3MultipartProgress?) {
+        state = new
+        record(new)
+    }
+
+    mutating func run() -> S3Uploader.Outcome {
+        if let state, state.bucket != uploader.target.bucket || state.fileSize != size || state.fileMtime != source.status.mtimeText {
+            if state.bucket == uploader.target.bucket {
+                uploader.abort(state, context: context, transport: transport, reason: "file changed since the upload began")
+            }
+            save(nil)
+        }
+        if let state {
+            context.key = Array(state.key.utf8)
+            if let failed = resume(state) { return failed }
+        }
+        if state == nil, let failed = create() { return failed }
+        guard let state else { preconditionFailure("multipart upload without state") }
+
+        let sent = sendMissingParts(state)
+        if let failed = sent.failure { return failed }
+        if let change = source.changeSinceClaim() { return abandonForChange(change, bytes: sent.bytes) }
+        return complete(bytesSent: sent.bytes)
+    }
+
+    // MARK: Create and resume
+
+    /// CreateMultipartUpload; records the new upload id in the manifest. Nil on success.
+    private mutating func create() -> S3Uploader.Outcome? {
+        let result = transport.send(requests.createMultipartUpload(context))
+        let disposition = uploader.decide(result)
+        guard case .sent(let response) = disposition else { return (result, disposition) }
+        guard let uploadID = S3XML(response.body)?.first("UploadId"), !uploadID.isEmpty else {
+            return (result, .permanent(reason: "S3 CreateMultipartUpload answered without an UploadId"))
+        }
+        let partSize = uploader.target.partSize(forFileSize: size)
+        save(S3MultipartProgress(uploadID: uploadID, bucket: uploader.target.bucket, key: String(decoding: context.key, as: UTF8.self),
+                                 partSize: partSize, fileSize: size, fileMtime: source.status.mtimeText))
+        log.info("S3 multipart upload started", ["profile": uploader.profile.name, "file": source.path.logSafe, "upload_id": uploadID,
+                                                  "parts": String(Self.partCount(size: size, partSize: partSize)), "part_size": String(partSize)])
+        return nil
+    }
+
+    /// Asks ListParts what the store already holds and keeps exactly those parts (with the
+    /// expected size) as done. An upload the store no longer knows starts over. Nil on success.
+    private mutating func resume(_ state: S3MultipartProgress) -> S3Uploader.Outcome? {
+        var listed: [Int: (etag: String, size: Int64)] = [:]
+        var marker = 0
+        while true {
+            let result = transport.send(requests.listParts(context, uploadID: state.uploadID, marker: marker))
+            let disposition = uploader.decide(result)
+            guard case .sent(let response) = disposition else {
+                if case .success(let r) = result, S3Error(status: r.status, body: r.body)?.code == "NoSuchUpload" || r.status == 404 {
+                    log.info("S3 multipart upload no longer exists; starting a new one",
+                             ["profile": uploader.profile.name, "file": source.path.logSafe, "upload_id": state.uploadID])
+                    save(nil)
+                    return nil
+                }
+                return (result, disposition)
+            }
+            let xml = S3XML(response.body)
+            for part in xml?.records("Part") ?? [] {
+                guard let number = part["PartNumber"].flatMap({ Int($0) }), let etag = part["ETag"],
+                      let partSize = part["Size"].flatMap({ Int64($0) }) else { continue }
+                listed[number] = (etag, partSize)
+            }
+            guard xml?.first("IsTruncated") == "true", let next = xml?.first("NextPartNumberMarker").flatMap({ Int($0) }), next > marker else { break }
+            marker = next
+        }
+        var kept = state
+        kept.parts = []
+        for number in 1...Self.partCount(size: size, partSize: state.partSize) {
+            if let part = listed[number], part.size == Self.range(of: number, size: size, partSize: state.partSize).length {
+                kept.record(.init(number: number, etag: part.etag))
+            }
+        }
+        save(kept)
+        log.info("resuming S3 multipart upload", ["profile": uploader.profile.name, "file": source.path.logSafe, "upload_id": state.uploadID,
+                                                  "parts_done": String(kept.parts.count),
+                                                  "parts_total": String(Self.partCount(size: size, partSize: state.partSize))])
+        return nil
+    }
+
+    // MARK: Parts
+
+    /// Sends every part not yet done; returns the bytes sent and, if the upload cannot go on now, the outcome.
+    private mutating func sendMissingParts(_ state: S3MultipartProgress) -> (bytes: Int64, failure: S3Uploader.Outcome?) {
+        let done = Set(state.parts.map(\.number))
+        let jobs = (1...Self.partCount(size: size, partSize: state.partSize)).filter { !done.contains($0) }.map { number in
+            let range = Self.range(of: number, size: size, partSize: state.partSize)
+            return S3PartBoard.Job(number: number, offset: range.offset, length: range.length)
+        }
+        guard !jobs.isEmpty else { return (0, nil) }
+        let alreadySent = state.parts.reduce(Int64(0)) { $0 + Self.range(of: $1.number, size: size, partSize: state.partSize).length }
+        let board = S3PartBoard(jobs: jobs)
+        let stop = CancellationFlag()
+        let sender = S3PartSender(uploader: uploader, context: context, uploadID: state.uploadID, fd: source.fd, board: board, stop: stop,
+                                  progress: progress.map { report in { @Sendable sent in report(alreadySent + sent) } })
+        for index in 0..<min(uploader.target.partConcurrency, jobs.count) {
+            board.threadStarted()
+            let thread = Thread { sender.runThread() }
+            thread.name = "\(uploader.profile.name)-s3part-\(index)"
+            thread.start()
+        }
+
+        var bytes: Int64 = 0
+        var failure: (disposition: Disposition, response: UploadResponse?)?
+        var change: String?
+        while true {
+            let (outcomes, running) = board.wait(timeout: 0.2)
+            if context.cancellation.isCancelled { stop.cancel() }
+            for outcome in outcomes {
+                switch outcome {
+                case .done(let number, let etag, let sent):
+                    bytes += sent
+                    if var updated = self.state {
+                        updated.record(.init(number: number, etag: etag))
+                        save(updated)
+                    }
+                    if change == nil, let now = source.changeSinceClaim() {
+                        change = now
+                        stop.cancel()
+                    }
+                case .failed(_, let disposition, let response, let sent):
+                    bytes += sent
+                    // Our own stop cuts the other parts short: keep the failure that caused it.
+                    if failure == nil || failure?.disposition.isInterrupted == true { failure = (disposition, response) }
+                    stop.cancel()
+                }
+            }
+            if !running && outcomes.isEmpty { break }
+        }
+
+        // Create or ListParts went out before any part: this upload has reached the store.
+        if context.cancellation.isCancelled { return (bytes, (.failure(.cancelled(bytesSent: bytes, connected: true)), .interrupted(connected: true))) }
+        if let change { return (bytes, abandonForChange(change, bytes: bytes)) }
+        guard let failure else { return (bytes, nil) }
+        if case .permanent(let reason) = failure.disposition {
+            abortAndForget(reason: reason)
+        }
+        let result: Result<UploadResponse, TransferFailure> = failure.response.map { .success(Self.withBytes($0, bytes)) }
+            ?? .failure(.broken(Self.reason(failure.disposition), bytesSent: bytes))
+        return (bytes, (result, failure.disposition))
+    }
+
+    // MARK: Complete
+
+    private mutating func complete(bytesSent: Int64) -> S3Uploader.Outcome {
+        guard let state else { preconditionFailure("complete without state") }
+        let result = transport.send(requests.completeMultipartUpload(context, uploadID: state.uploadID, parts: state.parts))
+        let disposition = uploader.decide(result)
+        switch disposition {
+        case .sent(var response):
+            let xml = S3XML(response.body)
+            response.etag = xml?.first("ETag") ?? response.etag
+            response.location = xml?.first("Location") ?? response.location
+            response.bytesSent = bytesSent
+            response.effectiveURL = requests.objectURL(context.key)
+            save(nil)
+            return (.success(response), .sent(response))
+        case .permanent(let reason):
+            let code = (try? result.get()).flatMap { S3Error(status: $0.status, body: $0.body) }?.code ?? ""
+            abortAndForget(reason: reason)
+            // The store lost or rejected our parts: the next attempt starts a new upload.
+            if ["NoSuchUpload", "InvalidPart", "InvalidPartOrder"].contains(code) {
+                return (result, .retryLater(reason: reason + " (a new multipart upload is started on the next attempt)", retryAfter: nil))
+            }
+            return (result, disposition)
+        default:
+            return (result.map { Self.withBytes($0, bytesSent) }, disposition)
+        }
+    }
+
+    // MARK: Helpers
+
+    private mutating func abandonForChange(_ change: String, bytes: Int64) -> S3Uploader.Outcome {
+        abortAndForget(reason: "file changed during upload (\(change))")
+        let reason = "file changed during upload (\(change))"
+        return (.failure(.broken(reason, bytesSent: bytes)), .retryLater(reason: reason, retryAfter: nil))
+    }
+
+    private mutating func abortAndForget(reason: String) {
+        guard let state else { return }
+        uploader.abort(state, context: context, transport: transport, reason: reason)
+        save(nil)
+    }
+
+    static func partCount(size: Int64, partSize: Int64) -> Int { Int(max(1, (size + partSize - 1) / partSize)) }
+
+    static func range(of number: Int, size: Int64, partSize: Int64) -> (offset: Int64, length: Int64) {
+        let offset = Int64(number - 1) * partSize
+        return (offset, max(0, min(partSize, size - offset)))
+    }
+
+    static func withBytes(_ response: UploadResponse, _ bytes: Int64) -> UploadResponse {
+        var copy = response
+        copy.bytesSent = bytes
+        return copy
+    }
+
+    static func reason(_ disposition: Disposition) -> String {
+        switch disposition {
+        case .retryLater(let reason, _), .permanent(let reason), .offline(let reason): return reason
+        case .sent: return "sent"
+        case .interrupted: return "interrupted"
+        }
+    }
+}
+
+/// What each part thread runs: take a part, hash its range (unless `digest = none`), send it
+/// with up to `S3Uploader.partAttempts` tries, post the outcome.
+struct S3PartSender: Sendable {
+    let uploader: S3Uploader
+    let context: S3Requests.Context
+    let uploadID: String
+    let fd: Int32
+    let board: S3PartBoard
+    let stop: CancellationFlag
+    let progress: (@Sendable (Int64) -> Void)?
+
+    func runThread() {
+        let transport = CurlTransport()
+        while let job = board.take(stopping: stop) {
+            board.post(send(job, transport: transport))
+        }
+        board.threadFinished()
+    }
+
+    private func send(_ job: S3PartBoard.Job, transport: Transport) -> S3PartBoard.Outcome {
+        var sha256: [UInt8]?
+        if uploader.profile.digest == .sha256 {
+            do {
+                sha256 = try SHA256.hash(fd: fd, offset: job.offset, length: job.length, path: context.sourcePath ?? "")
+            } catch {
+                return .failed(number: job.number, .permanent(reason: "\(error)"), response: nil, bytes: 0)
+            }
+        }
+        var c = context
+        c.cancellation = stop
+        var bytes: Int64 = 0
+        for attempt in 1...S3Uploader.partAttempts {
+            var request = uploader.requests.uploadPart(c, uploadID: uploadID, number: job.number,
+                                                       body: RequestBody([.file(fd: fd, offset: job.offset, length: job.length)]), sha256: sha256)
+            let board = self.board, number = job.number, progress = self.progress
+            request.progress = { sent in progress?(board.progress(part: number, sent: sent)) }
+            let result = transport.send(request)
+            let disposition = uploader.decide(result)
+            switch result {
+            case .success(let r): bytes += r.bytesSent
+            case .failure(.broken(_, let b)), .failure(.cancelled(let b, _)): bytes += b
+            case .failure: break
+            }
+            if case .sent(let response) = disposition {
+                board.endRequest(part: job.number, succeededWith: job.length)
+                guard let etag = response.etag, !etag.isEmpty else {
+                    return .failed(number: job.number, .permanent(reason: "S3 UploadPart answered without an ETag"), response: response, bytes: bytes)
+                }
+                return .done(number: job.number, etag: etag, bytes: bytes)
+            }
+            board.endRequest(part: job.number, succeededWith: nil)
+            if case .retryLater = disposition, attempt < S3Uploader.partAttempts, pause(seconds: Double(attempt)) { continue }
+            return .failed(number: job.number, disposition, response: try? result.get(), bytes: bytes)
+        }
+        preconditionFailure("unreachable: the last attempt always returns")
+    }
+
+    /// Waits before a part's next try; false when the upload is being stopped meanwhile.
+    private func pause(seconds: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if stop.isCancelled { return false }
+            usleep(50_000)
+        }
+        return !stop.isCancelled
+    }
+}

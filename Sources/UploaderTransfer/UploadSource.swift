@@ -1,0 +1,42 @@
+import Foundation
+import UploaderSupport
+import UploaderConfig
+
+/// The file an upload sends, as the transfer layer sees it: an open descriptor and the facts
+/// the wire needs. Built by the caller from what it claimed, so nothing in `Transfer/` knows
+/// about the spool or the manifest.
+///
+/// The descriptor is borrowed: the caller keeps it open until the upload is over.
+package struct UploadSource: Sendable {
+    /// Open for reading; the only handle used, so a path swapped after the claim changes nothing.
+    package var fd: Int32
+    /// What fstat said at claim time: `size` is the body's exact length, and a file whose size
+    /// or mtime differs later has changed during the upload.
+    package var status: FileSystem.Status
+    /// Path relative to the outbox: the name for multipart/json bodies and the path in messages.
+    package var path: RelativePath
+    /// The upload's id, sent as `Idempotency-Key`.
+    package var id: String
+    /// Hex SHA-256 of the content when already known (saves a second read for the digest).
+    package var sha256: String?
+    package var contentType: String
+
+    package init(fd: Int32, status: FileSystem.Status, path: RelativePath, id: String, sha256: String?, contentType: String) {
+        self.fd = fd
+        self.status = status
+        self.path = path
+        self.id = id
+        self.sha256 = sha256
+        self.contentType = contentType
+    }
+
+    package var size: Int64 { status.size }
+
+    /// Nil while the open file is as it was claimed; else what differs.
+    package func changeSinceClaim() -> String? {
+        guard let now = try? FileSystem.status(fd: fd, path: path.logSafe) else { return "cannot stat" }
+        if now.size != status.size { return "size \(status.size) → \(now.size)" }
+        if now.mtimeNanos != status.mtimeNanos { return "modified" }
+        return nil
+    }
+}
