@@ -14,13 +14,16 @@ package final class ClaimedFile: @unchecked Sendable {
     package let fd: Int32
     package let status: FileSystem.Status
     package var manifest: Manifest
+    /// Where `fd` came from, and who closes it.
+    package let fs: any SpoolFileSystem
 
-    package init(path: RelativePath, fd: Int32, status: FileSystem.Status, manifest: Manifest) {
+    package init(path: RelativePath, fd: Int32, status: FileSystem.Status, manifest: Manifest, fs: any SpoolFileSystem) {
         self.path = path
         self.fd = fd
         self.status = status
         self.manifest = manifest
+        self.fs = fs
     }
 
-    deinit { close(fd) }
+    deinit { fs.close(fd) }
 }

@@ -22,6 +22,7 @@ package struct Claimer: Sendable {
     }
 
     package let spool: Spool
+    private var fs: any SpoolFileSystem { spool.fs }
     package let profileName: String
     package let digest: DigestMode
     package let mimeTypes: MimeTypes
@@ -48,17 +49,17 @@ package struct Claimer: Sendable {
         // (opening a device can have side effects). What counts afterwards is the descriptor.
         let seen: FileSystem.Status
         do {
-            seen = try FileSystem.status(path, in: outbox)
+            seen = try fs.status(path, in: outbox)
         } catch let error as SystemError {
             if error.isNotFound || error.code == ENOTDIR { return .vanished }
             return .refused(error.description)
         } catch {
             return .refused("\(error)")
         }
-        guard seen.kind == .regular else { return refuse(path, seen) }
+        guard seen.kind == .regular else { return refuse(path, seen, now: now) }
         let fd: Int32
         do {
-            fd = try FileSystem.openForReading(path, in: outbox)
+            fd = try fs.openForReading(path, in: outbox)
         } catch let error as SystemError {
             switch error.code {
             case ENOENT: return .vanished
@@ -74,21 +75,21 @@ package struct Claimer: Sendable {
         // path swapped for a symlink or a FIFO after the lstat above changes nothing.
         let status: FileSystem.Status
         do {
-            status = try FileSystem.status(fd: fd, path: display)
+            status = try fs.status(fd: fd, path: display)
         } catch {
-            close(fd)
+            fs.close(fd)
             return .refused("\(error)")
         }
         guard status.kind == .regular else {
-            close(fd)
-            return refuse(path, status)
+            fs.close(fd)
+            return refuse(path, status, now: now)
         }
         // An S3 multipart upload begun for the old content: kept so the uploader can abort it.
         var staleS3: S3UploadState?
         switch spool.readManifest(for: path, in: .outbox) {
         case .success(let manifest):
             if [.sent, .retry, .failed].contains(manifest.state) {
-                close(fd)
+                fs.close(fd)
                 do {
                     try finishRecorded(path, manifest: manifest)
                     return .finishedByRecovery
@@ -98,7 +99,7 @@ package struct Claimer: Sendable {
             }
             if manifest.size == status.size && manifest.mtime == status.mtimeText
                 && (manifest.sha256 != nil || digest == .none) {
-                return .ready(ClaimedFile(path: path, fd: fd, status: status, manifest: manifest))
+                return .ready(ClaimedFile(path: path, fd: fd, status: status, manifest: manifest, fs: fs))
             }
             staleS3 = manifest.s3
             logger.info("file changed since it was claimed; claiming it afresh", ["file": path.logSafe, "id": manifest.id])
@@ -106,36 +107,42 @@ package struct Claimer: Sendable {
             break
         case .failure(let problem):
             do {
-                let aside = try spool.quarantineManifest(for: path, in: .outbox)
+                let aside = try spool.quarantineManifest(for: path, in: .outbox, now: now)
                 logger.warn("unreadable manifest moved aside; file claimed afresh", ["file": path.logSafe, "manifest": aside, "error": "\(problem)"])
             } catch {
-                close(fd)
+                fs.close(fd)
                 return .refused("unreadable manifest that cannot be moved aside: \(error)")
             }
         }
         do {
-            let sha = digest == .sha256
-                ? try SHA256.hash(fd: fd, length: status.size, path: display, cancellation: cancellation).hexString : nil
+            var sha: String?
+            if digest == .sha256 {
+                var hasher = SHA256()
+                try hasher.update(length: status.size, path: display, cancellation: cancellation) { buffer, offset in
+                    try fs.read(fd: fd, into: buffer, at: offset, path: display)
+                }
+                sha = hasher.finish().hexString
+            }
             var fresh = freshManifest(path, status: status, sha256: sha, now: now)
             fresh.s3 = staleS3
-            return .ready(ClaimedFile(path: path, fd: fd, status: status, manifest: fresh))
+            return .ready(ClaimedFile(path: path, fd: fd, status: status, manifest: fresh, fs: fs))
         } catch is CancellationFlag.Cancelled {
-            close(fd)
+            fs.close(fd)
             return .cancelled
         } catch let error as SystemError {
-            close(fd)
+            fs.close(fd)
             return .unreadable(error, freshManifest(path, status: status, sha256: nil, now: now))
         } catch {
-            close(fd)
+            fs.close(fd)
             return .refused("\(error)")
         }
     }
 
     /// Refuses a non-regular entry. A manifest beside it belongs to a file that was swapped out
     /// (e.g. for a symlink during its upload): it is moved aside, never deleted.
-    private func refuse(_ path: RelativePath, _ status: FileSystem.Status) -> Outcome {
-        if FileSystem.exists(Spool.manifestName(for: path), in: spool.directory(.outbox)),
-           let aside = try? spool.quarantineManifest(for: path, in: .outbox) {
+    private func refuse(_ path: RelativePath, _ status: FileSystem.Status, now: Date) -> Outcome {
+        if fs.exists(Spool.manifestName(for: path), in: spool.directory(.outbox)),
+           let aside = try? spool.quarantineManifest(for: path, in: .outbox, now: now) {
             logger.warn("the file of this manifest was replaced by a \(status.formatName); manifest moved aside",
                         ["file": path.logSafe, "manifest": aside])
         }
@@ -156,7 +163,7 @@ package struct Claimer: Sendable {
         let area: Spool.Area = manifest.state == .sent ? .sent : .retry
         var target = spool.freeName(for: path, in: area)
         if let stored = manifest.storedAs, let (storedArea, storedPath) = spool.resolveStoredAs(stored), storedArea == area,
-           !FileSystem.exists(storedPath, in: spool.directory(area)) {
+           !fs.exists(storedPath, in: spool.directory(area)) {
             target = storedPath
         }
         var updated = manifest

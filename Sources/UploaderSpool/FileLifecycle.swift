@@ -34,6 +34,7 @@ import UploaderConfig
 ///  8. fsync outbox/ and retry/.
 package struct FileLifecycle: Sendable {
     package let spool: Spool
+    private var fs: any SpoolFileSystem { spool.fs }
     package let logger: Logger
 
     package init(spool: Spool, logger: Logger) {
@@ -72,11 +73,11 @@ package struct FileLifecycle: Sendable {
     package func completeMove(_ path: RelativePath, manifest: Manifest, to area: Spool.Area, as target: RelativePath) throws {
         let outbox = spool.directory(.outbox)
         let dest = spool.directory(area)
-        try FileSystem.makeParents(of: target, in: dest)
-        if FileSystem.exists(path, in: outbox) {
-            try FileSystem.rename(path, in: outbox, to: target, in: dest, replace: false)
+        try fs.makeParents(of: target, in: dest)
+        if fs.exists(path, in: outbox) {
+            try fs.rename(path, in: outbox, to: target, in: dest, replace: false)
         }
-        try FileSystem.rename(Spool.manifestName(for: path), in: outbox, to: Spool.manifestName(for: target), in: dest, replace: false)
+        try fs.rename(Spool.manifestName(for: path), in: outbox, to: Spool.manifestName(for: target), in: dest, replace: false)
         try spool.syncDirectory(of: target, in: area)
         try spool.syncDirectory(of: path, in: .outbox)
     }
@@ -96,9 +97,9 @@ package struct FileLifecycle: Sendable {
         manifest.storedAs = spool.storedAs(path, in: .retry)
         if resetBackoff { manifest.attemptsBeforeRetry = manifest.attempts.count }
         try spool.writeManifest(manifest, for: path, in: .retry)
-        try FileSystem.makeParents(of: target, in: outbox)
-        try FileSystem.rename(Spool.manifestName(for: path), in: retryDir, to: Spool.manifestName(for: target), in: outbox, replace: false)
-        try FileSystem.rename(path, in: retryDir, to: target, in: outbox, replace: false)
+        try fs.makeParents(of: target, in: outbox)
+        try fs.rename(Spool.manifestName(for: path), in: retryDir, to: Spool.manifestName(for: target), in: outbox, replace: false)
+        try fs.rename(path, in: retryDir, to: target, in: outbox, replace: false)
         try spool.syncDirectory(of: target, in: .outbox)
         try spool.syncDirectory(of: path, in: .retry)
         return target

@@ -13,13 +13,17 @@ import UploaderConfig
 /// claimed; `Claimer` deals with their manifests (reuse, finish a recorded move, or quarantine).
 package struct Recovery: Sendable {
     package let spool: Spool
+    private var fs: any SpoolFileSystem { spool.fs }
     package let lifecycle: FileLifecycle
     package let ignore: IgnoreRules
     package let recursive: Bool
     package let logger: Logger
+    package let clock: any Clock
 
-    package init(spool: Spool, lifecycle: FileLifecycle, ignore: IgnoreRules, recursive: Bool, logger: Logger) {
+    package init(spool: Spool, lifecycle: FileLifecycle, ignore: IgnoreRules, recursive: Bool, logger: Logger,
+                 clock: any Clock = SystemClock()) {
         self.spool = spool
+        self.clock = clock
         self.lifecycle = lifecycle
         self.ignore = ignore
         self.recursive = recursive
@@ -38,10 +42,10 @@ package struct Recovery: Sendable {
         // What each directory being walked holds, settled when the walk leaves it.
         var files: [RelativePath: Set<RelativePath>] = [:]
         var manifests: [RelativePath: [RelativePath]] = [:]
-        DirectoryWalker(root: outbox, includeHidden: true, logger: logger).walk(from: directory, visit: { entry in
+        DirectoryWalker(root: outbox, includeHidden: true, fs: fs, logger: logger).walk(from: directory, visit: { entry in
             let parent = entry.path.parent ?? RelativePath(bytes: [])
             if entry.name.bytes.starts(with: Self.temporaryPrefix) {
-                try? FileSystem.unlink(entry.path, in: outbox)
+                try? fs.unlink(entry.path, in: outbox)
                 logger.info("removed a half-written temporary manifest", ["file": entry.path.logSafe])
                 return false
             }
@@ -74,9 +78,9 @@ package struct Recovery: Sendable {
     /// Removes half-written manifests left in the outbox's temporary directory by a crash.
     private func removeLeftoverTemporaries() {
         let dir = spool.paths.outboxTemporary
-        DirectoryWalker(root: dir, includeHidden: true, logger: logger).walk { entry in
+        DirectoryWalker(root: dir, includeHidden: true, fs: fs, logger: logger).walk { entry in
             if entry.name.bytes.starts(with: Self.temporaryPrefix) {
-                try? FileSystem.unlink(entry.path, in: dir)
+                try? fs.unlink(entry.path, in: dir)
                 logger.info("removed a half-written temporary manifest", ["file": entry.name.logSafe])
             }
             return false
@@ -96,7 +100,7 @@ package struct Recovery: Sendable {
             return nil
         case .success(let manifest):
             guard let stored = manifest.storedAs, let (area, target) = spool.resolveStoredAs(stored),
-                  area != .outbox, FileSystem.exists(target, in: spool.directory(area)) else {
+                  area != .outbox, fs.exists(target, in: spool.directory(area)) else {
                 quarantine(file, because: "manifest with no file (the file vanished)")
                 return nil
             }
@@ -105,7 +109,7 @@ package struct Recovery: Sendable {
                 switch manifest.state {
                 case .sent, .retry, .failed:
                     // Step 3 happened, step 4 did not: the manifest follows its file.
-                    if FileSystem.exists(Spool.manifestName(for: target), in: dir) {
+                    if fs.exists(Spool.manifestName(for: target), in: dir) {
                         quarantine(file, because: "duplicate manifest; \(stored) already has one")
                         return nil
                     }
@@ -114,8 +118,8 @@ package struct Recovery: Sendable {
                     return nil
                 case .queued, .uploading:
                     // Step 7 was cut between the two renames: the file follows its manifest.
-                    try FileSystem.rename(target, in: dir, to: file, in: spool.directory(.outbox), replace: false)
-                    try FileSystem.syncDirectoryOf(file, in: spool.directory(.outbox))
+                    try fs.rename(target, in: dir, to: file, in: spool.directory(.outbox), replace: false)
+                    try fs.syncDirectory(of: file, in: spool.directory(.outbox))
                     logger.info("brought a file back from \(area.rawValue)/ to its manifest", ["file": file.logSafe])
                     return file
                 }
@@ -128,7 +132,7 @@ package struct Recovery: Sendable {
 
     private func quarantine(_ file: RelativePath, because reason: String) {
         do {
-            let aside = try spool.quarantineManifest(for: file, in: .outbox)
+            let aside = try spool.quarantineManifest(for: file, in: .outbox, now: clock.now)
             logger.warn("\(reason); manifest moved aside", ["file": file.logSafe, "manifest": aside])
         } catch {
             logger.error("\(reason); cannot move it aside", ["file": file.logSafe, "error": "\(error)"])
@@ -140,14 +144,14 @@ package struct Recovery: Sendable {
     package func scanRetry() -> (due: [(path: RelativePath, at: Date)], requeued: [RelativePath]) {
         var due: [(RelativePath, Date)] = []
         var requeued: [RelativePath] = []
-        DirectoryWalker(root: spool.directory(.retry), logger: logger).walk { entry in
+        DirectoryWalker(root: spool.directory(.retry), fs: fs, logger: logger).walk { entry in
             if entry.kind == .directory { return true }
             guard Spool.isManifestName(entry.name) else { return false }
             let file = Spool.fileName(forManifest: entry.path)
             guard case .success(let manifest) = spool.readManifest(for: file, in: .retry) else { return false }
             switch manifest.state {
             case .retry:
-                due.append((file, manifest.nextAttemptAt.flatMap(Timestamp.parse) ?? Date()))
+                due.append((file, manifest.nextAttemptAt.flatMap(Timestamp.parse) ?? clock.now))
             case .queued, .uploading:
                 if let back = try? lifecycle.moveBack(fromRetry: file, resetBackoff: false) { requeued.append(back) }
             case .sent, .failed:

@@ -8,6 +8,7 @@ import UploaderConfig
 /// A file without a manifest in sent/ is left alone: it is not ours to judge.
 package struct Retention: Sendable {
     package let spool: Spool
+    private var fs: any SpoolFileSystem { spool.fs }
     package let keep: TimeInterval
     package let logger: Logger
 
@@ -19,18 +20,18 @@ package struct Retention: Sendable {
 
     /// Removes what is older than `keep` at `now`; returns how many files it deleted.
     @discardableResult
-    package func sweep(now: Date = Date()) -> Int {
+    package func sweep(now: Date) -> Int {
         guard keep > 0 else { return 0 }
         var removed = 0
         let sent = spool.directory(.sent)
-        DirectoryWalker(root: sent, logger: logger).walk { entry in
+        DirectoryWalker(root: sent, fs: fs, logger: logger).walk { entry in
             if entry.kind == .directory { return true }
-            guard Spool.isManifestName(entry.name), let status = try? FileSystem.status(entry.path, in: sent),
+            guard Spool.isManifestName(entry.name), let status = try? fs.status(entry.path, in: sent),
                   now.timeIntervalSince(status.mtime) > keep else { return false }
             let file = Spool.fileName(forManifest: entry.path)
             do {
-                if FileSystem.exists(file, in: sent) { try FileSystem.unlink(file, in: sent) }
-                try FileSystem.unlink(entry.path, in: sent)
+                if fs.exists(file, in: sent) { try fs.unlink(file, in: sent) }
+                try fs.unlink(entry.path, in: sent)
                 removed += 1
             } catch {
                 logger.warn("retention: cannot delete", ["file": file.displayed(in: sent), "error": "\(error)"])

@@ -10,12 +10,15 @@ package struct Spool: Sendable {
     package enum Area: String, Sendable { case outbox, sent, retry }
 
     package let paths: SpoolPaths
+    /// Every file-system call of the spool's code goes through this (the kernel, or a simulated disk).
+    package let fs: any SpoolFileSystem
     /// Shared by every copy of this spool, so concurrent workers share directory fsyncs.
     package let syncer: DirectorySyncer
 
-    package init(paths: SpoolPaths, syncer: DirectorySyncer = DirectorySyncer()) {
+    package init(paths: SpoolPaths, fs: any SpoolFileSystem = LocalFileSystem(), syncer: DirectorySyncer? = nil) {
         self.paths = paths
-        self.syncer = syncer
+        self.fs = fs
+        self.syncer = syncer ?? DirectorySyncer(fs: fs)
     }
 
     package func directory(_ area: Area) -> String {
@@ -29,7 +32,7 @@ package struct Spool: Sendable {
     /// Creates the spool's directories (mode 0750) if missing.
     package func prepare() throws {
         for dir in [paths.root, paths.outbox, paths.outboxTemporary, paths.sent, paths.retry] {
-            try FileSystem.makeDirectories(dir)
+            try fs.makeDirectories(dir)
         }
     }
 
@@ -95,7 +98,7 @@ package struct Spool: Sendable {
         let name = Spool.manifestName(for: path)
         let bytes: [UInt8]
         do {
-            bytes = try FileSystem.readAll(name, in: directory(area))
+            bytes = try fs.readAll(name, in: directory(area))
         } catch let error as SystemError {
             return .failure(error.isNotFound ? .missing : .unreadable(error))
         } catch {
@@ -112,8 +115,8 @@ package struct Spool: Sendable {
     /// `syncDirectory` also makes the rename durable (a shared directory fsync).
     package func writeManifest(_ manifest: Manifest, for path: RelativePath, in area: Area, syncDirectory: Bool = false) throws {
         let name = Spool.manifestName(for: path)
-        try FileSystem.writeAtomically(Array(try manifest.encoded()), to: name, in: directory(area), syncDirectory: false,
-                                       temporaryDirectory: area == .outbox ? paths.outboxTemporary : nil)
+        try fs.writeAtomically(Array(try manifest.encoded()), to: name, in: directory(area),
+                               temporaryDirectory: area == .outbox ? paths.outboxTemporary : nil)
         if syncDirectory { try syncer.syncDirectory(of: name, in: directory(area)) }
     }
 
@@ -124,11 +127,11 @@ package struct Spool: Sendable {
 
     /// Moves an unreadable manifest aside into `.quarantine/` (never deletes it); returns where it went.
     @discardableResult
-    package func quarantineManifest(for path: RelativePath, in area: Area) throws -> String {
-        try FileSystem.makeDirectories(paths.quarantine)
-        let stamp = Timestamp.format(Date()).replacingOccurrences(of: ":", with: "")
+    package func quarantineManifest(for path: RelativePath, in area: Area, now: Date) throws -> String {
+        try fs.makeDirectories(paths.quarantine)
+        let stamp = Timestamp.format(now).replacingOccurrences(of: ":", with: "")
         let name = RelativePath(bytes: Spool.manifestName(for: path).name.bytes + Array(".\(stamp)".utf8))
-        try FileSystem.rename(Spool.manifestName(for: path), in: directory(area), to: name, in: paths.quarantine, replace: false)
+        try fs.rename(Spool.manifestName(for: path), in: directory(area), to: name, in: paths.quarantine, replace: false)
         return name.displayed(in: paths.quarantine)
     }
 
@@ -141,7 +144,7 @@ package struct Spool: Sendable {
         let dir = directory(area)
         var candidate = path
         var n = 2
-        while FileSystem.exists(candidate, in: dir) || FileSystem.exists(Spool.manifestName(for: candidate), in: dir) {
+        while fs.exists(candidate, in: dir) || fs.exists(Spool.manifestName(for: candidate), in: dir) {
             candidate = Spool.numbered(path, n)
             n += 1
         }

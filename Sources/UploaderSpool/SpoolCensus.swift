@@ -30,7 +30,7 @@ package struct SpoolCensus: Sendable, Equatable {
     ///   - recursive: whether files in the outbox's subdirectories are queued (else they are not counted).
     ///   - includeSent: false skips sent/ (which may hold years of files) when `sent24h` is not needed.
     ///   - unlistable: told about each directory that cannot be listed (its files go uncounted).
-    package static func take(_ spool: Spool, ignore: IgnoreRules, recursive: Bool = true, now: Date = Date(),
+    package static func take(_ spool: Spool, ignore: IgnoreRules, recursive: Bool = true, now: Date,
                              includeSent: Bool = true, unlistable: @escaping DirectoryWalker.ErrorHandler) -> SpoolCensus {
         var census = SpoolCensus()
         census.recursive = recursive
@@ -43,7 +43,7 @@ package struct SpoolCensus: Sendable, Equatable {
     private mutating func walk(_ spool: Spool, _ area: Spool.Area, ignore: IgnoreRules, now: Date,
                                unlistable: @escaping DirectoryWalker.ErrorHandler) {
         let root = spool.directory(area)
-        DirectoryWalker(root: root, onError: unlistable).walk { entry in
+        DirectoryWalker(root: root, fs: spool.fs, onError: unlistable).walk { entry in
             if entry.kind == .directory { return area != .outbox || recursive }
             count(entry, in: spool, area, ignore: ignore, now: now)
             return false
@@ -56,13 +56,13 @@ package struct SpoolCensus: Sendable, Equatable {
         switch area {
         case .outbox:
             guard !Spool.isManifestName(entry.name), !ignore.ignores(path),
-                  let status = try? FileSystem.status(path, in: root) else { return }
+                  let status = try? spool.fs.status(path, in: root) else { return }
             guard status.kind == .regular, !Spool.sidecarTooLong(path) else {
                 refused.add(status.kind == .regular ? status.size : 0)
                 return
             }
             var state = Manifest.State.queued
-            if FileSystem.exists(Spool.manifestName(for: path), in: root),
+            if spool.fs.exists(Spool.manifestName(for: path), in: root),
                case .success(let manifest) = spool.readManifest(for: path, in: .outbox) {
                 state = manifest.state
                 note(manifest)
@@ -80,7 +80,7 @@ package struct SpoolCensus: Sendable, Equatable {
                 if let due = manifest.nextAttemptAt.flatMap(Timestamp.parse), nextDue.map({ due < $0 }) ?? true { nextDue = due }
             }
         case .sent:
-            guard Spool.isManifestName(entry.name), let status = try? FileSystem.status(path, in: root),
+            guard Spool.isManifestName(entry.name), let status = try? spool.fs.status(path, in: root),
                   now.timeIntervalSince(status.mtime) <= 86400,
                   case .success(let manifest) = spool.readManifest(for: Spool.fileName(forManifest: path), in: .sent) else { return }
             sent24h.add(manifest.size)

@@ -17,8 +17,9 @@ package final class DirectorySyncer: @unchecked Sendable {
 
     private let condition = NSCondition()
     private var slots: [[UInt8]: Slot] = [:]
+    private let fs: any SpoolFileSystem
 
-    package init() {}
+    package init(fs: any SpoolFileSystem = LocalFileSystem()) { self.fs = fs }
 
     /// Makes the directory holding `name` inside `directory` durable.
     package func syncDirectory(of name: RelativePath, in directory: String) throws {
@@ -46,7 +47,7 @@ package final class DirectorySyncer: @unchecked Sendable {
             slots[key]!.running = true
             condition.unlock()
             var failure: SystemError?
-            do { try FileSystem.syncDirectoryOf(name, in: directory) } catch let error as SystemError { failure = error } catch {}
+            do { try fs.syncDirectory(of: name, in: directory) } catch let error as SystemError { failure = error } catch {}
             condition.lock()
             slots[key]!.running = false
             slots[key]!.completed = target

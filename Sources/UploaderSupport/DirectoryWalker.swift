@@ -25,16 +25,19 @@ package struct DirectoryWalker {
     package let root: String
     package let includeHidden: Bool
     private let onError: ErrorHandler
+    private let fs: any SpoolFileSystem
 
-    package init(root: String, includeHidden: Bool = false, onError: @escaping ErrorHandler) {
+    package init(root: String, includeHidden: Bool = false, fs: any SpoolFileSystem = LocalFileSystem(),
+                 onError: @escaping ErrorHandler) {
         self.root = root
         self.includeHidden = includeHidden
+        self.fs = fs
         self.onError = onError
     }
 
     /// A walker that reports what it cannot list as one warning line naming the directory.
-    package init(root: String, includeHidden: Bool = false, logger: Logger) {
-        self.init(root: root, includeHidden: includeHidden, onError: DirectoryWalker.warning(logger))
+    package init(root: String, includeHidden: Bool = false, fs: any SpoolFileSystem = LocalFileSystem(), logger: Logger) {
+        self.init(root: root, includeHidden: includeHidden, fs: fs, onError: DirectoryWalker.warning(logger))
     }
 
     /// Calls `visit` with every entry below `start` (relative to the root). A directory is
@@ -55,7 +58,7 @@ package struct DirectoryWalker {
     private func entries(of directory: RelativePath) -> [Entry]? {
         let listing: [FileSystem.Entry]
         do {
-            listing = try FileSystem.list(directory, in: root)
+            listing = try fs.list(directory, in: root)
         } catch let error as SystemError {
             onError(error)
             return nil
@@ -66,7 +69,7 @@ package struct DirectoryWalker {
         return listing.compactMap { entry in
             guard includeHidden || entry.name.bytes.first != UInt8(ascii: ".") else { return nil }
             let path = directory.appending(entry.name)
-            let kind = entry.kind ?? (try? FileSystem.status(path, in: root))?.kind
+            let kind = entry.kind ?? (try? fs.status(path, in: root))?.kind
             return Entry(path: path, name: entry.name, kind: kind)
         }
     }

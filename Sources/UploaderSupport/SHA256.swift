@@ -51,6 +51,15 @@ package struct SHA256: ~Copyable {
     /// than expected is an I/O error naming `path`.
     package mutating func update(readingFrom fd: Int32, offset: Int64, length: Int64, path: String?,
                                  cancellation: CancellationFlag? = nil) throws {
+        try update(length: length, path: path, cancellation: cancellation) { buffer, at in
+            try retryingEINTR("read", path: path) { pread(fd, buffer.baseAddress, buffer.count, off_t(offset + at)) }
+        }
+    }
+
+    /// Adds `length` bytes that `read(buffer, offset)` delivers (the number read, 0 at the end),
+    /// 1 MiB at a time: the same loop for a real descriptor and a simulated one.
+    package mutating func update(length: Int64, path: String?, cancellation: CancellationFlag? = nil,
+                                 read: (UnsafeMutableRawBufferPointer, Int64) throws -> Int) throws {
         let chunk = 1 << 20
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
         defer { buffer.deallocate() }
@@ -58,7 +67,7 @@ package struct SHA256: ~Copyable {
         while done < length {
             if let cancellation, cancellation.isCancelled { throw CancellationFlag.Cancelled() }
             let want = Int(min(Int64(chunk), length - done))
-            let n = try retryingEINTR("read", path: path) { pread(fd, buffer.baseAddress, want, off_t(offset + done)) }
+            let n = try read(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]), done)
             if n == 0 { throw SystemError("read", path: path, code: EIO) }
             update(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
             done += Int64(n)

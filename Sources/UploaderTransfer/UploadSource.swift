@@ -20,8 +20,12 @@ package struct UploadSource: Sendable {
     /// Hex SHA-256 of the content when already known (saves a second read for the digest).
     package var sha256: String?
     package var contentType: String
+    /// fstat of `fd` now (the kernel's, or a simulated disk's).
+    package var currentStatus: @Sendable (Int32, String) throws -> FileSystem.Status
 
-    package init(fd: Int32, status: FileSystem.Status, path: RelativePath, id: String, sha256: String?, contentType: String) {
+    package init(fd: Int32, status: FileSystem.Status, path: RelativePath, id: String, sha256: String?, contentType: String,
+                 currentStatus: @escaping @Sendable (Int32, String) throws -> FileSystem.Status = { try FileSystem.status(fd: $0, path: $1) }) {
+        self.currentStatus = currentStatus
         self.fd = fd
         self.status = status
         self.path = path
@@ -34,7 +38,7 @@ package struct UploadSource: Sendable {
 
     /// Nil while the open file is as it was claimed; else what differs.
     package func changeSinceClaim() -> String? {
-        guard let now = try? FileSystem.status(fd: fd, path: path.logSafe) else { return "cannot stat" }
+        guard let now = try? currentStatus(fd, path.logSafe) else { return "cannot stat" }
         if now.size != status.size { return "size \(status.size) → \(now.size)" }
         if now.mtimeNanos != status.mtimeNanos { return "modified" }
         return nil

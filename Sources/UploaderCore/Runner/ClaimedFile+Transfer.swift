@@ -12,7 +12,7 @@ extension ClaimedFile {
     /// This file as the transfer layer sends it: the claimed descriptor and the manifest's facts.
     var uploadSource: UploadSource {
         UploadSource(fd: fd, status: status, path: path, id: manifest.id, sha256: manifest.sha256,
-                     contentType: manifest.contentType)
+                     contentType: manifest.contentType) { [fs] fd, path in try fs.status(fd: fd, path: path) }
     }
 
     /// The S3 multipart upload recorded in the manifest, to resume.

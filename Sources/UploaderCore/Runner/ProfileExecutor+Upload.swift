@@ -88,7 +88,7 @@ extension ProfileExecutor {
 
     /// Nil while the name still leads to the file claimed; otherwise what happened to it.
     private func outdatedClaim(_ file: ClaimedFile) -> String? {
-        guard let atPath = try? FileSystem.status(file.path, in: spool.directory(.outbox)) else { return "removed from the outbox" }
+        guard let atPath = try? spool.fs.status(file.path, in: spool.directory(.outbox)) else { return "removed from the outbox" }
         if atPath.inode != file.status.inode || atPath.device != file.status.device { return "replaced by another file" }
         return nil
     }

@@ -24,8 +24,7 @@ final class ProfileExecutor: Sendable {
     let clock: any Clock
     let probe: (any ReachabilityProbe)?
     let hooks: HookRunner
-    let pool: WorkerPool
-    private let probes = DispatchQueue(label: "uploader.probe")
+    let jobs: any JobQueue
     private let held = HeldFiles()
     private let report: @Sendable (ProfileEvent) -> Void
     private let finished: @Sendable (ProfileEffect) -> Void
@@ -35,10 +34,9 @@ final class ProfileExecutor: Sendable {
         var lifecycle: FileLifecycle
         var rateLimiter: RateLimiter?
         var probe: (any ReachabilityProbe)?
-        var makeTransport: @Sendable () -> any Transport
+        var jobs: any JobQueue
         var hostname: String
         var environment: [String: String]
-        var workers: Int
     }
 
     /// `report` feeds events back to the owner; `finished` hears `.drained` and `.stopped`.
@@ -59,24 +57,24 @@ final class ProfileExecutor: Sendable {
         self.finished = finished
         builder = RequestBuilder(profile: profile)
         if case .s3(let target) = profile.destination { s3 = S3Uploader(profile: profile, target: target, logger: logger) } else { s3 = nil }
-        pool = WorkerPool(size: parts.workers, label: profile.name, makeTransport: parts.makeTransport)
+        jobs = parts.jobs
     }
 
     func perform(_ effect: ProfileEffect) {
         switch effect {
         case .claim(let path):
             let file = held.hold(path)
-            pool.submit { [self] _ in report(.claimed(path, claim(path, into: file))) }
+            jobs.submit { [self] _ in report(.claimed(path, claim(path, into: file))) }
         case .upload(let path):
-            pool.submit { [self] transport in report(.attempted(path, upload(path, transport: transport))) }
+            jobs.submit { [self] transport in report(.attempted(path, upload(path, transport: transport))) }
         case .settle(let path, let settlement):
-            pool.submit { [self] _ in report(.settled(path, settle(path, settlement))) }
+            jobs.submit { [self] _ in report(.settled(path, settle(path, settlement))) }
         case .release(let path):
             held.release(path)
         case .cancelUploads(let paths), .cancelClaims(let paths):
             held.cancel(paths)
         case .moveBack(let path):
-            pool.submit { [self] _ in
+            jobs.submit { [self] _ in
                 do {
                     report(.movedBack(path, to: try lifecycle.moveBack(fromRetry: path, resetBackoff: false)))
                 } catch {
@@ -84,7 +82,7 @@ final class ProfileExecutor: Sendable {
                 }
             }
         case .probe(let ticket):
-            probes.async { [self] in report(.probed(ticket, problem: probe?.check())) }
+            jobs.probe { [self] in report(.probed(ticket, problem: probe?.check())) }
         case .log(let line):
             logger.log(line.level, line.message, pairs: [("profile", profile.name)] + line.metadata.map { ($0.key, $0.value) })
         case .drained, .stopped:
@@ -124,8 +122,8 @@ final class ProfileExecutor: Sendable {
     private func forgetManifest(of path: RelativePath) {
         let outbox = spool.directory(.outbox)
         let name = Spool.manifestName(for: path)
-        guard FileSystem.exists(name, in: outbox) else { return }
-        do { try FileSystem.unlink(name, in: outbox) } catch {
+        guard spool.fs.exists(name, in: outbox) else { return }
+        do { try spool.fs.unlink(name, in: outbox) } catch {
             logger.warn("cannot remove the manifest of a vanished file", ["profile": profile.name, "file": name.logSafe, "error": "\(error)"])
         }
     }

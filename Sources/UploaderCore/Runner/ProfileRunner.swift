@@ -43,6 +43,8 @@ package final class ProfileRunner: Sendable {
         /// Nil: a TCP connect to the destination's host and port.
         package var probe: (any ReachabilityProbe)?
         package var environment: [String: String] = ProcessInfo.processInfo.environment
+        /// The file system the spool's code works on.
+        package var fs: any SpoolFileSystem = LocalFileSystem()
 
         package init() {}
     }
@@ -54,10 +56,11 @@ package final class ProfileRunner: Sendable {
         self.logger = logger
         self.clock = seams.clock
         hooks = HookRunner(clock: seams.clock)
-        spool = Spool(paths: profile.spool)
+        spool = Spool(paths: profile.spool, fs: seams.fs)
         ignore = IgnoreRules(patterns: profile.ignore)
         let lifecycle = FileLifecycle(spool: spool, logger: logger)
-        recovery = Recovery(spool: spool, lifecycle: lifecycle, ignore: ignore, recursive: profile.recursive, logger: logger)
+        recovery = Recovery(spool: spool, lifecycle: lifecycle, ignore: ignore, recursive: profile.recursive, logger: logger,
+                            clock: seams.clock)
         let policy = ProfilePolicy(profile: profile, mode: mode)
         loop = ProfileLoop(policy: policy, clock: seams.clock)
         let probe: (any ReachabilityProbe)?
@@ -74,8 +77,9 @@ package final class ProfileRunner: Sendable {
                              lifecycle: lifecycle, logger: logger),
             lifecycle: lifecycle,
             rateLimiter: profile.maxRate > 0 ? RateLimiter(bytesPerSecond: profile.maxRate, clock: seams.clock) : nil,
-            probe: probe, makeTransport: seams.makeTransport, hostname: hostname, environment: seams.environment,
-            workers: policy.concurrency + policy.claimAhead)
+            probe: probe,
+            jobs: WorkerPool(size: policy.concurrency + policy.claimAhead, label: profile.name, makeTransport: seams.makeTransport),
+            hostname: hostname, environment: seams.environment)
         executor = ProfileExecutor(profile: profile, spool: spool, parts: parts, hooks: hooks, logger: logger, clock: seams.clock,
                                    report: { [loop] event in loop.send(event) }, finished: onFinished)
     }
@@ -161,10 +165,10 @@ package final class ProfileRunner: Sendable {
         }
         for timer in timers { timer.cancel() }
         if let netlink { netlink.monitor.removeListener(netlink.id) }
-        guard begun else { return executor.pool.shutDown() }
+        guard begun else { return executor.jobs.shutDown() }
         loop.send(.stop(grace: grace))
         loop.waitUntilEnded()
-        executor.pool.shutDown()
+        executor.jobs.shutDown()
     }
 
     /// After `stop`: forgets the outbox watch and releases the spool lock, so a reloaded

@@ -5,15 +5,27 @@ import UploaderSpool
 import UploaderTransfer
 import UploaderWatch
 
+/// Where a profile's executor runs its jobs: worker threads in production, a seeded scheduler
+/// in the simulator (which then decides every interleaving).
+package protocol JobQueue: Sendable {
+    /// Runs `job` on some worker, which lends it the transport it owns.
+    func submit(_ job: @escaping @Sendable (any Transport) -> Void)
+    /// Runs a reachability probe (blocking up to `connect_timeout`) away from the workers.
+    func probe(_ work: @escaping @Sendable () -> Void)
+    /// Lets the jobs already queued finish, then ends the workers.
+    func shutDown()
+}
+
 /// Threads that run a profile's jobs (claims, uploads, settles, moves back). Each thread owns
 /// one transport for its whole life, so keep-alive connections are reused, and blocking work
 /// (libcurl, hashing, fsync) never runs on the owner's thread or on Swift's cooperative pool.
-package final class WorkerPool: Sendable {
+package final class WorkerPool: JobQueue {
     package typealias Job = @Sendable (any Transport) -> Void
 
     private let jobs = Mailbox<Job?>()
     private let done = DispatchGroup()
     private let size: Int
+    private let probes = DispatchQueue(label: "uploader.probe")
 
     /// Starts `size` threads named after `label`; `makeTransport` runs once on each.
     package init(size: Int, label: String, makeTransport: @escaping @Sendable () -> any Transport) {
@@ -33,6 +45,8 @@ package final class WorkerPool: Sendable {
     }
 
     package func submit(_ job: @escaping Job) { jobs.send(job) }
+
+    package func probe(_ work: @escaping @Sendable () -> Void) { probes.async(execute: work) }
 
     /// Lets every thread finish the jobs already queued, then end; waits for them.
     package func shutDown() {

@@ -1,0 +1,82 @@
+@preconcurrency import Glibc
+
+/// The file-system calls the spool's code makes — claims, manifests, the lifecycle's moves,
+/// recovery, census, retention — as one protocol, so that a model of a disk can stand in.
+///
+/// Production runs them on the kernel (`LocalFileSystem`); the simulator runs them on a disk
+/// that can lose power between any two calls, and then runs the real recovery on what survived.
+/// Paths are (directory, `RelativePath`) pairs; descriptors are what `openForReading` returned.
+package protocol SpoolFileSystem: Sendable {
+    /// `lstat`, never following a symlink on the way.
+    func status(_ path: RelativePath, in directory: String) throws -> FileSystem.Status
+    func status(fd: Int32, path: String) throws -> FileSystem.Status
+    func exists(_ path: RelativePath, in directory: String) -> Bool
+    /// Opens for reading without following symlinks or blocking on a FIFO.
+    func openForReading(_ path: RelativePath, in directory: String) throws -> Int32
+    func close(_ fd: Int32)
+    /// `pread`: up to `buffer.count` bytes at `offset`; 0 at the end.
+    func read(fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, path: String?) throws -> Int
+    /// The whole content of a small file (a manifest).
+    func readAll(_ path: RelativePath, in directory: String) throws -> [UInt8]
+    /// Temporary file (in `temporaryDirectory` if given), write, fsync, rename over `name`.
+    /// The directory is not fsynced: callers ask for that with `syncDirectory`.
+    func writeAtomically(_ data: [UInt8], to name: RelativePath, in directory: String, temporaryDirectory: String?) throws
+    /// With `replace: false`, fails with EEXIST rather than overwrite (RENAME_NOREPLACE).
+    func rename(_ from: RelativePath, in fromDir: String, to: RelativePath, in toDir: String, replace: Bool) throws
+    func unlink(_ path: RelativePath, in directory: String) throws
+    /// fsync of the directory holding `name`: makes the creations, renames and removals in it durable.
+    func syncDirectory(of name: RelativePath, in directory: String) throws
+    /// `mkdir -p`, mode 0750.
+    func makeDirectories(_ path: String) throws
+    /// The parent directories of `path` inside `directory`.
+    func makeParents(of path: RelativePath, in directory: String) throws
+    /// The entries of `path` inside `directory` (the directory itself when `path` is empty).
+    func list(_ path: RelativePath, in directory: String) throws -> [FileSystem.Entry]
+}
+
+/// The kernel's file system: each call is the `FileSystem` function of the same name.
+package struct LocalFileSystem: SpoolFileSystem {
+    package init() {}
+
+    package func status(_ path: RelativePath, in directory: String) throws -> FileSystem.Status {
+        try FileSystem.status(path, in: directory)
+    }
+
+    package func status(fd: Int32, path: String) throws -> FileSystem.Status { try FileSystem.status(fd: fd, path: path) }
+
+    package func exists(_ path: RelativePath, in directory: String) -> Bool { FileSystem.exists(path, in: directory) }
+
+    package func openForReading(_ path: RelativePath, in directory: String) throws -> Int32 {
+        try FileSystem.openForReading(path, in: directory)
+    }
+
+    package func close(_ fd: Int32) { _ = Glibc.close(fd) }
+
+    package func read(fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, path: String?) throws -> Int {
+        try retryingEINTR("read", path: path) { pread(fd, buffer.baseAddress, buffer.count, off_t(offset)) }
+    }
+
+    package func readAll(_ path: RelativePath, in directory: String) throws -> [UInt8] { try FileSystem.readAll(path, in: directory) }
+
+    package func writeAtomically(_ data: [UInt8], to name: RelativePath, in directory: String, temporaryDirectory: String?) throws {
+        try FileSystem.writeAtomically(data, to: name, in: directory, syncDirectory: false, temporaryDirectory: temporaryDirectory)
+    }
+
+    package func rename(_ from: RelativePath, in fromDir: String, to: RelativePath, in toDir: String, replace: Bool) throws {
+        try FileSystem.rename(from, in: fromDir, to: to, in: toDir, replace: replace)
+    }
+
+    package func unlink(_ path: RelativePath, in directory: String) throws { try FileSystem.unlink(path, in: directory) }
+
+    package func syncDirectory(of name: RelativePath, in directory: String) throws {
+        try FileSystem.syncDirectoryOf(name, in: directory)
+    }
+
+    package func makeDirectories(_ path: String) throws { try FileSystem.makeDirectories(path) }
+
+    package func makeParents(of path: RelativePath, in directory: String) throws { try FileSystem.makeParents(of: path, in: directory) }
+
+    package func list(_ path: RelativePath, in directory: String) throws -> [FileSystem.Entry] {
+        try FileSystem.list(path, in: directory)
+    }
+}
