@@ -9,7 +9,7 @@ import UploaderWatch
 /// Carries out a profile's effects: claims, uploads, settles and moves back on the worker
 /// pool, probes on a queue of their own, log lines at once; each job reports back to the
 /// owner as an event. It decides nothing: every choice it acts on came from `ProfileCore`.
-final class ProfileExecutor: Sendable {
+package final class ProfileExecutor: Sendable {
     let profile: Profile
     let spool: Spool
     let lifecycle: FileLifecycle
@@ -29,18 +29,31 @@ final class ProfileExecutor: Sendable {
     private let report: @Sendable (ProfileEvent) -> Void
     private let finished: @Sendable (ProfileEffect) -> Void
 
-    struct Parts: Sendable {
-        var claimer: Claimer
-        var lifecycle: FileLifecycle
-        var rateLimiter: RateLimiter?
-        var probe: (any ReachabilityProbe)?
-        var jobs: any JobQueue
-        var hostname: String
-        var environment: [String: String]
+    /// What the executor works with besides the profile: the spool's claimer and lifecycle,
+    /// the shared rate limiter, the probe, where jobs run, and what hooks inherit.
+    package struct Parts: Sendable {
+        package var claimer: Claimer
+        package var lifecycle: FileLifecycle
+        package var rateLimiter: RateLimiter?
+        package var probe: (any ReachabilityProbe)?
+        package var jobs: any JobQueue
+        package var hostname: String
+        package var environment: [String: String]
+
+        package init(claimer: Claimer, lifecycle: FileLifecycle, rateLimiter: RateLimiter?, probe: (any ReachabilityProbe)?,
+                     jobs: any JobQueue, hostname: String, environment: [String: String]) {
+            self.claimer = claimer
+            self.lifecycle = lifecycle
+            self.rateLimiter = rateLimiter
+            self.probe = probe
+            self.jobs = jobs
+            self.hostname = hostname
+            self.environment = environment
+        }
     }
 
     /// `report` feeds events back to the owner; `finished` hears `.drained` and `.stopped`.
-    init(profile: Profile, spool: Spool, parts: Parts, hooks: HookRunner, logger: Logger, clock: any Clock,
+    package init(profile: Profile, spool: Spool, parts: Parts, hooks: HookRunner, logger: Logger, clock: any Clock,
          report: @escaping @Sendable (ProfileEvent) -> Void, finished: @escaping @Sendable (ProfileEffect) -> Void) {
         self.profile = profile
         self.spool = spool
@@ -60,7 +73,7 @@ final class ProfileExecutor: Sendable {
         jobs = parts.jobs
     }
 
-    func perform(_ effect: ProfileEffect) {
+    package func perform(_ effect: ProfileEffect) {
         switch effect {
         case .claim(let path):
             let file = held.hold(path)
