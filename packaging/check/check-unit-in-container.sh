@@ -120,5 +120,7 @@ inside cat /var/spool/uploader/photos/hook-report.txt
 step "systemctl stop uploader"
 inside systemctl stop uploader
 inside systemctl show uploader -p Result -p ExecMainStatus
+step "the metrics file (metrics_file, written at exit)"
+inside grep -E '^uploader_(files_total|destination_up)' /var/spool/uploader/metrics/uploader.prom
 step "the daemon's log"
 inside journalctl -u uploader -o cat --no-pager
