@@ -16,17 +16,20 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=env.sh
 . "$here/env.sh"
 root="$(repo_root)"
-cd "$root"
 
+# Relative paths are the caller's, so they are resolved before the cd.
 scratch="$root/.build"
 out="$root/dist"
 while [ $# -gt 0 ]; do
     case "$1" in
-        --scratch-path) scratch="$(realpath -m "$2")"; shift 2 ;;
-        --out) out="$(realpath -m "$2")"; shift 2 ;;
+        --scratch-path) [ $# -ge 2 ] || { echo "package-deb: --scratch-path needs a directory" >&2; exit 2; }
+                        scratch="$(realpath -m "$2")"; shift 2 ;;
+        --out) [ $# -ge 2 ] || { echo "package-deb: --out needs a directory" >&2; exit 2; }
+               out="$(realpath -m "$2")"; shift 2 ;;
         *) echo "package-deb: unknown argument: $1" >&2; exit 2 ;;
     esac
 done
+cd "$root"
 
 step() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'package-deb: error: %s\n' "$*" >&2; exit 1; }
@@ -86,7 +89,7 @@ mkdir -p "$work/shlibs/debian"
 printf 'Source: uploader\n\nPackage: uploader\nArchitecture: any\n' >"$work/shlibs/debian/control"
 shlibs="$(cd "$work/shlibs" && dpkg-shlibdeps -O "$stage/usr/bin/uploader")"
 depends="${shlibs#shlibs:Depends=}"
-[ -n "$depends" ] && [ "$depends" != "$shlibs" ] || die "dpkg-shlibdeps gave no Depends: ($shlibs)"
+if [ -z "$depends" ] || [ "$depends" = "$shlibs" ]; then die "dpkg-shlibdeps gave no Depends: ($shlibs)"; fi
 depends="adduser, $depends"
 
 installed_size="$(du -sk --exclude=DEBIAN "$stage" | cut -f1)"
