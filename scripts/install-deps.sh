@@ -12,6 +12,7 @@ packages=(
     libinotifytools0-dev libcurl4-openssl-dev libssl-dev media-types
     nginx-light curl inotify-tools iproute2 openssl python3 util-linux
     ca-certificates time
+    dpkg-dev lintian systemd man-db adduser
 )
 
 log() { printf 'install-deps: %s\n' "$*" >&2; }
@@ -86,7 +87,9 @@ if ! python3 -c "import moto.server, boto3, botocore, prometheus_client" >/dev/n
     rm -f "$pip_log"
 fi
 
-for tool in nginx curl python3 ip sha256sum inotifywait; do
+# The package (scripts/package-deb.sh) and its test: dpkg-dev (dpkg-shlibdeps, strip),
+# lintian, systemd (systemd-analyze only: nothing is started), man-db (man pages).
+for tool in nginx curl python3 ip sha256sum inotifywait dpkg-shlibdeps lintian systemd-analyze unshare man; do
     command -v "$tool" >/dev/null 2>&1 || { log "error: $tool not found after install"; exit 1; }
 done
 ensure_swift_on_path
