@@ -41,8 +41,8 @@ for tool in dpkg-deb dpkg-shlibdeps lintian python3 strip gzip; do
 done
 
 # One source of truth for the version: what `uploader --version` prints.
-version="$(sed -n 's/.*static let string = "\([^"]*\)".*/\1/p' Sources/UploaderCore/Support/UploaderVersion.swift)"
-[ -n "$version" ] || die "no version found in Sources/UploaderCore/Support/UploaderVersion.swift"
+version="$(sed -n 's/.*static let string = "\([^"]*\)".*/\1/p' Sources/UploaderSupport/UploaderVersion.swift)"
+[ -n "$version" ] || die "no version found in Sources/UploaderSupport/UploaderVersion.swift"
 arch="$(dpkg --print-architecture)"
 maintainer="${DEB_MAINTAINER:-uploader developers <uploader@example.invalid>}"
 # Dates in the package (changelog, man pages, file times) are the last commit's, so two
