@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import UploaderSupport
 import UploaderConfig
 
@@ -15,9 +16,14 @@ package struct Spool: Sendable {
     /// Shared by every copy of this spool, so concurrent workers share directory fsyncs.
     package let syncer: DirectorySyncer
 
-    package init(paths: SpoolPaths, fs: any SpoolFileSystem = LocalFileSystem(), syncer: DirectorySyncer? = nil) {
+    /// Numbers the temporary names of manifest writes.
+    package let temporaries: TemporaryNames
+
+    package init(paths: SpoolPaths, fs: any SpoolFileSystem = LocalFileSystem(), syncer: DirectorySyncer? = nil,
+                 temporaries: TemporaryNames = TemporaryNames()) {
         self.paths = paths
         self.fs = fs
+        self.temporaries = temporaries
         self.syncer = syncer ?? DirectorySyncer(fs: fs)
     }
 
@@ -111,13 +117,41 @@ package struct Spool: Sendable {
         }
     }
 
-    /// Writes the manifest beside `path` (temporary file, fsync, rename), and with
-    /// `syncDirectory` also makes the rename durable (a shared directory fsync).
+    /// Writes the manifest beside `path` atomically: a temporary file (in the outbox's hidden
+    /// `.upl-tmp/`, so the watcher sees one rename, or beside the manifest elsewhere), written
+    /// and fsynced, then renamed over the manifest — its content is durable before its name is.
+    /// With `syncDirectory` the rename is made durable too (a shared directory fsync).
     package func writeManifest(_ manifest: Manifest, for path: RelativePath, in area: Area, syncDirectory: Bool = false) throws {
         let name = Spool.manifestName(for: path)
-        try fs.writeAtomically(Array(try manifest.encoded()), to: name, in: directory(area),
-                               temporaryDirectory: area == .outbox ? paths.outboxTemporary : nil)
+        let data = Array(try manifest.encoded())
+        let (temporaryDirectory, temporary) = try createTemporary(data, beside: name, in: area)
+        do {
+            try fs.rename(temporary, in: temporaryDirectory, to: name, in: directory(area), replace: true)
+        } catch {
+            try? fs.unlink(temporary, in: temporaryDirectory)
+            throw error
+        }
         if syncDirectory { try syncer.syncDirectory(of: name, in: directory(area)) }
+    }
+
+    /// Creates a fsynced temporary file holding `data` for the manifest `name` in `area`; returns where.
+    private func createTemporary(_ data: [UInt8], beside name: RelativePath, in area: Area) throws -> (String, RelativePath) {
+        let inOutbox = area == .outbox
+        let dir = inOutbox ? paths.outboxTemporary : directory(area)
+        for _ in 0..<100 {
+            let base = RelativePath(TemporaryNames.prefix + temporaries.next())
+            let temporary = inOutbox ? base : (name.parent.map { $0.appending(base) } ?? base)
+            do {
+                try fs.createFile(data, named: temporary, in: dir, sync: true)
+                return (dir, temporary)
+            } catch let error as SystemError where error.code == EEXIST {
+                continue
+            } catch let error as SystemError where error.isNotFound && inOutbox {
+                // The hidden directory went with its outbox (removed and recreated): make it again.
+                try fs.makeDirectories(dir)
+            }
+        }
+        throw SystemError("create", path: name.displayed(in: dir), code: EEXIST)
     }
 
     /// Makes renames into the directory holding `path` in `area` durable (shared fsync).
@@ -167,4 +201,17 @@ package struct Spool: Sendable {
         let newName = RelativePath(bytes: renamed)
         return path.parent.map { $0.appending(newName) } ?? newName
     }
+}
+
+/// Names for the temporary files of manifest writes: `.upl-tmp-` and a number, counted from a
+/// random start (two processes writing in one spool — the daemon and `uploader retry` — meet
+/// only by chance, and then O_EXCL sends one to the next number). The simulator starts at 0,
+/// so its runs replay exactly.
+package final class TemporaryNames: Sendable {
+    package static let prefix = ".upl-tmp-"
+    private let counter: Atomic<UInt64>
+
+    package init(start: UInt64 = UInt64.random(in: 0...(UInt64.max >> 1))) { counter = Atomic(start) }
+
+    package func next() -> String { String(counter.wrappingAdd(1, ordering: .relaxed).newValue, radix: 16) }
 }

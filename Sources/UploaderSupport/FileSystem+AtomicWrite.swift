@@ -80,6 +80,23 @@ extension FileSystem {
         if syncDirectory { try syncDirectoryOf(name, in: directory) }
     }
 
+    /// Creates `name` exclusively (O_EXCL), writes `data`, fsyncs it when `sync`; removes it again on failure.
+    package static func createFile(_ data: [UInt8], named name: RelativePath, in directory: String, sync: Bool) throws {
+        let display = name.displayed(in: directory)
+        let fd = try name.withCString(in: directory) { cpath in
+            try retryingEINTR("create", path: display) { open(cpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640) }
+        }
+        do {
+            try data.withUnsafeBytes { try writeAll($0, to: fd, path: display) }
+            if sync { try retryingEINTR("fsync", path: display) { fsync(fd) } }
+            close(fd)
+        } catch {
+            close(fd)
+            _ = name.withCString(in: directory) { Glibc.unlink($0) }
+            throw error
+        }
+    }
+
     /// write(2) until every byte of `bytes` went out.
     package static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32, path: String) throws {
         var offset = 0

@@ -18,9 +18,9 @@ package protocol SpoolFileSystem: Sendable {
     func read(fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, path: String?) throws -> Int
     /// The whole content of a small file (a manifest).
     func readAll(_ path: RelativePath, in directory: String) throws -> [UInt8]
-    /// Temporary file (in `temporaryDirectory` if given), write, fsync, rename over `name`.
-    /// The directory is not fsynced: callers ask for that with `syncDirectory`.
-    func writeAtomically(_ data: [UInt8], to name: RelativePath, in directory: String, temporaryDirectory: String?) throws
+    /// Creates `name` (never over an existing one: EEXIST), writes `data`, and with `sync` fsyncs
+    /// it — so its content is durable before a rename makes it visible (see `Spool.writeManifest`).
+    func createFile(_ data: [UInt8], named name: RelativePath, in directory: String, sync: Bool) throws
     /// With `replace: false`, fails with EEXIST rather than overwrite (RENAME_NOREPLACE).
     func rename(_ from: RelativePath, in fromDir: String, to: RelativePath, in toDir: String, replace: Bool) throws
     func unlink(_ path: RelativePath, in directory: String) throws
@@ -58,8 +58,8 @@ package struct LocalFileSystem: SpoolFileSystem {
 
     package func readAll(_ path: RelativePath, in directory: String) throws -> [UInt8] { try FileSystem.readAll(path, in: directory) }
 
-    package func writeAtomically(_ data: [UInt8], to name: RelativePath, in directory: String, temporaryDirectory: String?) throws {
-        try FileSystem.writeAtomically(data, to: name, in: directory, syncDirectory: false, temporaryDirectory: temporaryDirectory)
+    package func createFile(_ data: [UInt8], named name: RelativePath, in directory: String, sync: Bool) throws {
+        try FileSystem.createFile(data, named: name, in: directory, sync: sync)
     }
 
     package func rename(_ from: RelativePath, in fromDir: String, to: RelativePath, in toDir: String, replace: Bool) throws {
