@@ -24,7 +24,8 @@ ROW_TITLES = {
 
 # Which uploader variant a peer is compared with, per row.
 OURS = {"small": "uploader", "medium": "uploader", "backlog": "uploader",
-        "big": {"curl-T": "uploader-none", "rclone-move": "uploader-none", "sha256sum+curl-T": "uploader-sha256"}}
+        "big": {"curl-T": "uploader-none", "rclone-move": "uploader-none", "sha256sum+curl-T": "uploader-sha256",
+                "uploader-none-before": "uploader-none", "uploader-sha256-before": "uploader-sha256"}}
 
 
 def load(out):
@@ -221,14 +222,19 @@ def rate_table(grouped, order, machine):
         return [], {}
     n = machine.get("sizes", {}).get("rate", 200)
     expected = n / 20
-    s = summarise(grouped[keys[0]], "rate", machine)
     lines = [f"### max_rate = 20MiB: {n} × 1 MiB ({n} MiB) should take {expected:.0f} s ± 10 %", "",
              "| tool | runs | median s (min–max) | MiB/s | CPU s | peak RSS MiB | within ±10 % | verified |",
              "| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |"]
-    within = all(s_ is not None and abs(s_ - expected) <= 0.1 * expected for s_ in s["secs"])
-    lines.append(f"| {keys[0][1]} | {s['runs']} | {fmt(s['median_s'], 2)} ({fmt(s['min_s'], 2)}–{fmt(s['max_s'], 2)}) | "
-                 f"{fmt(s['mib_per_s'])} | {fmt(s['cpu_s'])} | {fmt(s['rss_mib'], 1)} | {'yes' if within else '**no**'} | "
-                 f"{'yes' if s['ok'] else '**NO**'} |")
+    first = None
+    for key in keys:
+        s_row = summarise(grouped[key], "rate", machine)
+        ok_rate = all(x is not None and abs(x - expected) <= 0.1 * expected for x in s_row["secs"])
+        if first is None:
+            first, within = s_row, ok_rate
+        lines.append(f"| {key[1]} | {s_row['runs']} | {fmt(s_row['median_s'], 2)} ({fmt(s_row['min_s'], 2)}–{fmt(s_row['max_s'], 2)}) | "
+                     f"{fmt(s_row['mib_per_s'])} | {fmt(s_row['cpu_s'])} | {fmt(s_row['rss_mib'], 1)} | {'yes' if ok_rate else '**no**'} | "
+                     f"{'yes' if s_row['ok'] else '**NO**'} |")
+    s = first
     lines.append("")
     return lines, {"s": s, "expected": expected, "within": within}
 

@@ -15,6 +15,8 @@
 #   BENCH_QUICK=1       small data sets, for developing the benchmark itself
 #   BENCH_ONLY="small medium big latency backlog rate"   rows to run (default: all)
 #   UPLOADER_BIN=PATH   use this executable instead of building one
+#   BENCH_BEFORE=PATH   an earlier build of uploader, run beside this one in every row, run by
+#                       run, as "<tool>-before": a change to the core shows as a side-by-side ratio
 #   BENCH_NO_INSTALL=1  do not touch apt
 #   BENCH_SINK=tmpfs    where nginx stores what it receives: tmpfs (default) stands in for a
 #                       remote server; "disk" puts it on the spool's disk, where every fsync
@@ -28,6 +30,7 @@ root="$(repo_root)"
 cd "$root"
 
 runs="${BENCH_RUNS:-3}"
+before="${BENCH_BEFORE:-}"
 quick="${BENCH_QUICK:-0}"
 only="${BENCH_ONLY:-small medium big latency backlog rate}"
 if [ "$quick" = 1 ]; then
@@ -249,7 +252,14 @@ run_ours() { # run_ours row name run set sha [conf lines...]
     local row="$1" name="$2" run="$3" set="$4" sha="$5"; shift 5
     stage "$set" "$work/spool/outbox"
     ours_conf "$work/spool" "$base/$row-$name-$run/" "$@"
-    measure "$row" "$name" "$run" "$set" "$sha" -- "$bin" run --once --config "$work/uploader.conf"
+    measure "$row" "$name" "$run" "$set" "$sha" -- "${ours_bin:-$bin}" run --once --config "$work/uploader.conf"
+}
+
+# The same run with the earlier build (BENCH_BEFORE), under the tool name NAME-before.
+run_before() { # run_before row name run set sha [conf lines...]
+    [ -n "$before" ] || return 0
+    local row="$1" name="$2"; shift 2
+    ours_bin="$before" run_ours "$row" "$name-before" "$@"
 }
 
 run_peer() { # run_peer row name run set sha function
@@ -323,6 +333,7 @@ batch_row() { # row set sha peers...
     local run peer
     for run in $(seq "$runs"); do
         run_ours "$row" uploader "$run" "$set" "$sha"
+        run_before "$row" uploader "$run" "$set" "$sha"
         for peer in "$@"; do
             case "$peer" in
                 inotify-curl) run_watcher_batch "$row" "$run" "$set" "$sha" ;;
@@ -340,7 +351,9 @@ big_row() {
     local run
     for run in $(seq "$big_runs"); do
         run_ours big uploader-none "$run" big 1 "digest = none"
+        run_before big uploader-none "$run" big 1 "digest = none"
         run_ours big uploader-sha256 "$run" big 1 "digest = sha256"
+        run_before big uploader-sha256 "$run" big 1 "digest = sha256"
         run_peer big curl-T "$run" big 1 tool_curl_loop
         run_peer big sha256sum+curl-T "$run" big 1 tool_sha_then_curl
         run_peer big rclone-move "$run" big 1 tool_rclone
@@ -352,7 +365,8 @@ latency_row() {
     step "row latency: $latency_n files of 4 KiB dropped one at a time, $runs runs each"
     local run
     for run in $(seq "$runs"); do
-        latency_ours "$run"
+        latency_ours "$run" uploader "$bin"
+        [ -n "$before" ] && latency_ours "$run" uploader-before "$before"
         latency_watcher "$run"
     done
 }
@@ -369,11 +383,11 @@ latency_measure() { # name run dir prefix start_pid_var...
     echo "$result" >"$work/latency.json"
 }
 
-latency_ours() {
-    local run="$1" name=uploader prefix="latency-uploader-$1"
+latency_ours() { # latency_ours run name executable
+    local run="$1" name="$2" exe="$3" prefix="latency-$2-$1"
     retire_work; mkdir -p "$work/spool/outbox"
     ours_conf "$work/spool" "$base/$prefix/"
-    /usr/bin/time -f "%e %U %S %M" -o "$work/time.txt" "$bin" run --config "$work/uploader.conf" \
+    /usr/bin/time -f "%e %U %S %M" -o "$work/time.txt" "$exe" run --config "$work/uploader.conf" \
         >"$work/stdout.log" 2>"$work/stderr.log" &
     local time_pid=$! i
     for i in $(seq 100); do grep -q "watching outbox" "$work/stderr.log" 2>/dev/null && break; sleep 0.05; done
@@ -411,6 +425,7 @@ latency_record() {
 backlog_row() {
     step "row backlog: $backlog_n files of 1 KiB already in the outbox (one run per tool)"
     run_ours backlog uploader 1 backlog 0
+    run_before backlog uploader 1 backlog 0
     # rclone needs ~1 h for 100,000 files here, so it runs for a fixed time on the same
     # backlog and its rate is what it delivered in that time (every delivered file verified).
     stage backlog "$work/in"
@@ -442,6 +457,7 @@ rate_row() {
     local run
     for run in $(seq "$runs"); do
         run_ours rate uploader-20MiB "$run" "$set" 0 "max_rate = 20MiB"
+        run_before rate uploader-20MiB "$run" "$set" 0 "max_rate = 20MiB"
     done
 }
 
