@@ -35,23 +35,21 @@ final class SimDisk: SpoolFileSystem {
     /// EIO from the armed crash point on. `call` and `path` name it in the error.
     func operation<R: Sendable>(_ call: String, _ path: @autoclosure () -> String,
                                 _ body: (inout SimDiskState) throws -> R) throws -> R {
-        do {
-            return try state.withLock { state in
-                try state.beginOperation()
-                return try body(&state)
-            }
-        } catch let error as SimErrno {
-            throw SystemError(call, path: path(), code: error.code)
-        }
+        try gate(call, path(), counted: true, body)
     }
 
     /// A read: not counted (a crash before a read leaves what a crash at the next operation
     /// leaves), but refused with EIO once the process is dead.
     func reading<R: Sendable>(_ call: String, _ path: @autoclosure () -> String,
                               _ body: (inout SimDiskState) throws -> R) throws -> R {
+        try gate(call, path(), counted: false, body)
+    }
+
+    private func gate<R: Sendable>(_ call: String, _ path: @autoclosure () -> String, counted: Bool,
+                                   _ body: (inout SimDiskState) throws -> R) throws -> R {
         do {
             return try state.withLock { state in
-                try state.beginRead()
+                if counted { try state.beginOperation() } else { try state.beginRead() }
                 return try body(&state)
             }
         } catch let error as SimErrno {

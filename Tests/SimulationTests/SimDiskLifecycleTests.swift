@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import UploaderSimulation
 import UploaderSupport
+import UploaderCore
 import UploaderConfig
 import UploaderSpool
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import UploaderSimulation
 import UploaderSupport
+import UploaderCore
 
 /// A power cut leaves exactly the states each model allows, and over many seeds every one of
 /// them: a prefix of the journal (journalled), each directory entry on its own (noJournal),
@@ -11,10 +12,7 @@ import UploaderSupport
 
     /// /d/a and /d/b, durable.
     private func twoDurableFiles(_ disk: SimDisk) throws {
-        try disk.makeDirectories("/d")
-        disk.createFile("/d/a", data: bytes("A"), sync: true)
-        disk.createFile("/d/b", data: bytes("B"), sync: true)
-        try disk.syncAll()
+        try SimDiskTesting.durable(disk, directories: ["/d"], files: ["/d/a": "A", "/d/b": "B"])
     }
 
     @Test func journalledARenamePairWithoutFsyncSurvivesAsAPrefixNeverTheSecondWithoutTheFirst() throws {
@@ -39,30 +37,18 @@ import UploaderSupport
                              ["/d/x": bytes("A"), "/d/y": bytes("B2"), "/other/f": bytes("f")]])
     }
 
-    @Test func journalledAFileFsyncedAfterItsCreationSurvivesWithItsName() throws {
-        let outcomes = try SimDiskTesting.powerCutOutcomes(.journalled, runs: 50, setUp: { disk in
-            try disk.makeDirectories("/d")
-            try disk.syncAll()
+    @Test(arguments: [(SimDisk.Model.journalled, [["/d/new": "new"]]), (.noJournal, [[:], ["/d/new": "new"]])])
+    func aFsyncOfANewFileCommitsItsNameOnlyInTheJournalledModel(_ model: SimDisk.Model, _ expected: [[String: String]]) throws {
+        let outcomes = try SimDiskTesting.powerCutOutcomes(model, setUp: { disk in
+            try SimDiskTesting.durable(disk, directories: ["/d"])
             disk.createFile("/d/new", data: bytes("new"), sync: true)
-        }, outcome: { SimDiskTesting.files(on: $0, below: "/") })
-        #expect(outcomes == [["/d/new": bytes("new")]])
-    }
-
-    @Test func noJournalAFsyncOfTheFileAloneDoesNotMakeItsNameDurable() throws {
-        let outcomes = try SimDiskTesting.powerCutOutcomes(.noJournal, setUp: { disk in
-            try disk.makeDirectories("/d")
-            try disk.syncAll()
-            disk.createFile("/d/new", data: bytes("new"), sync: true)
-        }, outcome: { SimDiskTesting.files(on: $0, below: "/") })
-        #expect(outcomes == [[:], ["/d/new": bytes("new")]])
+        }, outcome: { SimDiskTesting.files(on: $0, below: "/").mapValues { String(decoding: $0, as: UTF8.self) } })
+        #expect(outcomes == Set(expected))
     }
 
     /// /A/f durable, /B empty and durable.
     private func fileInA(_ disk: SimDisk) throws {
-        try disk.makeDirectories("/A")
-        try disk.makeDirectories("/B")
-        disk.createFile("/A/f", data: bytes("f"), sync: true)
-        try disk.syncAll()
+        try SimDiskTesting.durable(disk, directories: ["/A", "/B"], files: ["/A/f": "f"])
     }
 
     @Test func noJournalARenameAcrossDirectoriesCanEndInTheSourceTheTargetBothOrNeither() throws {
@@ -85,8 +71,7 @@ import UploaderSupport
 
     @Test func noJournalAFsyncOfADirectoryLeavesItsNewSubdirectoryUnreachable() throws {
         let outcomes = try SimDiskTesting.powerCutOutcomes(.noJournal, setUp: { disk in
-            try disk.makeDirectories("/d")
-            try disk.syncAll()
+            try SimDiskTesting.durable(disk, directories: ["/d"])
             try disk.makeDirectories("/d/sub")
             disk.createFile("/d/sub/f", data: bytes("f"), sync: true)
             disk.syncParent("/d/sub/f")  // sub's own entries are durable; its name in /d is not
@@ -109,8 +94,7 @@ import UploaderSupport
     @Test func aNewFileWrittenWithoutFsyncCanSurviveEmpty() throws {
         for model in SimDisk.Model.allCases {
             let outcomes = try SimDiskTesting.powerCutOutcomes(model, setUp: { disk in
-                try disk.makeDirectories("/d")
-                try disk.syncAll()
+                try SimDiskTesting.durable(disk, directories: ["/d"])
                 disk.createFile("/d/new", data: bytes("data"), sync: false)
             }, outcome: { $0.contents("/d/new") })
             #expect(outcomes == [nil, [], bytes("data")], "\(model)")

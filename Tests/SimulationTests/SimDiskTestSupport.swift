@@ -1,9 +1,11 @@
 import Foundation
 @testable import UploaderSimulation
 import UploaderSupport
+import UploaderCore
 
-/// What the disk tests share: a disk on a fixed clock, a seeded generator, and a picture of
-/// every regular file below a directory, to compare the states a power cut leaves.
+/// What the disk tests share: a disk on a fixed clock, durable starting states, power cuts over
+/// many seeds (with the core's `SplitMix64`), and a picture of every regular file below a
+/// directory, to compare the states a power cut leaves.
 enum SimDiskTesting {
     static let start = Date(timeIntervalSince1970: 1_700_000_000)
 
@@ -12,6 +14,13 @@ enum SimDiskTesting {
     }
 
     static func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+    /// Makes `directories` and `files` (path → text), then makes all of it durable.
+    static func durable(_ disk: SimDisk, directories: [String], files: KeyValuePairs<String, String> = [:]) throws {
+        for directory in directories { try disk.makeDirectories(directory) }
+        for (path, text) in files { disk.createFile(path, data: bytes(text), sync: true) }
+        try disk.syncAll()
+    }
 
     /// Every regular file below `root`, path → content (volatile view).
     static func files(on disk: SimDisk, below root: String) -> [String: [UInt8]] {
@@ -39,21 +48,6 @@ enum SimDiskTesting {
             seen.insert(outcome(disk))
         }
         return seen
-    }
-}
-
-/// A small seeded generator (SplitMix64), so every power cut in a test can be replayed.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 
