@@ -23,7 +23,7 @@ import UploaderSpool
 
         init(_ model: SimDisk.Model, path: RelativePath = RelativePath("a.bin")) throws {
             disk = SimDiskTesting.disk(model)
-            spool = Spool(paths: SpoolPaths(root: "/spool"), fs: disk)
+            spool = Spool(paths: SpoolPaths(root: "/spool"), fs: disk, temporaries: TemporaryNames(start: 0))
             let logger = Logger(level: .error, sink: { _ in })
             lifecycle = FileLifecycle(spool: spool, logger: logger)
             claimer = Claimer(spool: spool, profileName: "sim", digest: .sha256, mimeTypes: MimeTypes(byExtension: [:]),

@@ -3,6 +3,8 @@ import Testing
 @testable import UploaderSimulation
 import UploaderSupport
 import UploaderCore
+import UploaderConfig
+import UploaderSpool
 
 /// A power cut leaves exactly the states each model allows, and over many seeds every one of
 /// them: a prefix of the journal (journalled), each directory entry on its own (noJournal),
@@ -101,17 +103,21 @@ import UploaderCore
         }
     }
 
-    @Test func writeAtomicallysRenameOverAnOldFileNeverLeavesTheNameMissing() throws {
+    @Test func theSpoolsManifestRewriteNeverLeavesTheNameMissing() throws {
         for model in SimDisk.Model.allCases {
             let outcomes = try SimDiskTesting.powerCutOutcomes(model, setUp: { disk in
-                try disk.makeDirectories("/spool/outbox/.upl-tmp")
-                try disk.writeAtomically(bytes("v1"), to: RelativePath("a.manifest.json"), in: "/spool/outbox",
-                                         temporaryDirectory: "/spool/outbox/.upl-tmp")
+                let spool = Spool(paths: SpoolPaths(root: "/spool"), fs: disk, temporaries: TemporaryNames(start: 0))
+                try spool.prepare()
+                var manifest = Manifest(id: "id", profile: "p", path: RelativePath("a"), size: 0, mtime: "", sha256: nil,
+                                        contentType: "", state: .queued, createdAt: "")
+                try spool.writeManifest(manifest, for: RelativePath("a"), in: .outbox)
                 try disk.syncAll()
-                try disk.writeAtomically(bytes("v2"), to: RelativePath("a.manifest.json"), in: "/spool/outbox",
-                                         temporaryDirectory: "/spool/outbox/.upl-tmp")
-            }, outcome: { $0.contents("/spool/outbox/a.manifest.json") })
-            #expect(outcomes == [bytes("v1"), bytes("v2")], "\(model)")
+                manifest.state = .uploading
+                try spool.writeManifest(manifest, for: RelativePath("a"), in: .outbox)  // renamed over, no directory fsync
+            }, outcome: { disk in
+                disk.contents("/spool/outbox/a.manifest.json").map { (try? Manifest.decode(Data($0)))?.state }
+            })
+            #expect(outcomes == [.queued, .uploading], "\(model)")
         }
     }
 

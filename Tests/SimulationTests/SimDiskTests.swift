@@ -92,7 +92,7 @@ import UploaderSupport
         try disk.makeParents(of: RelativePath("sub/x"), in: "/spool/outbox")
         disk.makeSymlink("/spool/outbox/link", to: "nowhere")
         disk.makeFIFO("/spool/outbox/pipe")
-        try disk.writeAtomically(bytes("odd"), to: RelativePath(bytes: invalid), in: "/spool/outbox", temporaryDirectory: nil)
+        try disk.createFile(bytes("odd"), named: RelativePath(bytes: invalid), in: "/spool/outbox", sync: false)
         let entries = try disk.list(RelativePath(bytes: []), in: "/spool/outbox")
         #expect(entries.map(\.name.bytes) == [bytes(".hidden"), bytes("a.txt"), bytes("a.txt.manifest.json"), invalid,
                                               bytes("link"), bytes("pipe"), bytes("sub")])
@@ -151,15 +151,25 @@ import UploaderSupport
         #expect(errno { try disk.makeDirectories("/spool/file/x") } == ENOTDIR)
     }
 
-    @Test func writeAtomicallyIsFourOperationsAndLeavesNoTemporaryFile() throws {
+    @Test func createFileIsCreateWriteAndFsyncAsThreeOperationsAndNeverReplaces() throws {
         let disk = try outbox()
-        try disk.makeDirectories("/spool/outbox/.upl-tmp")
-        let before = disk.operations
-        try disk.writeAtomically(bytes("m1"), to: RelativePath("a.manifest.json"), in: "/spool/outbox",
-                                 temporaryDirectory: "/spool/outbox/.upl-tmp")
-        #expect(disk.operations - before == 4)  // create, write, fsync, rename
-        #expect(disk.names(in: "/spool/outbox/.upl-tmp") == [])
-        #expect(disk.contents("/spool/outbox/a.manifest.json") == bytes("m1"))
+        var before = disk.operations
+        try disk.createFile(bytes("m1"), named: RelativePath("a"), in: "/spool/outbox", sync: true)
+        #expect(disk.operations - before == 3)
+        before = disk.operations
+        try disk.createFile(bytes("m2"), named: RelativePath("b"), in: "/spool/outbox", sync: false)
+        #expect(disk.operations - before == 2)
+        #expect(errno { try disk.createFile([], named: RelativePath("a"), in: "/spool/outbox", sync: true) } == EEXIST)
+        #expect(errno { try disk.createFile([], named: RelativePath("a"), in: "/spool/nowhere", sync: true) } == ENOENT)
+        #expect(disk.contents("/spool/outbox/a") == bytes("m1"))
+    }
+
+    @Test func aCrashInsideCreateFileLeavesTheEmptyFileAKillKeeps() throws {
+        let disk = try outbox()
+        disk.crash(atOperation: disk.operations + 1)
+        #expect(errno { try disk.createFile(bytes("m"), named: RelativePath("a"), in: "/spool/outbox", sync: true) } == EIO)
+        disk.killProcess()
+        #expect(disk.contents("/spool/outbox/a") == [], "the create happened; the write and the clean-up did not")
     }
 
     @Test func killProcessKeepsEverythingTheKernelHadAndClosesDescriptors() throws {
@@ -185,7 +195,7 @@ import UploaderSupport
         #expect(errno { try disk.rename("/spool/outbox/b", "/spool/outbox/c") } == EIO)
         #expect(disk.crashed)
         #expect(errno { try disk.unlink(RelativePath("b"), in: "/spool/outbox") } == EIO)
-        #expect(errno { try disk.writeAtomically(bytes("x"), to: RelativePath("m"), in: "/spool/outbox", temporaryDirectory: nil) } == EIO)
+        #expect(errno { try disk.createFile(bytes("x"), named: RelativePath("m"), in: "/spool/outbox", sync: true) } == EIO)
         #expect(errno { _ = try disk.status(RelativePath("b"), in: "/spool/outbox") } == EIO, "a dead process reads nothing either")
         #expect(!disk.createFile("/spool/outbox/new", data: [], sync: true))
         #expect(!disk.exists(RelativePath("b"), in: "/spool/outbox"))
