@@ -25,8 +25,6 @@ struct SimDiskState: Sendable {
     /// Open descriptors: fake numbers (from 1000 up, never reused) → inode.
     var openFiles: [Int32: UInt64] = [:]
     var nextDescriptor: Int32 = 1000
-    /// Numbers the temporary names of `writeAtomically` (the real code draws random ones).
-    var temporaryCounter: UInt64 = 0
 
     var operations = 0
     var crashPoint: Int?
