@@ -52,6 +52,10 @@ let package = Package(
         .executableTarget(name: "uploader", dependencies: ["UploaderCommands"]),
         .testTarget(name: "UploaderCoreTests", dependencies: layers, exclude: ["Fixtures"]),
         .testTarget(name: "IntegrationTests", dependencies: layers),
+        /// The deterministic simulator: a disk that can lose power (`SimDisk`) and the driver that
+        /// runs the real spool, transition function and runner on it (issue #13).
+        .target(name: "UploaderSimulation", dependencies: layers, path: "Tests/Simulation"),
+        .testTarget(name: "SimulationTests", dependencies: ["UploaderSimulation"] + layers),
     ],
     swiftLanguageModes: [.v6]
 )

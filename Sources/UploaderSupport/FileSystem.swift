@@ -22,7 +22,8 @@ package enum FileSystem {
         /// The `S_IFMT` bits of `st_mode`, to name what a non-regular entry is.
         package var format: UInt32
 
-        init(_ st: stat) {
+        /// From what `stat`/`lstat`/`fstat` filled in (a simulated disk fills one in too).
+        package init(_ st: stat) {
             switch st.st_mode & S_IFMT {
             case S_IFREG: kind = .regular
             case S_IFDIR: kind = .directory
@@ -212,6 +213,11 @@ package enum FileSystem {
     package struct Entry: Sendable {
         package var name: RelativePath
         package var kind: Kind?
+
+        package init(name: RelativePath, kind: Kind?) {
+            self.name = name
+            self.kind = kind
+        }
     }
 
     /// Lists a directory (without `.` and `..`), names as raw bytes.

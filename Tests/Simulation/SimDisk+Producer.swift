@@ -1,0 +1,91 @@
+@preconcurrency import Glibc
+import UploaderSupport
+
+/// The simulated user's side: files dropped, rewritten, moved and removed in the outbox.
+/// Each call is one operation (one crash point) on absolute paths. Those that cannot fail on a
+/// sane path return false instead of throwing when they do (missing directory, crashed
+/// process), so a generated schedule can go on.
+extension SimDisk {
+    private static func parts(_ path: String) -> [[UInt8]] { SimDiskState.components(absolute: Array(path.utf8)) }
+
+    /// open(O_WRONLY | O_CREAT | O_TRUNC), write, close; then fsync if `sync`. An existing file keeps its inode.
+    @discardableResult
+    func createFile(_ path: String, data: [UInt8], sync: Bool) -> Bool {
+        let parts = Self.parts(path)
+        return succeeded("create", path) { state in
+            let inode = try state.createFile(parts, exclusive: false)
+            state.setData(data, of: inode)
+            if sync { state.syncFile(inode) }
+        }
+    }
+
+    /// fsync of the directory holding `path`.
+    @discardableResult
+    func syncParent(_ path: String) -> Bool {
+        let parts = Array(Self.parts(path).dropLast())
+        return succeeded("fsync", path) { state in state.syncDirectory(try state.directory(at: parts)) }
+    }
+
+    /// Rewrites the content of the regular file at `path` in place (same inode); mtime moves.
+    @discardableResult
+    func writeInPlace(_ path: String, data: [UInt8]) -> Bool {
+        rewrite(path) { _ in data }
+    }
+
+    @discardableResult
+    func append(_ path: String, data: [UInt8]) -> Bool {
+        rewrite(path) { $0 + data }
+    }
+
+    private func rewrite(_ path: String, _ newData: ([UInt8]) -> [UInt8]) -> Bool {
+        let parts = Self.parts(path)
+        return succeeded("write", path) { state in
+            guard let inode = try state.locate(parts, followLast: true).inode else { throw SimErrno(ENOENT) }
+            guard state.nodes[inode]!.kind == .regular else { throw SimErrno(EINVAL) }
+            state.setData(newData(state.nodes[inode]!.content.data), of: inode)
+        }
+    }
+
+    /// A hard link `new` to `existing`.
+    func link(_ existing: String, _ new: String) throws {
+        let (from, to) = (Self.parts(existing), Self.parts(new))
+        try operation("link", "\(existing) to \(new)") { state in try state.link(from, to) }
+    }
+
+    /// rename(2): replaces `to` if it exists.
+    func rename(_ from: String, _ to: String) throws {
+        let (source, target) = (Self.parts(from), Self.parts(to))
+        try operation("rename", "\(from) to \(to)") { state in try state.rename(source, to: target, replace: true) }
+    }
+
+    /// unlink(2).
+    func remove(_ path: String) throws {
+        let parts = Self.parts(path)
+        try operation("unlink", path) { state in try state.unlink(parts) }
+    }
+
+    @discardableResult
+    func makeSymlink(_ path: String, to target: String) -> Bool {
+        makeNode(.symlink(target: Array(target.utf8)), at: path)
+    }
+
+    @discardableResult
+    func makeFIFO(_ path: String) -> Bool {
+        makeNode(.fifo, at: path)
+    }
+
+    private func makeNode(_ kind: SimNode.Kind, at path: String) -> Bool {
+        let parts = Self.parts(path)
+        return succeeded("mknod", path) { state in try state.makeNode(kind, at: parts) }
+    }
+
+    /// One operation whose failure is reported as false.
+    private func succeeded(_ call: String, _ path: String, _ body: (inout SimDiskState) throws -> Void) -> Bool {
+        do {
+            try operation(call, path, body)
+            return true
+        } catch {
+            return false
+        }
+    }
+}

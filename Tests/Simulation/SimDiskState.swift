@@ -1,0 +1,146 @@
+import Foundation
+import UploaderSupport
+
+/// Everything one simulated disk knows, as a value: the inodes (each with its volatile and
+/// durable versions), the journal of metadata changes since the last commit, open descriptors,
+/// and the crash control. `SimDisk` holds it behind a mutex; every change goes through the
+/// few primitives here, so both power-cut models see every change.
+struct SimDiskState: Sendable {
+    static let root: UInt64 = 2
+    static let device: UInt64 = 0x803
+
+    let model: SimDisk.Model
+    let now: @Sendable () -> Date
+    var nodes: [UInt64: SimNode] = [:]
+    private var nextInode: UInt64 = 12
+
+    /// `journalled`: the metadata operations since the last commit, in order, each one a group
+    /// of entry changes that the journal replays whole or not at all.
+    var journal: [[SimEntryChange]] = []
+    /// Directories whose entries may differ from their durable entries.
+    var dirtyDirectories: Set<UInt64> = []
+    /// Inodes whose content may differ from their durable content.
+    var dirtyContent: Set<UInt64> = []
+
+    /// Open descriptors: fake numbers (from 1000 up, never reused) → inode.
+    var openFiles: [Int32: UInt64] = [:]
+    var nextDescriptor: Int32 = 1000
+
+    var operations = 0
+    var crashPoint: Int?
+    var crashed = false
+
+    init(model: SimDisk.Model, now: @escaping @Sendable () -> Date) {
+        self.model = model
+        self.now = now
+        nodes[Self.root] = SimNode(kind: .directory, parent: Self.root, content: SimContent(at: nanosNow()))
+    }
+
+    // MARK: The operation gate
+
+    /// Called before every counted operation: refuses it (EIO) from the armed crash point on.
+    mutating func beginOperation() throws(SimErrno) {
+        if crashed { throw SimErrno(EIO) }
+        if let crashPoint, operations >= crashPoint {
+            crashed = true
+            throw SimErrno(EIO)
+        }
+        operations += 1
+    }
+
+    /// Called before every read: a dead process reads nothing either.
+    func beginRead() throws(SimErrno) {
+        if crashed { throw SimErrno(EIO) }
+    }
+
+    /// The process is gone (kill -9 or power cut): its descriptors close and the crash is disarmed.
+    mutating func endProcess() {
+        openFiles = [:]
+        crashPoint = nil
+        crashed = false
+    }
+
+    // MARK: Primitives (each change of the volatile state is one of these)
+
+    func nanosNow() -> Int64 {
+        let t = now().timeIntervalSince1970
+        let seconds = t.rounded(.down)
+        return Int64(seconds) * 1_000_000_000 + Int64(((t - seconds) * 1e9).rounded())
+    }
+
+    /// A new inode, empty, named by nothing yet. Its durable content is that empty state.
+    mutating func allocate(_ kind: SimNode.Kind, parent: UInt64) -> UInt64 {
+        let id = nextInode
+        nextInode += 1
+        nodes[id] = SimNode(kind: kind, parent: parent, content: SimContent(at: nanosNow()))
+        return id
+    }
+
+    /// One metadata operation: applies its entry changes at once, and records them for the power cut.
+    mutating func change(_ changes: [SimEntryChange]) {
+        let stamp = nanosNow()
+        for change in changes {
+            if let old = nodes[change.directory]!.entries[change.name] { nodes[old]!.links -= 1 }
+            if let new = change.inode {
+                nodes[new]!.links += 1
+                if nodes[new]!.isDirectory { nodes[new]!.parent = change.directory }
+            }
+            nodes[change.directory]!.entries[change.name] = change.inode
+            nodes[change.directory]!.content.mtimeNanos = stamp
+            nodes[change.directory]!.content.ctimeNanos = stamp
+            dirtyDirectories.insert(change.directory)
+        }
+        if model == .journalled { journal.append(changes) }
+    }
+
+    /// New data for a file (same inode); mtime and ctime move.
+    mutating func setData(_ data: [UInt8], of inode: UInt64) {
+        let stamp = nanosNow()
+        nodes[inode]!.content.data = data
+        nodes[inode]!.content.mtimeNanos = stamp
+        nodes[inode]!.content.ctimeNanos = stamp
+        dirtyContent.insert(inode)
+    }
+
+    /// A change of the inode itself (rename, link, unlink): ctime moves.
+    mutating func touch(_ inode: UInt64) {
+        nodes[inode]!.content.ctimeNanos = nanosNow()
+        dirtyContent.insert(inode)
+    }
+
+    // MARK: Durability
+
+    /// fsync of a file: in `noJournal` its content becomes durable; in `journalled` the whole journal commits.
+    mutating func syncFile(_ inode: UInt64) {
+        guard model == .noJournal else { return commit() }
+        nodes[inode]!.durableContent = nodes[inode]!.content
+        dirtyContent.remove(inode)
+    }
+
+    /// fsync of a directory: in `noJournal` its entries (only its own) become durable; in `journalled` the journal commits.
+    mutating func syncDirectory(_ directory: UInt64) {
+        guard model == .noJournal else { return commit() }
+        nodes[directory]!.durableEntries = nodes[directory]!.entries
+        dirtyDirectories.remove(directory)
+    }
+
+    /// Everything the kernel has becomes durable (a journal commit with data=ordered, or sync(2)).
+    mutating func commit() {
+        for directory in dirtyDirectories { nodes[directory]!.durableEntries = nodes[directory]!.entries }
+        for inode in dirtyContent { nodes[inode]!.durableContent = nodes[inode]!.content }
+        dirtyDirectories = []
+        dirtyContent = []
+        journal = []
+    }
+
+    /// `st_nlink`: the entries naming a file; for a directory 2 plus its subdirectories, as ext4 counts.
+    func linkCount(_ inode: UInt64) -> Int {
+        let node = nodes[inode]!
+        guard node.isDirectory else { return node.links }
+        return 2 + node.entries.values.filter { nodes[$0]!.isDirectory }.count
+    }
+
+    func status(_ inode: UInt64) -> FileSystem.Status {
+        nodes[inode]!.status(inode: inode, device: Self.device, links: linkCount(inode))
+    }
+}
