@@ -12,6 +12,7 @@ let package = Package(
     name: "uploader",
     products: [
         .executable(name: "uploader", targets: ["uploader"]),
+        .executable(name: "simulate", targets: ["simulate"]),
     ],
     targets: [
         .systemLibrary(
@@ -54,7 +55,9 @@ let package = Package(
         .testTarget(name: "IntegrationTests", dependencies: layers),
         /// The deterministic simulator: a disk that can lose power (`SimDisk`) and the driver that
         /// runs the real spool, transition function and runner on it (issue #13).
+        /// The deterministic simulator (issue #13): simulated disk, network and clock around the real core.
         .target(name: "UploaderSimulation", dependencies: layers, path: "Tests/Simulation"),
+        .executableTarget(name: "simulate", dependencies: ["UploaderSimulation"], path: "Tests/SimulationMain"),
         .testTarget(name: "SimulationTests", dependencies: ["UploaderSimulation"] + layers),
     ],
     swiftLanguageModes: [.v6]

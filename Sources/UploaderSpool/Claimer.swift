@@ -15,8 +15,9 @@ package struct Claimer: Sendable {
         case refused(String)
         /// Exists but cannot be read (permissions, I/O): goes to retry/ as failed.
         case unreadable(SystemError, Manifest)
-        /// Its manifest already records a final state: recovery finished the move.
-        case finishedByRecovery
+        /// Its manifest already records a final state: recovery finished the move, to this path
+        /// in this area; `retryDue` when it now waits in retry/ (so it can be scheduled).
+        case finishedByRecovery(Spool.Area, RelativePath, retryDue: Date?)
         /// Stopped by `cancellation` while hashing (shutdown): nothing was written.
         case cancelled
     }
@@ -88,21 +89,26 @@ package struct Claimer: Sendable {
         var staleS3: S3UploadState?
         switch spool.readManifest(for: path, in: .outbox) {
         case .success(let manifest):
-            if [.sent, .retry, .failed].contains(manifest.state) {
+            let unchanged = manifest.size == status.size && manifest.mtime == status.mtimeText
+            if manifest.state == .sent && !unchanged {
+                // Recorded as sent, then written to before the move finished: what is here now was
+                // never uploaded. It is claimed afresh below instead of being filed as sent.
+                logger.warn("file changed after its upload was recorded; uploading it again", ["file": path.logSafe, "id": manifest.id])
+            } else if [.sent, .retry, .failed].contains(manifest.state) {
                 fs.close(fd)
                 do {
-                    try finishRecorded(path, manifest: manifest)
-                    return .finishedByRecovery
+                    let (area, target) = try finishRecorded(path, manifest: manifest)
+                    let due = manifest.state == .retry ? (manifest.nextAttemptAt.flatMap(Timestamp.parse) ?? now) : nil
+                    return .finishedByRecovery(area, target, retryDue: due)
                 } catch {
                     return .refused("cannot finish recorded move: \(error)")
                 }
-            }
-            if manifest.size == status.size && manifest.mtime == status.mtimeText
-                && (manifest.sha256 != nil || digest == .none) {
+            } else if unchanged && (manifest.sha256 != nil || digest == .none) {
                 return .ready(ClaimedFile(path: path, fd: fd, status: status, manifest: manifest, fs: fs))
+            } else {
+                staleS3 = manifest.s3
+                logger.info("file changed since it was claimed; claiming it afresh", ["file": path.logSafe, "id": manifest.id])
             }
-            staleS3 = manifest.s3
-            logger.info("file changed since it was claimed; claiming it afresh", ["file": path.logSafe, "id": manifest.id])
         case .failure(.missing):
             break
         case .failure(let problem):
@@ -159,7 +165,8 @@ package struct Claimer: Sendable {
     }
 
     /// Completes a move whose manifest already says sent/retry/failed (steps 3–5 of `FileLifecycle`).
-    package func finishRecorded(_ path: RelativePath, manifest: Manifest) throws {
+    @discardableResult
+    package func finishRecorded(_ path: RelativePath, manifest: Manifest) throws -> (Spool.Area, RelativePath) {
         let area: Spool.Area = manifest.state == .sent ? .sent : .retry
         var target = spool.freeName(for: path, in: area)
         if let stored = manifest.storedAs, let (storedArea, storedPath) = spool.resolveStoredAs(stored), storedArea == area,
@@ -171,6 +178,7 @@ package struct Claimer: Sendable {
         if updated != manifest { try spool.writeManifest(updated, for: path, in: .outbox) }
         try lifecycle.completeMove(path, manifest: updated, to: area, as: target)
         logger.info("finished an interrupted move", ["file": path.logSafe, "id": manifest.id, "stored_as": updated.storedAs ?? ""])
+        return (area, target)
     }
 
     package func freshManifest(_ path: RelativePath, status: FileSystem.Status?, sha256: String?, now: Date) -> Manifest {

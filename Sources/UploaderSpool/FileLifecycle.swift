@@ -59,23 +59,42 @@ package struct FileLifecycle: Sendable {
     /// Steps 2–5: moves the file and its manifest to sent/ or retry/ with `manifest` as final record.
     /// Returns the path it now has inside that area.
     @discardableResult
-    package func finish(_ path: RelativePath, manifest original: Manifest, to area: Spool.Area) throws -> RelativePath {
+    /// `unchanged` is asked once the file has left the outbox: a change it reports (a producer
+    /// wrote to the file between the last check and the move) puts the file back in the outbox
+    /// under its name and throws `ChangedDuringMove`, so content never sent is never filed as sent.
+    package func finish(_ path: RelativePath, manifest original: Manifest, to area: Spool.Area,
+                        unchanged: (() -> String?)? = nil) throws -> RelativePath {
         precondition(area != .outbox)
         let target = spool.freeName(for: path, in: area)
         var manifest = original
         manifest.storedAs = spool.storedAs(target, in: area)
         try spool.writeManifest(manifest, for: path, in: .outbox)
-        try completeMove(path, manifest: manifest, to: area, as: target)
+        try completeMove(path, manifest: manifest, to: area, as: target, unchanged: unchanged)
         return target
     }
 
+    /// The file changed between the last check and its move; it is back in the outbox.
+    package struct ChangedDuringMove: Error, CustomStringConvertible {
+        package var change: String
+        package var description: String { "file changed during its move (\(change))" }
+    }
+
     /// Steps 3–5 alone, for recovery of a manifest already in its final state.
-    package func completeMove(_ path: RelativePath, manifest: Manifest, to area: Spool.Area, as target: RelativePath) throws {
+    package func completeMove(_ path: RelativePath, manifest: Manifest, to area: Spool.Area, as target: RelativePath,
+                              unchanged: (() -> String?)? = nil) throws {
         let outbox = spool.directory(.outbox)
         let dest = spool.directory(area)
         try fs.makeParents(of: target, in: dest)
         if fs.exists(path, in: outbox) {
             try fs.rename(path, in: outbox, to: target, in: dest, replace: false)
+            if let change = unchanged?() {
+                // Out of the producer's reach now, so this answer is final: put it back.
+                try fs.rename(target, in: dest, to: spool.freeName(for: path, in: .outbox), in: outbox, replace: false)
+                throw ChangedDuringMove(change: change)
+            }
+        } else if unchanged != nil {
+            // A live move (not recovery's) whose file the producer took away after the upload.
+            throw ChangedDuringMove(change: "removed from the outbox")
         }
         try fs.rename(Spool.manifestName(for: path), in: outbox, to: Spool.manifestName(for: target), in: dest, replace: false)
         try spool.syncDirectory(of: target, in: area)

@@ -32,6 +32,16 @@ extension SimDisk {
         rewrite(path) { _ in data }
     }
 
+    /// fsync of the regular file at `path`.
+    @discardableResult
+    func syncFile(_ path: String) -> Bool {
+        let parts = Self.parts(path)
+        return succeeded("fsync", path) { state in
+            guard let inode = try state.locate(parts, followLast: true).inode else { throw SimErrno(ENOENT) }
+            state.syncFile(inode)
+        }
+    }
+
     @discardableResult
     func append(_ path: String, data: [UInt8]) -> Bool {
         rewrite(path) { $0 + data }

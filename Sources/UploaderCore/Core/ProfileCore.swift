@@ -139,7 +139,9 @@ struct Transition {
         case .refused(let reason):
             state.refused.insert(path)
             warnOnce(path, "not uploaded: \(reason)")
-        case .finishedByRecovery, .cancelled:
+        case .finishedByRecovery(let retry):
+            if let retry { scheduleRetry(retry) }
+        case .cancelled:
             break
         }
         letGo(path, requeued: false)

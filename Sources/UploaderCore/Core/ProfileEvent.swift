@@ -54,8 +54,9 @@ package enum ClaimReport: Sendable, Equatable {
     case refused(String)
     /// Exists but cannot be read: goes to retry/ as failed.
     case unreadable(String)
-    /// Its manifest already recorded a final state; the move was finished.
-    case finishedByRecovery
+    /// Its manifest already recorded a final state; the move was finished. A file that now waits
+    /// in retry/ comes with when it is due, so it is scheduled like any other.
+    case finishedByRecovery(retry: RetryEntry?)
     /// Stopped by our own shutdown (e.g. while hashing a large file).
     case cancelled
 }

@@ -122,9 +122,9 @@ package final class ProfileExecutor: Sendable {
         case .refused(let reason):
             held.release(path)
             return .refused(reason)
-        case .finishedByRecovery:
+        case .finishedByRecovery(let area, let target, let due):
             held.release(path)
-            return .finishedByRecovery
+            return .finishedByRecovery(retry: area == .retry ? due.map { RetryEntry(path: target, due: $0) } : nil)
         case .cancelled:
             held.release(path)
             return .cancelled
@@ -144,9 +144,10 @@ package final class ProfileExecutor: Sendable {
     // MARK: Settle
 
     private func settle(_ path: RelativePath, _ settlement: Settlement) -> SettleReport {
-        guard let file = held.release(path), var manifest = file.manifest else {
+        guard let file = held.release(path), let original = file.manifest else {
             preconditionFailure("settle for a file not held: \(path.logSafe)")
         }
+        var manifest = original
         let area = manifest.settle(settlement, facts: file.facts, now: clock.now)
         guard let area else {
             do {
@@ -157,10 +158,21 @@ package final class ProfileExecutor: Sendable {
             return .requeued
         }
         do {
-            let target = try lifecycle.finish(path, manifest: manifest, to: area)
+            // A file filed as sent must be what was sent: checked again once it has left the outbox.
+            let unchanged: (() -> String?)? = area == .sent ? file.claimed.map { claimed in { claimed.uploadSource.changeSinceClaim() } } : nil
+            let target = try lifecycle.finish(path, manifest: manifest, to: area, unchanged: unchanged)
             afterFiling(target, in: area, manifest: manifest)
             if case .retry(_, let due) = settlement { return .filed(area, target, retryDue: due) }
             return .filed(area, target, retryDue: nil)
+        } catch let changed as FileLifecycle.ChangedDuringMove {
+            var again = original
+            _ = again.settle(.changed(changed.change), facts: file.facts, now: clock.now)
+            logger.warn("file changed after its upload; uploading it again", ["profile": profile.name, "file": path.logSafe,
+                                                                               "change": changed.change])
+            do { try spool.writeManifest(again, for: path, in: .outbox) } catch {
+                logger.error("cannot rewrite manifest; the file stays queued", ["profile": profile.name, "file": path.logSafe, "error": "\(error)"])
+            }
+            return .requeued
         } catch {
             logger.error("cannot move file to \(area.rawValue)/; it stays in the outbox",
                          ["profile": profile.name, "file": path.logSafe, "error": "\(error)"])

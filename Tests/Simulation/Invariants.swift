@@ -1,0 +1,170 @@
+import Foundation
+import UploaderSupport
+import UploaderConfig
+import UploaderSpool
+
+/// The properties every schedule must keep, each with a name a violation is reported under.
+enum Invariant: String, CaseIterable, Sendable {
+    /// Every file the producer dropped (and still stands by) is in the outbox, `sent/` or `retry/`, or kept by the server.
+    case noFileLost
+    /// No file (inode) is in two places among the outbox, `sent/` and `retry/`.
+    case noFileInTwoPlaces
+    /// In `sent/` and `retry/` every file has its manifest and every manifest its file.
+    case filesAndManifestsPaired
+    /// Every manifest parses.
+    case manifestsParse
+    /// The server never has two requests under way for one Idempotency-Key.
+    case neverTwoUploadsAtOnce
+    /// Counted attempts never exceed the requests that reached the server under that key, and
+    /// (without power cuts, which may undo a recorded attempt) every request was recorded as an attempt.
+    case attemptsMatchRequests
+    /// A manifest in `sent/` says sent only when the server kept exactly the bytes of the file beside it.
+    case sentOnlyWithExactBytes
+    /// The same content reached the server under one Idempotency-Key only.
+    case duplicatesShareKey
+    /// Online means working: with the destination reachable, a free slot never waits beside a claimed file.
+    case onlineMeansWorking
+    /// Once the faults stop and time passes, every file ends in `sent/` or `retry/` as failed.
+    case everyFileSettles
+    /// A SIGTERM stop ends within `shutdown_grace` (plus one second).
+    case shutdownWithinGrace
+    /// No manifest counts more attempts than `max_attempts`.
+    case maxAttemptsRespected
+
+    static let atTheEnd: [Invariant] = [.manifestsParse, .noFileLost, .noFileInTwoPlaces, .filesAndManifestsPaired,
+                                        .attemptsMatchRequests, .sentOnlyWithExactBytes, .duplicatesShareKey,
+                                        .everyFileSettles, .maxAttemptsRespected]
+}
+
+/// A broken invariant: which, what was seen, and after how many trace lines.
+struct Violation: Sendable, Equatable {
+    var invariant: Invariant
+    var detail: String
+    var step: Int
+}
+
+/// What the disk holds in the three areas (the volatile view: what a process would see now).
+struct SpoolView {
+    struct File {
+        var area: Spool.Area
+        var name: String
+        var content: [UInt8]
+        var inode: UInt64
+    }
+
+    var files: [File] = []
+    var manifests: [(area: Spool.Area, name: String, manifest: Manifest?)] = []
+
+    init(disk: SimDisk, paths: SpoolPaths) {
+        for (area, dir) in [(Spool.Area.outbox, paths.outbox), (.sent, paths.sent), (.retry, paths.retry)] {
+            for name in disk.names(in: dir) where !name.hasPrefix(".") {
+                let path = dir + "/" + name
+                if Spool.isManifestName(RelativePath(name)) {
+                    let manifest = disk.contents(path).flatMap { try? Manifest.decode(Data($0)) }
+                    manifests.append((area, name, manifest))
+                } else if let content = disk.contents(path), let inode = disk.inode(path) {
+                    files.append(File(area: area, name: name, content: content, inode: inode))
+                }
+            }
+        }
+    }
+}
+
+extension Simulation {
+    func check(_ invariant: Invariant) {
+        guard violation == nil else { return }
+        switch invariant {
+        case .neverTwoUploadsAtOnce:
+            if let id = server.overlaps.first { fail(invariant, "two requests at once under \(id)") }
+        case .onlineMeansWorking:
+            checkOnlineMeansWorking()
+        case .shutdownWithinGrace:
+            break
+        default:
+            checkSpool(invariant, SpoolView(disk: disk, paths: profile.spool))
+        }
+    }
+
+    func checkOnlineMeansWorking() {
+        let s = process.state
+        if s.reachability.isOnline, s.phase == .running, !s.closed, !s.ready.isEmpty, s.sending.count < process.policy.concurrency {
+            fail(.onlineMeansWorking, "online with \(s.sending.count) of \(process.policy.concurrency) slots busy and \(s.ready.count) claimed files waiting")
+        }
+    }
+
+    private func checkSpool(_ invariant: Invariant, _ view: SpoolView) {
+        let hashes = Dictionary(view.files.map { (Producer.hash($0.content), $0) }, uniquingKeysWith: { a, _ in a })
+        switch invariant {
+        case .manifestsParse:
+            if let bad = view.manifests.first(where: { $0.manifest == nil }) { fail(invariant, "\(bad.area.rawValue)/\(bad.name) does not parse") }
+        case .noFileLost:
+            let kept = server.keptByContent
+            for hash in producer.expected where hashes[hash] == nil && kept[hash] == nil {
+                fail(invariant, "content \(hash.prefix(12)) is nowhere: not in the spool, not on the server")
+                return
+            }
+        case .noFileInTwoPlaces:
+            var seen: [UInt64: String] = [:]
+            for file in view.files {
+                if let other = seen[file.inode] {
+                    fail(invariant, "one file at \(other) and \(file.area.rawValue)/\(file.name)")
+                    return
+                }
+                seen[file.inode] = "\(file.area.rawValue)/\(file.name)"
+            }
+        case .filesAndManifestsPaired:
+            for area in [Spool.Area.sent, .retry] {
+                let files = Set(view.files.filter { $0.area == area }.map(\.name))
+                let manifests = Set(view.manifests.filter { $0.area == area }.map { Spool.fileName(forManifest: RelativePath($0.name)).display })
+                if let lonely = files.subtracting(manifests).sorted().first { return fail(invariant, "\(area.rawValue)/\(lonely) has no manifest") }
+                if let orphan = manifests.subtracting(files).sorted().first { return fail(invariant, "\(area.rawValue)/\(orphan).manifest.json has no file") }
+            }
+        case .attemptsMatchRequests:
+            for entry in view.manifests where entry.area != .outbox {
+                guard let m = entry.manifest else { continue }
+                let counted = m.attempts.filter { $0.interrupted != true }.count
+                let requests = server.requestCount(m.id)
+                if counted > requests {
+                    return fail(invariant, "\(entry.area.rawValue)/\(entry.name): \(counted) attempts counted, \(requests) requests reached the server")
+                }
+                if powerCuts == 0 && requests > m.attempts.count {
+                    return fail(invariant, "\(entry.area.rawValue)/\(entry.name): \(requests) requests reached the server, \(m.attempts.count) attempts recorded")
+                }
+            }
+        case .sentOnlyWithExactBytes:
+            for entry in view.manifests where entry.area == .sent {
+                guard let m = entry.manifest, m.state == .sent else { continue }
+                let name = Spool.fileName(forManifest: RelativePath(entry.name)).display
+                guard let file = view.files.first(where: { $0.area == .sent && $0.name == name }) else { continue }
+                let hash = Producer.hash(file.content)
+                if !server.keptHashes(m.id).contains(hash) {
+                    return fail(invariant, "sent/\(name) is marked sent but the server never kept its bytes under \(m.id)")
+                }
+            }
+        case .duplicatesShareKey:
+            for (hash, ids) in server.keptByContent where ids.count > 1 {
+                return fail(invariant, "content \(hash.prefix(12)) kept under \(ids.count) keys: \(ids.sorted().joined(separator: ", "))")
+            }
+        case .everyFileSettles:
+            for hash in producer.expected {
+                guard let file = hashes[hash] else {
+                    return fail(invariant, "content \(hash.prefix(12)) is not in sent/ or retry/ after the faults stopped")
+                }
+                let manifest = view.manifests.first { $0.area == file.area && $0.name == file.name + Spool.manifestSuffix }?.manifest
+                switch (file.area, manifest?.state) {
+                case (.sent, .sent?), (.retry, .failed?): continue
+                default:
+                    return fail(invariant, "\(file.area.rawValue)/\(file.name) ends as \(manifest?.state.rawValue ?? "no manifest")")
+                }
+            }
+            if let left = view.manifests.first(where: { $0.area == .outbox }) { fail(invariant, "outbox/\(left.name) left behind") }
+        case .maxAttemptsRespected:
+            for entry in view.manifests {
+                guard let m = entry.manifest, m.countedAttempts > profile.maxAttempts else { continue }
+                return fail(invariant, "\(entry.area.rawValue)/\(entry.name) counts \(m.countedAttempts) attempts (max \(profile.maxAttempts))")
+            }
+        case .neverTwoUploadsAtOnce, .onlineMeansWorking, .shutdownWithinGrace:
+            break
+        }
+    }
+}

@@ -1,0 +1,120 @@
+@preconcurrency import Glibc
+import Foundation
+import Synchronization
+import UploaderSupport
+
+/// The disk as one run of the daemon process sees it: every call goes to the simulated disk,
+/// is counted, hands the baton back first (so other jobs may move in between), and dies with
+/// the process at the crash point the simulator armed: from then on every call fails with EIO
+/// and changes nothing, and descriptors of the dead process are never closed on the disk again.
+final class ProcessView: SpoolFileSystem, @unchecked Sendable {
+    // Used by the one thread holding the baton (see SimJobQueue).
+    private let disk: SimDisk
+    private let scheduler: SimJobQueue
+    private var calls = 0
+    private var crashAt: Int?
+    private(set) var dead = false
+    /// What the crash should do to the disk, decided when it was armed.
+    private(set) var crashKind: CrashKind = .kill
+
+    enum CrashKind: String { case kill = "kill -9", powerCut = "power cut" }
+
+    init(disk: SimDisk, scheduler: SimJobQueue) {
+        self.disk = disk
+        self.scheduler = scheduler
+    }
+
+    /// The process dies at its `after`-th disk call from now.
+    func arm(after: Int, kind: CrashKind) {
+        crashAt = calls + max(1, after)
+        crashKind = kind
+    }
+
+    var armed: Bool { crashAt != nil && !dead }
+
+    /// Counts a call; dies at the armed one. Returns false when the process is dead.
+    private func enter(yielding: Bool = true) -> Bool {
+        if dead { return false }
+        if yielding { scheduler.yield() }
+        if dead { return false }
+        calls += 1
+        if let crashAt, calls >= crashAt {
+            dead = true
+            return false
+        }
+        return true
+    }
+
+    private func dieError(_ what: String, _ path: String?) -> SystemError { SystemError(what, path: path, code: EIO) }
+
+    func status(_ path: RelativePath, in directory: String) throws -> FileSystem.Status {
+        guard enter() else { throw dieError("lstat", directory) }
+        return try disk.status(path, in: directory)
+    }
+
+    func status(fd: Int32, path: String) throws -> FileSystem.Status {
+        guard enter() else { throw dieError("fstat", path) }
+        return try disk.status(fd: fd, path: path)
+    }
+
+    func exists(_ path: RelativePath, in directory: String) -> Bool {
+        guard enter() else { return false }
+        return disk.exists(path, in: directory)
+    }
+
+    func openForReading(_ path: RelativePath, in directory: String) throws -> Int32 {
+        guard enter() else { throw dieError("open", directory) }
+        return try disk.openForReading(path, in: directory)
+    }
+
+    func close(_ fd: Int32) {
+        guard !dead else { return }
+        disk.close(fd)
+    }
+
+    func read(fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, path: String?) throws -> Int {
+        guard enter() else { throw dieError("read", path) }
+        return try disk.read(fd: fd, into: buffer, at: offset, path: path)
+    }
+
+    func readAll(_ path: RelativePath, in directory: String) throws -> [UInt8] {
+        guard enter() else { throw dieError("read", directory) }
+        return try disk.readAll(path, in: directory)
+    }
+
+    func createFile(_ data: [UInt8], named name: RelativePath, in directory: String, sync: Bool) throws {
+        guard enter() else { throw dieError("create", directory) }
+        try disk.createFile(data, named: name, in: directory, sync: sync)
+    }
+
+    func rename(_ from: RelativePath, in fromDir: String, to: RelativePath, in toDir: String, replace: Bool) throws {
+        guard enter() else { throw dieError("rename", fromDir) }
+        try disk.rename(from, in: fromDir, to: to, in: toDir, replace: replace)
+    }
+
+    func unlink(_ path: RelativePath, in directory: String) throws {
+        guard enter() else { throw dieError("unlink", directory) }
+        try disk.unlink(path, in: directory)
+    }
+
+    /// No yield here: `DirectorySyncer` holds its condition's bookkeeping around this call.
+    func syncDirectory(of name: RelativePath, in directory: String) throws {
+        guard enter(yielding: false) else { throw dieError("fsync", directory) }
+        try disk.syncDirectory(of: name, in: directory)
+    }
+
+    func makeDirectories(_ path: String) throws {
+        guard enter() else { throw dieError("mkdir", path) }
+        try disk.makeDirectories(path)
+    }
+
+    func makeParents(of path: RelativePath, in directory: String) throws {
+        guard enter() else { throw dieError("mkdir", directory) }
+        try disk.makeParents(of: path, in: directory)
+    }
+
+    func list(_ path: RelativePath, in directory: String) throws -> [FileSystem.Entry] {
+        guard enter() else { throw dieError("opendir", directory) }
+        return try disk.list(path, in: directory)
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import UploaderSupport
+import UploaderSpool
+
+/// The people and programs that put files into the outbox, as the schedule has them: dropped
+/// by rename from elsewhere (like `uploader enqueue`), written in place, hard-linked in,
+/// rewritten or deleted while queued or uploading, and the odd symlink or FIFO. Every change
+/// is made durable (fsync of the file and the outbox), so what it stands by is what must arrive.
+struct Producer {
+    let disk: SimDisk
+    let outbox: String
+    let choices: ChoiceSource
+    /// What each name in the outbox should deliver, by outbox name (the producer's intent).
+    private(set) var standing: [String: [UInt8]] = [:]
+    /// Contents the producer dropped and still stands by, wherever the daemon has moved them.
+    private(set) var expected: Set<String> = []
+    private var count = 0
+
+    init(disk: SimDisk, outbox: String, choices: ChoiceSource) {
+        self.disk = disk
+        self.outbox = outbox
+        self.choices = choices
+    }
+
+    /// Names of every kind: spaces, Unicode, a leading dash, percent signs, several dots, none.
+    static let shapes = ["a.bin", "report 2026.pdf", "ünïcødé ✓.txt", "-rf", "%41%2F..", "x.tar.gz", "README",
+                         String(repeating: "long", count: 50) + ".dat", "semi;colon#hash", "q?&=.json"]
+
+    /// One producer action; returns the outbox path the watcher reports, if any.
+    mutating func act(note: (String) -> Void) -> RelativePath? {
+        let names = standing.keys.sorted()
+        switch choices.pick([50, 15, 10, names.isEmpty ? 0 : 8, names.isEmpty ? 0 : 5, 4]) {
+        case 0:
+            let name = newName()
+            let data = newContent()
+            disk.createFile("/incoming/\(name)", data: data, sync: true)
+            try? disk.rename("/incoming/\(name)", "\(outbox)/\(name)")
+            disk.syncParent("\(outbox)/\(name)")
+            stand(name, data)
+            note("drop \(name) (\(data.count) B) by rename")
+            return RelativePath(name)
+        case 1:
+            let name = newName()
+            let data = newContent()
+            disk.createFile("\(outbox)/\(name)", data: data, sync: true)
+            disk.syncParent("\(outbox)/\(name)")
+            stand(name, data)
+            note("write \(name) (\(data.count) B) in place")
+            return RelativePath(name)
+        case 2:
+            let name = newName()
+            let data = newContent()
+            disk.createFile("/incoming/\(name)", data: data, sync: true)
+            try? disk.link("/incoming/\(name)", "\(outbox)/\(name)")
+            disk.syncParent("\(outbox)/\(name)")
+            stand(name, data)
+            note("hard-link \(name) (\(data.count) B) in")
+            return RelativePath(name)
+        case 3:
+            let name = names[choices.below(names.count)]
+            guard disk.exists(path: "\(outbox)/\(name)") else { return nil }
+            let data = newContent()
+            disk.writeInPlace("\(outbox)/\(name)", data: data)
+            disk.syncFile("\(outbox)/\(name)")
+            if let old = standing[name] { expected.remove(Self.hash(old)) }
+            stand(name, data)
+            note("rewrite \(name) (\(data.count) B)")
+            return RelativePath(name)
+        case 4:
+            let name = names[choices.below(names.count)]
+            guard disk.exists(path: "\(outbox)/\(name)") else { return nil }
+            try? disk.remove("\(outbox)/\(name)")
+            disk.syncParent("\(outbox)/\(name)")
+            if let old = standing.removeValue(forKey: name) { expected.remove(Self.hash(old)) }
+            note("delete \(name)")
+            return RelativePath(name)
+        default:
+            let name = newName()
+            if choices.chance(50) {
+                disk.makeSymlink("\(outbox)/\(name)", to: "/etc/passwd")
+                note("symlink \(name)")
+            } else {
+                disk.makeFIFO("\(outbox)/\(name)")
+                note("FIFO \(name)")
+            }
+            disk.syncParent("\(outbox)/\(name)")
+            return RelativePath(name)
+        }
+    }
+
+    /// After a crash nothing the producer made durable is gone; a name it still "stands by" in
+    /// the outbox may have been moved by the daemon meanwhile, which the content set tracks.
+    mutating func afterCrash(powerCut: Bool) {}
+
+    private mutating func stand(_ name: String, _ data: [UInt8]) {
+        standing[name] = data
+        expected.insert(Self.hash(data))
+    }
+
+    private mutating func newName() -> String {
+        count += 1
+        return "f\(count)-" + Self.shapes[choices.below(Self.shapes.count)]
+    }
+
+    /// Unique content: a header naming it, then up to 300 bytes (sometimes none at all).
+    private mutating func newContent() -> [UInt8] {
+        count += 1
+        if choices.chance(5) { return Array("#\(count)".utf8) }
+        let length = choices.below(300)
+        return Array("content #\(count)\n".utf8) + (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ count) }
+    }
+
+    static func hash(_ bytes: [UInt8]) -> String { SHA256.hash(bytes).hexString }
+}

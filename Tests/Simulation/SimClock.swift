@@ -1,0 +1,16 @@
+import Foundation
+import Synchronization
+import UploaderSupport
+
+/// The simulation's time: it moves only when the simulator says so.
+final class SimClock: Clock {
+    private let instant: Mutex<Instant>
+
+    init(start: Date) { instant = Mutex(Instant(wall: start, mono: 1000)) }
+
+    var now: Date { instant.withLock { $0.wall } }
+    var monotonic: Double { instant.withLock { $0.mono } }
+    var current: Instant { instant.withLock { $0 } }
+
+    func advance(by seconds: Double) { instant.withLock { $0 = $0.adding(max(0, seconds)) } }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import Synchronization
+import UploaderSupport
+import UploaderConfig
+import UploaderSpool
+import UploaderTransfer
+import UploaderCore
+
+/// One run of the daemon process on the simulated machine: its view of the disk, its jobs, the
+/// real executor, and the owner's state stepped by the real transition function. A crash ends
+/// it; the next boot starts a new one on whatever the disk kept.
+final class SimProcess: @unchecked Sendable {
+    // Used by the simulator's thread, and by job threads only while they hold the baton.
+    let view: ProcessView
+    let scheduler: SimJobQueue
+    let policy: ProfilePolicy
+    let spool: Spool
+    let lifecycle: FileLifecycle
+    var executor: ProfileExecutor!
+    var state: ProfileState
+    private let inbox = Mutex<[ProfileEvent]>([])
+    private let finishedEffects = Mutex<[ProfileEffect]>([])
+    /// When SIGTERM was taken in (monotonic) and its grace, to check the stop keeps to it.
+    var stopRequested: (at: Double, grace: Double)?
+    /// The owner has taken the stop event in (its grace counts from then).
+    var stopTaken = false
+
+    init(disk: SimDisk, server: SimServer, choices: ChoiceSource, profile: Profile, clock: SimClock, logger: Logger,
+         silentResend: Bool, seed: UInt64) {
+        scheduler = SimJobQueue()
+        view = ProcessView(disk: disk, scheduler: scheduler)
+        policy = ProfilePolicy(profile: profile, mode: .daemon)
+        spool = Spool(paths: profile.spool, fs: view)
+        lifecycle = FileLifecycle(spool: spool, logger: logger)
+        state = ProfileState(seed: seed)
+        let view = self.view, scheduler = self.scheduler
+        scheduler.makeTransport = {
+            SimTransport(server: server, choices: choices, disk: view, scheduler: scheduler, silentResend: silentResend)
+        }
+        let claimer = Claimer(spool: spool, profileName: profile.name, digest: profile.digest, mimeTypes: MimeTypes(byExtension: [:]),
+                              lifecycle: lifecycle, logger: logger)
+        let parts = ProfileExecutor.Parts(claimer: claimer, lifecycle: lifecycle, rateLimiter: nil, probe: SimProbe(server: server),
+                                          jobs: scheduler, hostname: "sim", environment: [:])
+        executor = ProfileExecutor(profile: profile, spool: spool, parts: parts, hooks: HookRunner(clock: clock), logger: logger,
+                                   clock: clock, report: { [weak self] event in self?.post(event) },
+                                   finished: { [weak self] effect in self?.finishedEffects.withLock { $0.append(effect) } })
+    }
+
+    /// An event for the owner (from a job, the watcher, netlink, a signal); dropped once the process is dead.
+    func post(_ event: ProfileEvent) {
+        guard !view.dead else { return }
+        inbox.withLock { $0.append(event) }
+    }
+
+    var pendingEvents: Int { inbox.withLock { $0.count } }
+
+    func takeEvent() -> ProfileEvent? { inbox.withLock { $0.isEmpty ? nil : $0.removeFirst() } }
+
+    /// Takes `.drained`/`.stopped` effects seen so far.
+    func takeFinished() -> [ProfileEffect] {
+        finishedEffects.withLock { effects in
+            defer { effects = [] }
+            return effects
+        }
+    }
+}

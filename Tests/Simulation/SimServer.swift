@@ -1,0 +1,160 @@
+import Foundation
+import Synchronization
+import UploaderSupport
+import UploaderTransfer
+
+/// The destination, scripted by the schedule's choices: what it received, per Idempotency-Key,
+/// and which of those bodies it kept (answered 2xx, or kept and then lost the answer).
+final class SimServer: @unchecked Sendable {
+    // Used by the thread holding the baton only.
+
+    /// One request that reached the server.
+    struct Request {
+        var id: String
+        var bytes: [UInt8]
+        /// The server kept the body (2xx, or an answer lost after the body arrived).
+        var kept: Bool
+        var status: Int?
+    }
+
+    private(set) var requests: [Request] = []
+    /// Requests under way now, by Idempotency-Key: two at once for one key is a violation.
+    private(set) var open: [String: Int] = [:]
+    private(set) var overlaps: [String] = []
+    /// The destination is gone (connect refused) or the link is down.
+    var reachable = true
+    /// After the faults: every request succeeds (the liveness phase).
+    var healed = false
+
+    func begin(_ id: String) {
+        open[id, default: 0] += 1
+        if open[id]! > 1 { overlaps.append(id) }
+    }
+
+    func end(_ id: String) { open[id, default: 1] -= 1 }
+
+    func record(_ request: Request) { requests.append(request) }
+
+    func requestCount(_ id: String) -> Int { requests.filter { $0.id == id }.count }
+
+    /// SHA-256s of the bodies the server kept for `id`.
+    func keptHashes(_ id: String) -> Set<String> {
+        Set(requests.filter { $0.id == id && $0.kept }.map { SHA256.hash($0.bytes).hexString })
+    }
+
+    /// Every body the server kept, by content hash → the keys it came under.
+    var keptByContent: [String: Set<String>] {
+        var out: [String: Set<String>] = [:]
+        for r in requests where r.kept { out[SHA256.hash(r.bytes).hexString, default: []].insert(r.id) }
+        return out
+    }
+}
+
+/// The transport of the simulated process: each request is one exchange with `SimServer`,
+/// with yield points where the network or the process may change under it.
+final class SimTransport: Transport {
+    let server: SimServer
+    let choices: ChoiceSource
+    let disk: ProcessView
+    let scheduler: SimJobQueue
+    /// The simulation's planted-bug switch: libcurl's silent re-send on a dead kept-alive connection.
+    let silentResend: Bool
+
+    init(server: SimServer, choices: ChoiceSource, disk: ProcessView, scheduler: SimJobQueue, silentResend: Bool) {
+        self.server = server
+        self.choices = choices
+        self.disk = disk
+        self.scheduler = scheduler
+        self.silentResend = silentResend
+    }
+
+    /// What the server does with one request (index 0, what shrinking falls back to, is success).
+    enum Answer: Int, CaseIterable {
+        case created, serviceUnavailable, tooManyRequests, forbidden, resetMidBody, stall, answerLost, requestTimeout
+    }
+
+    static let weights = [70, 8, 5, 2, 6, 3, 4, 2]
+
+    func send(_ request: UploadRequest) -> Result<UploadResponse, TransferFailure> {
+        let id = request.headers.first { $0.name == "Idempotency-Key" }?.value ?? ""
+        scheduler.yield()
+        if request.cancellation.isCancelled { return .failure(.cancelled(bytesSent: 0, connected: false)) }
+        guard server.reachable, !disk.dead else { return .failure(.unreachable("connect to destination: Connection refused")) }
+        guard let body = readBody(request.body) else { return .failure(.localRead("read: Input/output error")) }
+        server.begin(id)
+        defer { server.end(id) }
+        let answer = server.healed ? .created : Answer(rawValue: choices.pick(Self.weights))!
+        // Half of the body is on the wire: the network, the process or a cancel may strike here.
+        scheduler.yield()
+        if disk.dead {
+            server.record(SimServer.Request(id: id, bytes: Array(body.prefix(body.count / 2)), kept: false, status: nil))
+            return .failure(.broken("process died", bytesSent: Int64(body.count / 2)))
+        }
+        if request.cancellation.isCancelled {
+            server.record(SimServer.Request(id: id, bytes: Array(body.prefix(body.count / 2)), kept: false, status: nil))
+            return .failure(.cancelled(bytesSent: Int64(body.count / 2), connected: true))
+        }
+        if !server.reachable {
+            server.record(SimServer.Request(id: id, bytes: Array(body.prefix(body.count / 2)), kept: false, status: nil))
+            return .failure(.broken("stalled: no data moved for 60 s (stall_timeout)", bytesSent: Int64(body.count / 2)))
+        }
+        let sent = Int64(body.count)
+        switch answer {
+        case .created:
+            server.record(SimServer.Request(id: id, bytes: body, kept: true, status: 201))
+            return .success(UploadResponse(status: 201, statusText: "Created", bytesSent: sent, effectiveURL: request.url))
+        case .serviceUnavailable, .tooManyRequests, .forbidden, .requestTimeout:
+            let status = [Answer.serviceUnavailable: 503, .tooManyRequests: 429, .forbidden: 403, .requestTimeout: 408][answer]!
+            server.record(SimServer.Request(id: id, bytes: body, kept: false, status: status))
+            let retryAfter = answer == .tooManyRequests ? String(choices.below(6)) : nil
+            return .success(UploadResponse(status: status, retryAfter: retryAfter, bytesSent: sent, effectiveURL: request.url))
+        case .resetMidBody:
+            let cut = choices.below(body.count + 1)
+            server.record(SimServer.Request(id: id, bytes: Array(body.prefix(cut)), kept: false, status: nil))
+            return .failure(.broken("Connection reset by peer", bytesSent: Int64(cut)))
+        case .stall:
+            server.record(SimServer.Request(id: id, bytes: body, kept: false, status: nil))
+            return .failure(.broken("stalled: no data moved for 60 s (stall_timeout)", bytesSent: sent))
+        case .answerLost:
+            server.record(SimServer.Request(id: id, bytes: body, kept: true, status: 201))
+            if silentResend {
+                // The planted bug: the client sends the request again by itself, unrecorded.
+                server.record(SimServer.Request(id: id, bytes: body, kept: true, status: 201))
+                return .success(UploadResponse(status: 201, bytesSent: sent, effectiveURL: request.url))
+            }
+            return .failure(.broken("connection closed before an answer", bytesSent: sent))
+        }
+    }
+
+    /// The body's bytes as the server receives them, read through the process's view of the disk.
+    private func readBody(_ body: RequestBody) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        for segment in body.segments {
+            switch segment {
+            case .bytes(let b):
+                bytes += b
+            case .file(let fd, let offset, let length):
+                var chunk = [UInt8](repeating: 0, count: Int(length))
+                var got = 0
+                while got < Int(length) {
+                    let n = chunk.withUnsafeMutableBytes { raw in
+                        try? disk.read(fd: fd, into: UnsafeMutableRawBufferPointer(rebasing: raw[got...]), at: offset + Int64(got), path: nil)
+                    }
+                    guard let n, n > 0 else { break }
+                    got += n
+                }
+                // A file cut short under the upload: libcurl's read callback fails the transfer.
+                if got < Int(length) { return nil }
+                bytes += chunk
+            }
+        }
+        return bytes
+    }
+}
+
+/// The prober: can the destination be reached right now?
+struct SimProbe: ReachabilityProbe, @unchecked Sendable {
+    // Read on the simulator's thread only.
+    let server: SimServer
+    func check() -> String? { server.reachable ? nil : "connect to destination: No route to host" }
+}

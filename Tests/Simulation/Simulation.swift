@@ -1,0 +1,360 @@
+import Foundation
+import UploaderSupport
+import UploaderConfig
+import UploaderSpool
+import UploaderTransfer
+import UploaderCore
+
+/// One generated schedule: a spool on a simulated disk, the real transition function, executor,
+/// claims, lifecycle and recovery, a scripted server, producers, an operator, a flapping network,
+/// and crashes (kill -9 or power cut) at any disk operation — all decided by one choice source.
+/// After every step the invariants are checked; at the end the faults stop and every file
+/// must reach `sent/` or `failed`.
+final class Simulation {
+    struct Options: Sendable {
+        var model: SimDisk.Model
+        var steps = 400
+        /// Planted bug: libcurl's silent re-send, as before issue #12.
+        var silentResend = false
+        /// Keep the log lines (for `--replay`).
+        var keepLog = false
+    }
+
+    let options: Options
+    let choices: ChoiceSource
+    let clock: SimClock
+    let disk: SimDisk
+    let server = SimServer()
+    let profile: Profile
+    let logger: Logger
+    var process: SimProcess!
+    var producer: Producer
+    private(set) var trace: [String] = []
+    private(set) var log: [String] = []
+    private(set) var violation: Violation?
+    private(set) var powerCuts = 0
+    private(set) var crashes = 0
+    private var generation = 0
+    /// A job is running and the world is being changed under it (no nesting of interference).
+    private var inside = false
+    /// The faults have stopped: nothing interferes any more.
+    private var settling = false
+    /// The owner stopped while a job ran: start the next process once it has returned.
+    private var restartPending = false
+
+    static let spoolRoot = "/spool"
+
+    init(options: Options, choices: ChoiceSource) {
+        self.options = options
+        self.choices = choices
+        let clock = SimClock(start: Date(timeIntervalSince1970: 1_800_000_000))
+        self.clock = clock
+        disk = SimDisk(model: options.model, now: { clock.now })
+        var profile = Profile(name: "sim", spool: SpoolPaths(root: Self.spoolRoot),
+                              destination: .http(URLTemplate(try! Template(parsing: "http://127.0.0.1:9/{path}"))))
+        profile.concurrency = 1 + choices.below(3)
+        profile.maxAttempts = 3 + choices.below(3)
+        profile.backoff = 1
+        profile.maxBackoff = 8
+        profile.shutdownGrace = Double(choices.below(4))
+        self.profile = profile
+        let collect = options.keepLog
+        let lines = LineBox()
+        logger = Logger(level: collect ? .debug : .error, clock: clock, sink: { line in if collect { lines.append(line) } })
+        logLines = lines
+        producer = Producer(disk: disk, outbox: profile.spool.outbox, choices: choices)
+    }
+
+    private let logLines: LineBox
+
+    /// Runs the schedule; returns the first violation, if any.
+    func run() -> Violation? {
+        // The machine as installed: the spool's directories exist, durably (the package makes them).
+        for directory in ["/incoming", profile.spool.outbox, profile.spool.outboxTemporary, profile.spool.sent, profile.spool.retry] {
+            try? disk.makeDirectories(directory)
+        }
+        for directory in ["/", Self.spoolRoot, profile.spool.outbox] {
+            try? disk.syncDirectory(of: RelativePath("x"), in: directory)
+        }
+        boot()
+        var step = 0
+        while step < options.steps && violation == nil {
+            step += 1
+            act()
+            afterStep()
+        }
+        if violation == nil { settle() }
+        if options.keepLog { log = logLines.lines }
+        return violation
+    }
+
+    // MARK: The process
+
+    /// Starts the daemon on what the disk holds: prepare, recovery, the owner's first event.
+    func boot() {
+        generation += 1
+        process = SimProcess(disk: disk, server: server, choices: choices, profile: profile, clock: clock, logger: logger,
+                             silentResend: options.silentResend, seed: choices.next())
+        // Crashes during start-up recovery are part of the game.
+        if choices.chance(8) { armCrash() }
+        process.scheduler.interfere = { [unowned self] in interfere() }
+        note("boot #\(generation)")
+        do { try process.spool.prepare() } catch { return crashed() }
+        let recovery = Recovery(spool: process.spool, lifecycle: process.lifecycle, ignore: IgnoreRules(patterns: profile.ignore),
+                                recursive: false, logger: logger, clock: clock)
+        let retries = recovery.scanRetry()
+        let scan = recovery.scanOutbox()
+        if process.view.dead { return crashed() }
+        process.post(.recovered(files: retries.requeued + scan.files, retries: retries.due.map { RetryEntry(path: $0.path, due: $0.at) },
+                                ignoredDirectories: []))
+        check(.manifestsParse)
+    }
+
+    private func armCrash() {
+        let kind: ProcessView.CrashKind = choices.chance(50) ? .powerCut : .kill
+        let after = 1 + choices.below(40)
+        process.view.arm(after: after, kind: kind)
+        note("crash armed: \(kind.rawValue) at the \(after)th disk call from now")
+    }
+
+    /// The process died at its armed disk call: the threads of the dead process end, the disk
+    /// keeps what the crash lets it keep, and the daemon starts again.
+    private func crashed() {
+        process.scheduler.forget()
+        switch process.view.crashKind {
+        case .kill:
+            crashes += 1
+            disk.killProcess()
+        case .powerCut:
+            powerCuts += 1
+            var generator = ChoiceGenerator(source: choices)
+            disk.powerCut(&generator)
+            server.reachable = server.reachable || choices.chance(50)
+        }
+        note("\(process.view.crashKind.rawValue)")
+        producer.afterCrash(powerCut: process.view.crashKind == .powerCut)
+        check(.noFileLost)
+        check(.manifestsParse)
+        boot()
+    }
+
+    // MARK: Steps
+
+    enum Action: Int, CaseIterable {
+        case deliverEvent, runJob, advanceClock, produce, network, serverMood, operatorAction, crash
+    }
+
+    static let weights = [30, 30, 10, 10, 4, 0, 3, 3]
+
+    private func act() {
+        let runnable = process.scheduler.runnable
+        var weights = Self.weights
+        if process.pendingEvents == 0 { weights[Action.deliverEvent.rawValue] = 0 }
+        if runnable.jobs + runnable.probes == 0 { weights[Action.runJob.rawValue] = 0 }
+        if process.view.armed || process.stopRequested != nil { weights[Action.crash.rawValue] = 0 }
+        switch Action(rawValue: choices.pick(weights))! {
+        case .deliverEvent: deliverEvent()
+        case .runJob: runJob()
+        case .advanceClock: advanceClock(limit: Double(choices.below(6000)) / 1000)
+        case .produce: produce()
+        case .network:
+            server.reachable.toggle()
+            note("network \(server.reachable ? "up" : "down")")
+            process.post(.networkChanged)
+        case .serverMood: break
+        case .operatorAction: operatorAction()
+        case .crash: armCrash()
+        }
+    }
+
+    func deliverEvent() {
+        guard let event = process.takeEvent() else { return }
+        note("event \(Self.describe(event))")
+        if case .stop(let grace) = event, process.stopRequested == nil || process.stopTaken == false {
+            // The grace runs from when the owner takes the signal in.
+            process.stopRequested = (clock.monotonic, grace)
+            process.stopTaken = true
+        }
+        let (next, effects) = ProfileCore.step(process.state, event, policy: process.policy, now: clock.current)
+        process.state = next
+        for effect in effects { process.executor.perform(effect) }
+        for finished in process.takeFinished() where finished == .stopped { stoppedCleanly() }
+        checkOnlineMeansWorking()
+    }
+
+    func runJob() {
+        let runnable = process.scheduler.runnable
+        let total = runnable.jobs + runnable.probes
+        guard total > 0 else { return }
+        let pick = choices.below(total)
+        if pick < runnable.jobs {
+            note("job runs")
+            process.scheduler.run(pick)
+        } else {
+            note("probe")
+            process.scheduler.runProbe(pick - runnable.jobs)
+        }
+        if restartPending {
+            restartPending = false
+            note("stopped; restarting")
+            boot()
+        }
+    }
+
+    /// At a yield point inside a job: now and then the world moves under it — the owner takes an
+    /// event (and may cancel this very upload), a producer acts, the link drops, time passes.
+    private func interfere() {
+        guard !inside, !settling, choices.chance(15) else { return }
+        inside = true
+        defer { inside = false }
+        switch choices.pick([40, 30, 15, 15]) {
+        case 0: deliverEvent()
+        case 1: produce()
+        case 2:
+            server.reachable.toggle()
+            note("network \(server.reachable ? "up" : "down") (during a job)")
+            process.post(.networkChanged)
+        default: advanceClock(limit: Double(choices.below(3000)) / 1000)
+        }
+    }
+
+    /// Time passes, never beyond the owner's next timer (a real timer fires at its deadline).
+    func advanceClock(limit: Double) {
+        // During a stop, time runs to the end of the grace and no further: after it, the stop
+        // completes in the jobs' own time (milliseconds), which no clock tick here stands for.
+        var limit = limit
+        if let stop = process.stopRequested, process.stopTaken {
+            limit = min(limit, stop.at + stop.grace - clock.monotonic)
+            if limit <= 0 { return }
+        }
+        let deadline = ProfileCore.nextDeadline(process.state, policy: process.policy, now: clock.current)
+        let step = min(limit, deadline ?? limit)
+        clock.advance(by: step)
+        note("clock +\(LogNumbers.fixed(step, places: 3)) s")
+        process.post(.tick)
+    }
+
+    private func produce() {
+        if let path = producer.act(note: { note($0) }) {
+            // The watcher: an event for the name, unless inotify's queue overflowed (then a rescan, later).
+            if choices.chance(90) {
+                process.post(.found([path]))
+            } else {
+                note("inotify overflow")
+            }
+        }
+    }
+
+    private func operatorAction() {
+        switch choices.below(3) {
+        case 0:
+            // `uploader retry --all`, while the daemon runs: plain renames back to the outbox.
+            note("operator: uploader retry --all")
+            for name in disk.names(in: profile.spool.retry) where Spool.isManifestName(RelativePath(name)) {
+                let file = Spool.fileName(forManifest: RelativePath(name))
+                if let back = try? process.lifecycle.moveBack(fromRetry: file, resetBackoff: true) { process.post(.found([back])) }
+            }
+        case 1 where process.stopRequested == nil:
+            let grace = profile.shutdownGrace
+            note("operator: SIGTERM (grace \(grace) s)")
+            process.stopRequested = (clock.monotonic, grace)
+            process.post(.stop(grace: grace))
+        default:
+            guard process.stopRequested == nil else { return }
+            note("operator: rescan")
+            let recovery = Recovery(spool: process.spool, lifecycle: process.lifecycle, ignore: IgnoreRules(patterns: profile.ignore),
+                                    recursive: false, logger: logger, clock: clock)
+            process.post(.found(recovery.scanOutbox().files))
+        }
+    }
+
+    /// The owner stopped after SIGTERM: check it kept to the grace; systemd starts it again
+    /// once the job running now (if any) has returned.
+    private func stoppedCleanly() {
+        if let stop = process.stopRequested, clock.monotonic - stop.at > stop.grace + 1 {
+            fail(.shutdownWithinGrace, "stopped \(clock.monotonic - stop.at) s after SIGTERM with a \(stop.grace) s grace")
+            return
+        }
+        if process.scheduler.running {
+            restartPending = true
+        } else {
+            note("stopped; restarting")
+            boot()
+        }
+    }
+
+    private func afterStep() {
+        if process.view.dead { return crashed() }
+        check(.neverTwoUploadsAtOnce)
+        if trace.count % 25 == 0 { check(.maxAttemptsRespected) }
+    }
+
+    // MARK: The end: faults stop, everything must arrive
+
+    /// No more faults: the server answers 201, the link stays up, time moves as the timers ask.
+    private func settle() {
+        settling = true
+        server.healed = true
+        if !server.reachable {
+            server.reachable = true
+            process.post(.networkChanged)
+        }
+        note("faults stop")
+        var rescans = 0
+        for _ in 0..<20_000 where violation == nil {
+            if process.view.dead { crashed(); continue }
+            let runnable = process.scheduler.runnable
+            if process.pendingEvents > 0 {
+                deliverEvent()
+            } else if runnable.jobs + runnable.probes > 0 {
+                runJob()
+            } else if ProfileCore.nextDeadline(process.state, policy: process.policy, now: clock.current) != nil {
+                advanceClock(limit: 3600)
+            } else {
+                // Quiet: a last look or two, as a periodic rescan would (inotify may have overflowed).
+                rescans += 1
+                if rescans > 2 { break }
+                let recovery = Recovery(spool: process.spool, lifecycle: process.lifecycle, ignore: IgnoreRules(patterns: profile.ignore),
+                                        recursive: false, logger: logger, clock: clock)
+                process.post(.found(recovery.scanOutbox().files))
+                continue
+            }
+            check(.neverTwoUploadsAtOnce)
+        }
+        guard violation == nil else { return }
+        for invariant in Invariant.atTheEnd { check(invariant) }
+    }
+
+    // MARK: Bookkeeping
+
+    func note(_ line: String) { trace.append(line) }
+
+    func fail(_ invariant: Invariant, _ detail: String) {
+        guard violation == nil else { return }
+        violation = Violation(invariant: invariant, detail: detail, step: trace.count)
+        note("VIOLATION \(invariant.rawValue): \(detail)")
+    }
+
+    static func describe(_ event: ProfileEvent) -> String {
+        switch event {
+        case .recovered(let files, let retries, _): return "recovered(\(files.count) files, \(retries.count) retries)"
+        case .found(let paths): return "found(\(paths.map(\.logSafe).joined(separator: ",")))"
+        case .directoriesIgnored: return "directoriesIgnored"
+        case .claimed(let p, let r): return "claimed(\(p.logSafe), \(r))"
+        case .attempted(let p, let r): return "attempted(\(p.logSafe), \(r.outcome))"
+        case .settled(let p, let r): return "settled(\(p.logSafe), \(r))"
+        case .movedBack(let p, let to): return "movedBack(\(p.logSafe) → \(to?.logSafe ?? "nil"))"
+        case .probed(let t, let problem): return "probed(#\(t.number), \(problem ?? "ok"))"
+        case .networkChanged: return "networkChanged"
+        case .tick: return "tick"
+        case .stop(let grace): return "stop(grace \(grace))"
+        }
+    }
+}
+
+/// Log lines kept for a replay.
+final class LineBox: @unchecked Sendable {
+    // Appended to by the thread holding the baton only.
+    private(set) var lines: [String] = []
+    func append(_ line: String) { lines.append(line) }
+}
