@@ -26,6 +26,8 @@ enum Invariant: String, CaseIterable, Sendable {
     case onlineMeansWorking
     /// Once the faults stop and time passes, every file ends in `sent/` or `retry/` as failed.
     case everyFileSettles
+    /// Once the faults stop, no half-written temporary manifest is left anywhere in the spool.
+    case noLeftoverTemporaries
     /// A SIGTERM stop ends within `shutdown_grace` (plus one second).
     case shutdownWithinGrace
     /// No manifest counts more attempts than `max_attempts`.
@@ -33,7 +35,7 @@ enum Invariant: String, CaseIterable, Sendable {
 
     static let atTheEnd: [Invariant] = [.manifestsParse, .noFileLost, .noFileInTwoPlaces, .filesAndManifestsPaired,
                                         .attemptsMatchRequests, .sentOnlyWithExactBytes, .duplicatesShareKey,
-                                        .everyFileSettles, .maxAttemptsRespected]
+                                        .everyFileSettles, .noLeftoverTemporaries, .maxAttemptsRespected]
 }
 
 /// A broken invariant: which, what was seen, and after how many trace lines.
@@ -54,8 +56,13 @@ struct SpoolView {
 
     var files: [File] = []
     var manifests: [(area: Spool.Area, name: String, manifest: Manifest?)] = []
+    /// Temporary manifests (`.upl-tmp-*`) anywhere in the three areas or the outbox's hidden directory.
+    var temporaries: [String] = []
 
     init(disk: SimDisk, paths: SpoolPaths) {
+        for dir in [paths.outbox, paths.outboxTemporary, paths.sent, paths.retry] {
+            temporaries += disk.names(in: dir).filter { $0.hasPrefix(TemporaryNames.prefix) }.map { dir + "/" + $0 }
+        }
         for (area, dir) in [(Spool.Area.outbox, paths.outbox), (.sent, paths.sent), (.retry, paths.retry)] {
             for name in disk.names(in: dir) where !name.hasPrefix(".") {
                 let path = dir + "/" + name
@@ -158,6 +165,8 @@ extension Simulation {
                 }
             }
             if let left = view.manifests.first(where: { $0.area == .outbox }) { fail(invariant, "outbox/\(left.name) left behind") }
+        case .noLeftoverTemporaries:
+            if let left = view.temporaries.first { fail(invariant, "\(left) left behind") }
         case .maxAttemptsRespected:
             for entry in view.manifests {
                 guard let m = entry.manifest, m.countedAttempts > profile.maxAttempts else { continue }

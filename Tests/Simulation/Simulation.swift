@@ -175,8 +175,7 @@ final class Simulation {
             process.stopRequested = (clock.monotonic, grace)
             process.stopTaken = true
         }
-        let (next, effects) = ProfileCore.step(process.state, event, policy: process.policy, now: clock.current)
-        process.state = next
+        let effects = ProfileCore.step(&process.state, event, policy: process.policy, now: clock.current)
         for effect in effects { process.executor.perform(effect) }
         for finished in process.takeFinished() where finished == .stopped { stoppedCleanly() }
         checkOnlineMeansWorking()

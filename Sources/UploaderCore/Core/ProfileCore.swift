@@ -15,12 +15,23 @@ import UploaderWatch
 package enum ProfileCore {
     package static func step(_ state: ProfileState, _ event: ProfileEvent, policy: ProfilePolicy,
                              now: Instant) -> (ProfileState, [ProfileEffect]) {
-        var transition = Transition(state: state, policy: policy, now: now)
+        var next = state
+        let effects = step(&next, event, policy: policy, now: now)
+        return (next, effects)
+    }
+
+    /// The same, changing `state` in place: the owner's loop uses this one, so a queue of
+    /// 100,000 files is never copied (a copy per event made a backlog quadratic).
+    package static func step(_ state: inout ProfileState, _ event: ProfileEvent, policy: ProfilePolicy,
+                             now: Instant) -> [ProfileEffect] {
+        var transition = Transition(state: ProfileState(seed: 0), policy: policy, now: now)
+        swap(&transition.state, &state)
+        defer { swap(&transition.state, &state) }
         transition.apply(event)
         transition.fireTimers()
         transition.startWork()
         transition.checkEnd()
-        return (transition.state, transition.effects)
+        return transition.effects
     }
 
     /// When the next timer is due — a retry (wall clock), a probe, a delayed file or the end of
@@ -31,7 +42,7 @@ package enum ProfileCore {
         switch state.phase {
         case .running:
             if policy.mode == .daemon && !state.closed && state.reachability.isOnline,
-               let due = state.retryDue.values.min() {
+               let due = state.retryDue.earliest {
                 consider(due.timeIntervalSince(now.wall))
             }
             if case .offline(_, _, let nextProbe) = state.reachability, state.probing == nil {
@@ -178,7 +189,7 @@ struct Transition {
     mutating func scheduleRetry(_ entry: RetryEntry) {
         switch policy.mode {
         case .daemon:
-            state.retryDue[entry.path] = entry.due
+            state.retryDue.set(entry.path, due: entry.due)
         case .once:
             // A cron run takes the retries due when it started, and no others.
             if let cutoff = state.onceCutoff, entry.due <= cutoff, state.phase == .running {
@@ -212,9 +223,7 @@ struct Transition {
             if takingWork { state.waiting.add(path) }
         }
         guard takingWork, state.reachability.isOnline, policy.mode == .daemon else { return }
-        let due = state.retryDue.filter { $0.value <= now.wall }.sorted { ($0.value, $0.key) < ($1.value, $1.key) }
-        for (path, _) in due {
-            state.retryDue[path] = nil
+        for path in state.retryDue.takeDue(at: now.wall) {
             state.movingBack.insert(path)
             effects.append(.moveBack(path))
         }

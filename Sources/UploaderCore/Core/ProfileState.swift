@@ -57,7 +57,7 @@ package struct ProfileState: Sendable, Equatable {
     package var delayed: [RelativePath: Double] = [:]
 
     /// Files in retry/ and when they are due.
-    package var retryDue: [RelativePath: Date] = [:]
+    package var retryDue = RetrySchedule()
     package var movingBack: Set<RelativePath> = []
     /// `run --once`: retries due at start are the only ones it takes.
     package var onceCutoff: Date?

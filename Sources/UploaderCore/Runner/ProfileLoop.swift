@@ -43,8 +43,7 @@ package final class ProfileLoop: Sendable {
         while true {
             let wait = ProfileCore.nextDeadline(state, policy: policy, now: clock.instant)
             let event = mailbox.take(timeout: wait) ?? .tick
-            let (next, effects) = ProfileCore.step(state, event, policy: policy, now: clock.instant)
-            state = next
+            let effects = ProfileCore.step(&state, event, policy: policy, now: clock.instant)
             steps += 1
             published.withLock { $0 = ProfileSnapshot(state, steps: steps) }
             for effect in effects { perform(effect) }
