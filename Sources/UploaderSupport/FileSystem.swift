@@ -159,6 +159,17 @@ package enum FileSystem {
         }
     }
 
+    /// link(2): a second name for the file at `existing` (a symlink itself is linked, not followed).
+    package static func link(_ existing: RelativePath, in fromDir: String, to new: RelativePath, in toDir: String) throws {
+        try existing.withCString(in: fromDir) { src in
+            try new.withCString(in: toDir) { dst in
+                _ = try retryingEINTR("link", path: "\(existing.displayed(in: fromDir)) to \(new.displayed(in: toDir))") {
+                    linkat(AT_FDCWD, src, AT_FDCWD, dst, 0)
+                }
+            }
+        }
+    }
+
     package static func unlink(_ path: RelativePath, in directory: String) throws {
         try path.withCString(in: directory) { cpath in
             _ = try retryingEINTR("unlink", path: path.displayed(in: directory)) { Glibc.unlink(cpath) }

@@ -23,6 +23,9 @@ package protocol SpoolFileSystem: Sendable {
     func createFile(_ data: [UInt8], named name: RelativePath, in directory: String, sync: Bool) throws
     /// With `replace: false`, fails with EEXIST rather than overwrite (RENAME_NOREPLACE).
     func rename(_ from: RelativePath, in fromDir: String, to: RelativePath, in toDir: String, replace: Bool) throws
+    /// A second name for a file (link(2), never following a symlink); EEXIST when `new` exists.
+    /// Moves between directories are link, fsync, unlink: a name that can never be lost.
+    func link(_ existing: RelativePath, in fromDir: String, to new: RelativePath, in toDir: String) throws
     func unlink(_ path: RelativePath, in directory: String) throws
     /// fsync of the directory holding `name`: makes the creations, renames and removals in it durable.
     func syncDirectory(of name: RelativePath, in directory: String) throws
@@ -64,6 +67,10 @@ package struct LocalFileSystem: SpoolFileSystem {
 
     package func rename(_ from: RelativePath, in fromDir: String, to: RelativePath, in toDir: String, replace: Bool) throws {
         try FileSystem.rename(from, in: fromDir, to: to, in: toDir, replace: replace)
+    }
+
+    package func link(_ existing: RelativePath, in fromDir: String, to new: RelativePath, in toDir: String) throws {
+        try FileSystem.link(existing, in: fromDir, to: new, in: toDir)
     }
 
     package func unlink(_ path: RelativePath, in directory: String) throws { try FileSystem.unlink(path, in: directory) }

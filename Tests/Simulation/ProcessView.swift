@@ -92,6 +92,11 @@ final class ProcessView: SpoolFileSystem, @unchecked Sendable {
         try disk.rename(from, in: fromDir, to: to, in: toDir, replace: replace)
     }
 
+    func link(_ existing: RelativePath, in fromDir: String, to new: RelativePath, in toDir: String) throws {
+        guard enter() else { throw dieError("link", fromDir) }
+        try disk.link(existing, in: fromDir, to: new, in: toDir)
+    }
+
     func unlink(_ path: RelativePath, in directory: String) throws {
         guard enter() else { throw dieError("unlink", directory) }
         try disk.unlink(path, in: directory)

@@ -62,6 +62,14 @@ extension SimDisk {
         }
     }
 
+    func link(_ existing: RelativePath, in fromDir: String, to new: RelativePath, in toDir: String) throws {
+        let source = SimDiskState.components(fromDir, existing)
+        let target = SimDiskState.components(toDir, new)
+        try operation("link", "\(existing.displayed(in: fromDir)) to \(new.displayed(in: toDir))") { state in
+            try state.link(source, target)
+        }
+    }
+
     func unlink(_ path: RelativePath, in directory: String) throws {
         let parts = SimDiskState.components(directory, path)
         try operation("unlink", path.displayed(in: directory)) { state in try state.unlink(parts) }
