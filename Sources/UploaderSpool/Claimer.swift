@@ -52,7 +52,7 @@ package struct Claimer: Sendable {
         do {
             seen = try fs.status(path, in: outbox)
         } catch let error as SystemError {
-            if error.isNotFound || error.code == ENOTDIR { return .vanished }
+            if error.isNotFound || error.code == ENOTDIR { return vanished(path, now: now) }
             return .refused(error.description)
         } catch {
             return .refused("\(error)")
@@ -144,6 +144,28 @@ package struct Claimer: Sendable {
         }
     }
 
+    /// No file under this name. A manifest left beside it that records a final state, whose file
+    /// already has its new name (a move cut after the file's step), is not garbage: the move is
+    /// finished. Anything else is a vanished file (its manifest goes with it).
+    private func vanished(_ path: RelativePath, now: Date) -> Outcome {
+        guard case .success(let manifest) = spool.readManifest(for: path, in: .outbox),
+              [.sent, .retry, .failed].contains(manifest.state),
+              let stored = manifest.storedAs, let (area, target) = spool.resolveStoredAs(stored), area != .outbox,
+              fs.exists(target, in: spool.directory(area)) else { return .vanished }
+        do {
+            if !fs.exists(Spool.manifestName(for: target), in: spool.directory(area)) {
+                try lifecycle.completeMove(path, manifest: manifest, to: area, as: target)
+            } else {
+                try fs.unlink(Spool.manifestName(for: path), in: spool.directory(.outbox))
+            }
+            logger.info("finished an interrupted move", ["file": path.logSafe, "id": manifest.id, "stored_as": stored])
+            let due = manifest.state == .retry ? (manifest.nextAttemptAt.flatMap(Timestamp.parse) ?? now) : nil
+            return .finishedByRecovery(area, target, retryDue: due)
+        } catch {
+            return .refused("cannot finish recorded move: \(error)")
+        }
+    }
+
     /// Refuses a non-regular entry. A manifest beside it belongs to a file that was swapped out
     /// (e.g. for a symlink during its upload): it is moved aside, never deleted.
     private func refuse(_ path: RelativePath, _ status: FileSystem.Status, now: Date) -> Outcome {
@@ -169,8 +191,11 @@ package struct Claimer: Sendable {
     package func finishRecorded(_ path: RelativePath, manifest: Manifest) throws -> (Spool.Area, RelativePath) {
         let area: Spool.Area = manifest.state == .sent ? .sent : .retry
         var target = spool.freeName(for: path, in: area)
+        let dir = spool.directory(area)
         if let stored = manifest.storedAs, let (storedArea, storedPath) = spool.resolveStoredAs(stored), storedArea == area,
-           !fs.exists(storedPath, in: spool.directory(area)) {
+           !fs.exists(storedPath, in: dir)
+            || (try? lifecycle.sameFile(path, in: spool.directory(.outbox), storedPath, in: dir)) == true {
+            // Free, or already a name of this very file (the move was cut after its link).
             target = storedPath
         }
         var updated = manifest

@@ -16,22 +16,22 @@ import UploaderConfig
 ///     claimed afresh under the same id: ids are derived from the file (`ManifestID`).
 /// Finish (2xx → sent/, otherwise → retry/ with state `retry` or `failed`):
 ///  2. manifest with the final state and `stored_as` (the free name in sent/ or retry/),
-///     rewritten in the outbox (fsynced).
+///     rewritten in the outbox, fsynced, and the outbox fsynced.
 ///     Crash after 2: outbox holds the file and a manifest in a final state → recovery
 ///     finishes the move (the file is not uploaded again).
-///  3. rename outbox/NAME → sent/NAME' (RENAME_NOREPLACE: never overwrites).
-///     Crash after 3: outbox holds a manifest whose file is gone, and `stored_as` exists →
-///     recovery moves the manifest after it.
-///  4. rename outbox/NAME.manifest.json → sent/NAME'.manifest.json.
-///  5. fsync sent/, then fsync outbox/: the two renames are durable. A power cut before 5
-///     can only undo whole renames (journalled), which lands in one of the states above.
+///  3. link the file, then the manifest, into sent/ (or retry/) under the free name; fsync it.
+///     Crash after 3: the same file under both names → the move is run again, the names that
+///     already lead to it count as done.
+///  4. unlink the file's outbox name; fsync the outbox. Crash after 4: outbox holds the manifest
+///     alone, and sent/ has the same record → recovery removes the outbox copy.
+///  5. unlink the manifest's outbox name.
+///     Links, not renames: on a file system without a journal each directory's entries persist
+///     on their own, and a rename's removal can persist without its addition — losing the file.
 /// Back from retry/ (due, or `uploader retry`):
-///  6. manifest `queued` rewritten in retry/ (fsynced); a crash here leaves a `queued`
-///     manifest in retry/, which recovery moves on to the outbox.
-///  7. rename the manifest retry/ → outbox/, then the file (free names chosen first).
-///     Crash between: outbox holds a `queued` manifest without its file, and `stored_as`
-///     names the file in retry/ → recovery moves the file after it.
-///  8. fsync outbox/ and retry/.
+///  6. manifest `queued` rewritten in retry/; linked into the outbox; outbox fsynced.
+///  7. the file linked into the outbox; outbox fsynced (never a file without its manifest there).
+///  8. the file's retry/ name unlinked, retry/ fsynced, then the manifest's. Recovery runs
+///     whatever part is left (a `queued` manifest in retry/ is a move back to finish).
 package struct FileLifecycle: Sendable {
     package let spool: Spool
     private var fs: any SpoolFileSystem { spool.fs }
@@ -58,51 +58,96 @@ package struct FileLifecycle: Sendable {
 
     /// Steps 2–5: moves the file and its manifest to sent/ or retry/ with `manifest` as final record.
     /// Returns the path it now has inside that area.
+    ///
+    /// `unchanged` is asked once the file also has its name in `area`: a change it reports (a
+    /// producer wrote to the file between the last check and the move) takes that name away
+    /// again and throws `ChangedDuringMove`, so content never sent is never filed as sent.
     @discardableResult
-    /// `unchanged` is asked once the file has left the outbox: a change it reports (a producer
-    /// wrote to the file between the last check and the move) puts the file back in the outbox
-    /// under its name and throws `ChangedDuringMove`, so content never sent is never filed as sent.
     package func finish(_ path: RelativePath, manifest original: Manifest, to area: Spool.Area,
                         unchanged: (() -> String?)? = nil) throws -> RelativePath {
         precondition(area != .outbox)
         let target = spool.freeName(for: path, in: area)
         var manifest = original
         manifest.storedAs = spool.storedAs(target, in: area)
-        try spool.writeManifest(manifest, for: path, in: .outbox)
+        // Durable before anything moves (DESIGN §4: a manifest write ends with a directory fsync):
+        // without it a power cut could keep the file's move and lose the record of why.
+        try spool.writeManifest(manifest, for: path, in: .outbox, syncDirectory: true)
         try completeMove(path, manifest: manifest, to: area, as: target, unchanged: unchanged)
         return target
     }
 
-    /// The file changed between the last check and its move; it is back in the outbox.
+    /// The file changed between the last check and its move; it is still in the outbox.
     package struct ChangedDuringMove: Error, CustomStringConvertible {
         package var change: String
         package var description: String { "file changed during its move (\(change))" }
     }
 
-    /// Steps 3–5 alone, for recovery of a manifest already in its final state.
+    /// Steps 3–5 alone (recovery runs them again on whatever a crash left): the file gets its name
+    /// in `area` (link), `area` is fsynced, its outbox name goes, the outbox is fsynced; then the
+    /// manifest the same way. At every instant some durable name holds each, whatever a power cut
+    /// keeps — on a journalled file system or on one without a journal, where each directory's
+    /// entries persist on their own (a rename's removal can persist without its addition).
+    ///
+    /// `unchanged` (a live move) is asked once the file is out of the producer's reach: if it
+    /// reports a change, the file goes back to the outbox and `ChangedDuringMove` is thrown.
     package func completeMove(_ path: RelativePath, manifest: Manifest, to area: Spool.Area, as target: RelativePath,
                               unchanged: (() -> String?)? = nil) throws {
         let outbox = spool.directory(.outbox)
         let dest = spool.directory(area)
         try fs.makeParents(of: target, in: dest)
         if fs.exists(path, in: outbox) {
-            try fs.rename(path, in: outbox, to: target, in: dest, replace: false)
+            try link(path, in: outbox, to: target, in: dest)
+            try spool.syncDirectory(of: target, in: area)
+            try fs.unlink(path, in: outbox)
+            // The file's outbox name must be gone for good before its manifest's is: a file left
+            // alone in the outbox would be claimed and uploaded again.
+            try spool.syncDirectory(of: path, in: .outbox)
             if let change = unchanged?() {
-                // Out of the producer's reach now, so this answer is final: put it back.
-                try fs.rename(target, in: dest, to: spool.freeName(for: path, in: .outbox), in: outbox, replace: false)
+                try bringBack(target, from: area, to: path)
                 throw ChangedDuringMove(change: change)
             }
         } else if unchanged != nil {
             // A live move (not recovery's) whose file the producer took away after the upload.
             throw ChangedDuringMove(change: "removed from the outbox")
         }
-        try fs.rename(Spool.manifestName(for: path), in: outbox, to: Spool.manifestName(for: target), in: dest, replace: false)
+        try link(Spool.manifestName(for: path), in: outbox, to: Spool.manifestName(for: target), in: dest)
         try spool.syncDirectory(of: target, in: area)
-        try spool.syncDirectory(of: path, in: .outbox)
+        try fs.unlink(Spool.manifestName(for: path), in: outbox)
+    }
+
+    /// link(2), where a name that already leads to this very file counts as done (a move run
+    /// again after a crash); any other file under that name is an error.
+    private func link(_ name: RelativePath, in fromDir: String, to target: RelativePath, in toDir: String) throws {
+        do {
+            try fs.link(name, in: fromDir, to: target, in: toDir)
+        } catch let error as SystemError where error.code == EEXIST {
+            guard try sameFile(name, in: fromDir, target, in: toDir) else { throw error }
+        }
+    }
+
+    /// True when both names lead to one file (same device and inode).
+    package func sameFile(_ a: RelativePath, in aDir: String, _ b: RelativePath, in bDir: String) throws -> Bool {
+        let sa = try fs.status(a, in: aDir), sb = try fs.status(b, in: bDir)
+        return sa.inode == sb.inode && sa.device == sb.device
+    }
+
+    /// Gives the file at `path` in `area` its outbox name `file` back, durably, then takes the old
+    /// name away (a move back cut after its manifest reached the outbox).
+    package func bringBack(_ path: RelativePath, from area: Spool.Area, to file: RelativePath) throws {
+        let outbox = spool.directory(.outbox)
+        try link(path, in: spool.directory(area), to: file, in: outbox)
+        try spool.syncDirectory(of: file, in: .outbox)
+        try fs.unlink(path, in: spool.directory(area))
+        try spool.syncDirectory(of: path, in: area)
     }
 
     /// Steps 6–8: puts a file from retry/ back into the outbox as `queued`.
     /// `resetBackoff` (for `uploader retry`) starts the attempt count and the backoff afresh; the history stays.
+    ///
+    /// Order: the `queued` manifest in retry/, its link into the outbox, fsync; the file's link,
+    /// fsync (so the outbox never holds the file without its manifest, which would claim it
+    /// afresh under a new id); then the file leaves retry/, fsync, and the manifest. Run again on
+    /// what a crash left (start-up recovery does), it finishes the same move.
     @discardableResult
     package func moveBack(fromRetry path: RelativePath, resetBackoff: Bool) throws -> RelativePath {
         let retryDir = spool.directory(.retry)
@@ -110,16 +155,36 @@ package struct FileLifecycle: Sendable {
         guard case .success(var manifest) = spool.readManifest(for: path, in: .retry) else {
             throw SystemError("read manifest", path: Spool.manifestName(for: path).displayed(in: retryDir), code: ENOENT)
         }
-        let target = spool.freeName(for: path, in: .outbox)
-        manifest.state = .queued
-        manifest.nextAttemptAt = nil
-        manifest.storedAs = spool.storedAs(path, in: .retry)
-        if resetBackoff { manifest.attemptsBeforeRetry = manifest.attempts.count }
-        try spool.writeManifest(manifest, for: path, in: .retry)
-        try fs.makeParents(of: target, in: outbox)
-        try fs.rename(Spool.manifestName(for: path), in: retryDir, to: Spool.manifestName(for: target), in: outbox, replace: false)
-        try fs.rename(path, in: retryDir, to: target, in: outbox, replace: false)
-        try spool.syncDirectory(of: target, in: .outbox)
+        let fileHere = fs.exists(path, in: retryDir)
+        // A move cut short left the manifest (and maybe the file) in the outbox under the same name.
+        let resumed: Bool
+        if case .success(let there) = spool.readManifest(for: path, in: .outbox), there.id == manifest.id {
+            resumed = true
+        } else {
+            resumed = false
+        }
+        let target = resumed ? path : spool.freeName(for: path, in: .outbox)
+        if !resumed {
+            guard fileHere else {
+                throw SystemError("move back", path: path.displayed(in: retryDir), code: ENOENT)
+            }
+            manifest.state = .queued
+            manifest.nextAttemptAt = nil
+            manifest.storedAs = spool.storedAs(path, in: .retry)
+            if resetBackoff { manifest.attemptsBeforeRetry = manifest.attempts.count }
+            try spool.writeManifest(manifest, for: path, in: .retry)
+            try fs.makeParents(of: target, in: outbox)
+            try link(Spool.manifestName(for: path), in: retryDir, to: Spool.manifestName(for: target), in: outbox)
+            try spool.syncDirectory(of: target, in: .outbox)
+        }
+        if fileHere {
+            try link(path, in: retryDir, to: target, in: outbox)
+            try spool.syncDirectory(of: target, in: .outbox)
+            try fs.unlink(path, in: retryDir)
+            try spool.syncDirectory(of: path, in: .retry)
+        }
+        try fs.unlink(Spool.manifestName(for: path), in: retryDir)
+        // Else a power cut could bring this `queued` record back to retry/ long after its file left.
         try spool.syncDirectory(of: path, in: .retry)
         return target
     }

@@ -33,6 +33,8 @@ package struct Recovery: Sendable {
     package struct Result: Sendable {
         package var files: [RelativePath] = []
         package var directoriesIgnored: [RelativePath] = []
+        /// Files whose cut move into retry/ this scan finished, and when each is due.
+        package var retries: [(path: RelativePath, at: Date)] = []
     }
 
     /// Scans `directory` (the outbox root by default) and returns what to queue.
@@ -66,7 +68,7 @@ package struct Recovery: Sendable {
             for manifestName in manifests.removeValue(forKey: dir) ?? [] {
                 let file = Spool.fileName(forManifest: manifestName)
                 if here.contains(file) { continue }
-                if let brought = resolveOrphan(file) { here.insert(brought) }
+                if let brought = resolveOrphan(file, retries: &result.retries) { here.insert(brought) }
             }
             result.files.append(contentsOf: here.filter { !ignore.ignores($0) }.sorted())
         })
@@ -88,7 +90,7 @@ package struct Recovery: Sendable {
     }
 
     /// A manifest in the outbox whose file is not there. Returns the file's path if it was brought back.
-    private func resolveOrphan(_ file: RelativePath) -> RelativePath? {
+    private func resolveOrphan(_ file: RelativePath, retries: inout [(path: RelativePath, at: Date)]) -> RelativePath? {
         switch spool.readManifest(for: file, in: .outbox) {
         case .failure(.missing):
             return nil
@@ -108,18 +110,40 @@ package struct Recovery: Sendable {
             do {
                 switch manifest.state {
                 case .sent, .retry, .failed:
-                    // Step 3 happened, step 4 did not: the manifest follows its file.
-                    if fs.exists(Spool.manifestName(for: target), in: dir) {
+                    let targetManifest = Spool.manifestName(for: target)
+                    if fs.exists(targetManifest, in: dir) {
+                        let ours = (try? lifecycle.sameFile(Spool.manifestName(for: file), in: spool.directory(.outbox), targetManifest, in: dir)) == true
+                            || (try? spool.readManifest(for: target, in: area).get())?.id == manifest.id
+                        if ours {
+                            // Step 4 was done, step 5 was not: the record is in place; this is its old name.
+                            try fs.unlink(Spool.manifestName(for: file), in: spool.directory(.outbox))
+                            return nil
+                        }
                         quarantine(file, because: "duplicate manifest; \(stored) already has one")
                         return nil
                     }
+                    if manifest.state == .sent, let now = try? fs.status(target, in: dir),
+                       now.size != manifest.size || now.mtimeText != manifest.mtime {
+                        // Written to before it left the outbox, after its upload: never sent as it is now.
+                        try lifecycle.bringBack(target, from: area, to: file)
+                        var again = manifest
+                        again.state = .queued
+                        again.storedAs = nil
+                        again.lastError = "file changed after its upload"
+                        try spool.writeManifest(again, for: file, in: .outbox)
+                        logger.warn("file changed after its upload was recorded; uploading it again", ["file": file.logSafe])
+                        return file
+                    }
+                    // The file has its new name, the manifest not yet: it follows its file.
                     try lifecycle.completeMove(file, manifest: manifest, to: area, as: target)
                     logger.info("paired a moved file with its manifest", ["file": file.logSafe, "stored_as": stored])
+                    if manifest.state == .retry {
+                        retries.append((target, manifest.nextAttemptAt.flatMap(Timestamp.parse) ?? clock.now))
+                    }
                     return nil
                 case .queued, .uploading:
-                    // Step 7 was cut between the two renames: the file follows its manifest.
-                    try fs.rename(target, in: dir, to: file, in: spool.directory(.outbox), replace: false)
-                    try fs.syncDirectory(of: file, in: spool.directory(.outbox))
+                    // A move back cut before the file's link: the file follows its manifest.
+                    try lifecycle.bringBack(target, from: area, to: file)
                     logger.info("brought a file back from \(area.rawValue)/ to its manifest", ["file": file.logSafe])
                     return file
                 }
@@ -130,9 +154,9 @@ package struct Recovery: Sendable {
         }
     }
 
-    private func quarantine(_ file: RelativePath, because reason: String) {
+    private func quarantine(_ file: RelativePath, in area: Spool.Area = .outbox, because reason: String) {
         do {
-            let aside = try spool.quarantineManifest(for: file, in: .outbox, now: clock.now)
+            let aside = try spool.quarantineManifest(for: file, in: area, now: clock.now)
             logger.warn("\(reason); manifest moved aside", ["file": file.logSafe, "manifest": aside])
         } catch {
             logger.error("\(reason); cannot move it aside", ["file": file.logSafe, "error": "\(error)"])
@@ -144,7 +168,14 @@ package struct Recovery: Sendable {
     package func scanRetry() -> (due: [(path: RelativePath, at: Date)], requeued: [RelativePath]) {
         var due: [(RelativePath, Date)] = []
         var requeued: [RelativePath] = []
-        DirectoryWalker(root: spool.directory(.retry), fs: fs, logger: logger).walk { entry in
+        DirectoryWalker(root: spool.directory(.retry), includeHidden: true, fs: fs, logger: logger).walk { entry in
+            if entry.name.bytes.starts(with: Array(TemporaryNames.prefix.utf8)) {
+                // A manifest write in retry/ cut by a crash (a move back, `uploader retry`).
+                try? fs.unlink(entry.path, in: spool.directory(.retry))
+                logger.info("removed a half-written temporary manifest", ["file": entry.path.logSafe])
+                return false
+            }
+            if entry.name.bytes.first == UInt8(ascii: ".") { return false }
             if entry.kind == .directory { return true }
             guard Spool.isManifestName(entry.name) else { return false }
             let file = Spool.fileName(forManifest: entry.path)
@@ -153,7 +184,12 @@ package struct Recovery: Sendable {
             case .retry:
                 due.append((file, manifest.nextAttemptAt.flatMap(Timestamp.parse) ?? clock.now))
             case .queued, .uploading:
-                if let back = try? lifecycle.moveBack(fromRetry: file, resetBackoff: false) { requeued.append(back) }
+                if let back = try? lifecycle.moveBack(fromRetry: file, resetBackoff: false) {
+                    requeued.append(back)
+                } else if !fs.exists(file, in: spool.directory(.retry)) {
+                    // A move back whose file left long ago: a stale record, moved aside like any orphan.
+                    quarantine(file, in: .retry, because: "manifest in retry/ with no file")
+                }
             case .sent, .failed:
                 break
             }

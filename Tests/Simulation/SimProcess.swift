@@ -30,7 +30,8 @@ final class SimProcess: @unchecked Sendable {
         scheduler = SimJobQueue()
         view = ProcessView(disk: disk, scheduler: scheduler)
         policy = ProfilePolicy(profile: profile, mode: .daemon)
-        spool = Spool(paths: profile.spool, fs: view)
+        // Temporary names counted from the seed, so a run replays exactly.
+        spool = Spool(paths: profile.spool, fs: view, temporaries: TemporaryNames(start: seed >> 8))
         lifecycle = FileLifecycle(spool: spool, logger: logger)
         state = ProfileState(seed: seed)
         let view = self.view, scheduler = self.scheduler

@@ -96,7 +96,7 @@ final class Simulation {
         process = SimProcess(disk: disk, server: server, choices: choices, profile: profile, clock: clock, logger: logger,
                              silentResend: options.silentResend, seed: choices.next())
         // Crashes during start-up recovery are part of the game.
-        if choices.chance(8) { armCrash() }
+        if !settling && choices.chance(8) { armCrash() }
         process.scheduler.interfere = { [unowned self] in interfere() }
         note("boot #\(generation)")
         do { try process.spool.prepare() } catch { return crashed() }
@@ -105,7 +105,8 @@ final class Simulation {
         let retries = recovery.scanRetry()
         let scan = recovery.scanOutbox()
         if process.view.dead { return crashed() }
-        process.post(.recovered(files: retries.requeued + scan.files, retries: retries.due.map { RetryEntry(path: $0.path, due: $0.at) },
+        process.post(.recovered(files: retries.requeued + scan.files,
+                                retries: (retries.due + scan.retries).map { RetryEntry(path: $0.path, due: $0.at) },
                                 ignoredDirectories: []))
         check(.manifestsParse)
     }
@@ -263,7 +264,7 @@ final class Simulation {
             note("operator: rescan")
             let recovery = Recovery(spool: process.spool, lifecycle: process.lifecycle, ignore: IgnoreRules(patterns: profile.ignore),
                                     recursive: false, logger: logger, clock: clock)
-            process.post(.found(recovery.scanOutbox().files))
+            rescan(recovery)
         }
     }
 
@@ -315,13 +316,20 @@ final class Simulation {
                 if rescans > 2 { break }
                 let recovery = Recovery(spool: process.spool, lifecycle: process.lifecycle, ignore: IgnoreRules(patterns: profile.ignore),
                                         recursive: false, logger: logger, clock: clock)
-                process.post(.found(recovery.scanOutbox().files))
+                rescan(recovery)
                 continue
             }
             check(.neverTwoUploadsAtOnce)
         }
         guard violation == nil else { return }
         for invariant in Invariant.atTheEnd { check(invariant) }
+    }
+
+    /// A rescan, as the watcher asks for one: the files, and the retries it finished moving.
+    private func rescan(_ recovery: Recovery) {
+        let scan = recovery.scanOutbox()
+        process.post(.found(scan.files))
+        if !scan.retries.isEmpty { process.post(.retriesFound(scan.retries.map { RetryEntry(path: $0.path, due: $0.at) })) }
     }
 
     // MARK: Bookkeeping
@@ -338,6 +346,7 @@ final class Simulation {
         switch event {
         case .recovered(let files, let retries, _): return "recovered(\(files.count) files, \(retries.count) retries)"
         case .found(let paths): return "found(\(paths.map(\.logSafe).joined(separator: ",")))"
+        case .retriesFound(let entries): return "retriesFound(\(entries.count))"
         case .directoriesIgnored: return "directoriesIgnored"
         case .claimed(let p, let r): return "claimed(\(p.logSafe), \(r))"
         case .attempted(let p, let r): return "attempted(\(p.logSafe), \(r.outcome))"

@@ -82,6 +82,8 @@ struct Transition {
             for entry in retries { scheduleRetry(entry) }
         case .found(let paths):
             queue(paths)
+        case .retriesFound(let entries):
+            for entry in entries { scheduleRetry(entry) }
         case .directoriesIgnored(let paths):
             warnIgnored(paths)
         case .claimed(let path, let report):

@@ -13,6 +13,8 @@ package enum ProfileEvent: Sendable, Equatable {
     case recovered(files: [RelativePath], retries: [RetryEntry], ignoredDirectories: [RelativePath])
     /// Candidate files in the outbox (watcher events, rescans).
     case found([RelativePath])
+    /// Files a rescan found waiting in retry/ (it finished their cut move there), and when each is due.
+    case retriesFound([RetryEntry])
     /// Subdirectories of a non-recursive outbox: warned about once each.
     case directoriesIgnored([RelativePath])
     /// A claim job finished.

@@ -158,8 +158,9 @@ package final class ProfileExecutor: Sendable {
             return .requeued
         }
         do {
-            // A file filed as sent must be what was sent: checked again once it has left the outbox.
-            let unchanged: (() -> String?)? = area == .sent ? file.claimed.map { claimed in { claimed.uploadSource.changeSinceClaim() } } : nil
+            // A file filed away must be the one that was sent: checked again once it has its new name
+            // (and one the producer took away meanwhile is not filed at all).
+            let unchanged: (() -> String?)? = file.claimed.map { claimed in { claimed.uploadSource.changeSinceClaim() } }
             let target = try lifecycle.finish(path, manifest: manifest, to: area, unchanged: unchanged)
             afterFiling(target, in: area, manifest: manifest)
             if case .retry(_, let due) = settlement { return .filed(area, target, retryDue: due) }

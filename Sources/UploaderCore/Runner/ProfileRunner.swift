@@ -108,7 +108,7 @@ package final class ProfileRunner: Sendable {
         let mode = loop.policy.mode
         let state = ProfileState(onceCutoff: mode == .once ? started : nil)
         loop.send(.recovered(files: retryScan.requeued + scan.files,
-                             retries: retryScan.due.map { RetryEntry(path: $0.path, due: $0.at) },
+                             retries: (retryScan.due + scan.retries).map { RetryEntry(path: $0.path, due: $0.at) },
                              ignoredDirectories: scan.directoriesIgnored.filter { !ignore.ignores($0) }))
         holdings.withLock { $0.begun = true }
         loop.start(state, name: profile.name) { [executor] effect in executor.perform(effect) }
@@ -152,7 +152,9 @@ package final class ProfileRunner: Sendable {
                 loop.send(.directoriesIgnored([path]))
             }
         case .rescanNeeded:
-            loop.send(.found(recovery.scanOutbox().files))
+            let scan = recovery.scanOutbox()
+            loop.send(.found(scan.files))
+            if !scan.retries.isEmpty { loop.send(.retriesFound(scan.retries.map { RetryEntry(path: $0.path, due: $0.at) })) }
         }
     }
 
