@@ -30,6 +30,9 @@ enum Invariant: String, CaseIterable, Sendable {
     case noLeftoverTemporaries
     /// A SIGTERM stop ends within `shutdown_grace` (plus one second).
     case shutdownWithinGrace
+    /// An attempt is written down only by a file that holds a transfer slot: no file claimed and
+    /// still waiting for a slot has an attempt opened by this process.
+    case slotBeforeAttempt
     /// No manifest counts more attempts than `max_attempts`.
     case maxAttemptsRespected
 
@@ -87,6 +90,13 @@ extension Simulation {
             checkOnlineMeansWorking()
         case .shutdownWithinGrace:
             break
+        case .slotBeforeAttempt:
+            for path in process.state.ready {
+                guard let bytes = disk.contents(profile.spool.outbox + "/" + Spool.manifestName(for: path).display),
+                      let m = try? Manifest.decode(Data(bytes)), let last = m.attempts.last, last.endedAt == nil,
+                      let started = Timestamp.parse(last.startedAt), started >= process.bootedAt else { continue }
+                return fail(invariant, "\(path.logSafe) waits for a slot with an attempt already open")
+            }
         default:
             checkSpool(invariant, SpoolView(disk: disk, paths: profile.spool))
         }
@@ -172,7 +182,7 @@ extension Simulation {
                 guard let m = entry.manifest, m.countedAttempts > profile.maxAttempts else { continue }
                 return fail(invariant, "\(entry.area.rawValue)/\(entry.name) counts \(m.countedAttempts) attempts (max \(profile.maxAttempts))")
             }
-        case .neverTwoUploadsAtOnce, .onlineMeansWorking, .shutdownWithinGrace:
+        case .neverTwoUploadsAtOnce, .onlineMeansWorking, .shutdownWithinGrace, .slotBeforeAttempt:
             break
         }
     }

@@ -24,6 +24,8 @@ final class SimProcess: @unchecked Sendable {
     var stopRequested: (at: Double, grace: Double)?
     /// The owner has taken the stop event in (its grace counts from then).
     var stopTaken = false
+    /// When this process started (wall clock): attempts opened before belong to a dead process.
+    var bootedAt: Date = .distantPast
 
     init(disk: SimDisk, server: SimServer, choices: ChoiceSource, profile: Profile, clock: SimClock, logger: Logger,
          silentResend: Bool, seed: UInt64) {

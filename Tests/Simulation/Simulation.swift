@@ -98,6 +98,9 @@ final class Simulation {
         // Crashes during start-up recovery are part of the game.
         if !settling && choices.chance(8) { armCrash() }
         process.scheduler.interfere = { [unowned self] in interfere() }
+        // A restart takes a moment: what the dead process wrote is stamped before this one started.
+        clock.advance(by: 0.01)
+        process.bootedAt = clock.now
         note("boot #\(generation)")
         do { try process.spool.prepare() } catch { return crashed() }
         let recovery = Recovery(spool: process.spool, lifecycle: process.lifecycle, ignore: IgnoreRules(patterns: profile.ignore),
@@ -180,6 +183,7 @@ final class Simulation {
         for effect in effects { process.executor.perform(effect) }
         for finished in process.takeFinished() where finished == .stopped { stoppedCleanly() }
         checkOnlineMeansWorking()
+        if !process.state.ready.isEmpty { check(.slotBeforeAttempt) }
     }
 
     func runJob() {
