@@ -94,7 +94,7 @@ package struct FileLifecycle: Sendable {
                               unchanged: (() -> String?)? = nil) throws {
         let outbox = spool.directory(.outbox)
         let dest = spool.directory(area)
-        try fs.makeParents(of: target, in: dest)
+        try makeDurableParents(of: target, in: area)
         if fs.exists(path, in: outbox) {
             try link(path, in: outbox, to: target, in: dest)
             try spool.syncDirectory(of: target, in: area)
@@ -113,6 +113,18 @@ package struct FileLifecycle: Sendable {
         try link(Spool.manifestName(for: path), in: outbox, to: Spool.manifestName(for: target), in: dest)
         try spool.syncDirectory(of: target, in: area)
         try fs.unlink(Spool.manifestName(for: path), in: outbox)
+    }
+
+    /// The subdirectories `path` needs in `area` (recursive spools), each made durable in its
+    /// parent: a name whose directory itself could vanish in a power cut is no durable name.
+    private func makeDurableParents(of path: RelativePath, in area: Spool.Area) throws {
+        guard path.parent != nil else { return }
+        try fs.makeParents(of: path, in: spool.directory(area))
+        var prefix = RelativePath(bytes: [])
+        for component in path.components.dropLast() {
+            prefix = prefix.appending(RelativePath(bytes: component))
+            try spool.syncDirectory(of: prefix, in: area)
+        }
     }
 
     /// link(2), where a name that already leads to this very file counts as done (a move run
@@ -173,7 +185,7 @@ package struct FileLifecycle: Sendable {
             manifest.storedAs = spool.storedAs(path, in: .retry)
             if resetBackoff { manifest.attemptsBeforeRetry = manifest.attempts.count }
             try spool.writeManifest(manifest, for: path, in: .retry)
-            try fs.makeParents(of: target, in: outbox)
+            try makeDurableParents(of: target, in: .outbox)
             try link(Spool.manifestName(for: path), in: retryDir, to: Spool.manifestName(for: target), in: outbox)
             try spool.syncDirectory(of: target, in: .outbox)
         }

@@ -37,7 +37,11 @@ final class DropAndArriveTests: XCTestCase {
         expected["renamed.bin"] = try sha256(ofFile: hidden)
         XCTAssertEqual(rename(hidden, fx.outbox + "/renamed.bin"), 0)
 
-        try waitUntil(timeout: 20, "every file in sent/") { Set(fx.files(in: fx.sent)) == Set(expected.keys) }
+        // A move is link, fsync, unlink — file first, then manifest: wait for the whole of it.
+        try waitUntil(timeout: 20, "every file and manifest in sent/, the outbox empty") {
+            Set(fx.files(in: fx.sent)) == Set(expected.keys)
+                && expected.keys.allSatisfy { (try? fx.manifest($0, in: fx.sent)) != nil } && fx.names(in: fx.outbox).isEmpty
+        }
         for (name, hash) in expected {
             XCTAssertEqual(try sha256(ofFile: sink.file("in/" + name)), hash, "bytes on the server for \(name)")
             XCTAssertEqual(try sha256(ofFile: fx.sent + "/" + name), hash)

@@ -27,7 +27,9 @@ final class SpoolEdgeTests: XCTestCase {
         try handle.write(contentsOf: Data("appended while uploading\n".utf8))
         try handle.close()
         let final = try sha256(ofFile: path)
-        try waitUntil(timeout: 30, "growing.log in sent/") { fx.files(in: fx.sent) == ["growing.log"] }
+        try waitUntil(timeout: 30, "growing.log and its manifest in sent/") {
+            fx.files(in: fx.sent) == ["growing.log"] && (try? fx.manifest("growing.log", in: fx.sent)) != nil
+        }
         XCTAssertEqual(try sha256(ofFile: sink.file("growing.log")), final, "the server holds the new content")
         XCTAssertTrue(daemon.stderrText().contains("file changed during upload"), daemon.stderrText())
         let manifest = try fx.manifest("growing.log", in: fx.sent)
