@@ -94,6 +94,7 @@ package struct Claimer: Sendable {
                 // Recorded as sent, then written to before the move finished: what is here now was
                 // never uploaded. It is claimed afresh below instead of being filed as sent.
                 logger.warn("file changed after its upload was recorded; uploading it again", ["file": path.logSafe, "id": manifest.id])
+                dropStaleName(of: path, recordedAs: manifest.storedAs)
             } else if [.sent, .retry, .failed].contains(manifest.state) {
                 fs.close(fd)
                 do {
@@ -141,6 +142,19 @@ package struct Claimer: Sendable {
         } catch {
             fs.close(fd)
             return .refused("\(error)")
+        }
+    }
+
+    /// A move cut while it was being taken back leaves the file's new name behind (a second
+    /// name for this very file): it goes, so the file is in one place when it is uploaded again.
+    private func dropStaleName(of path: RelativePath, recordedAs stored: String?) {
+        guard let stored, let (area, target) = spool.resolveStoredAs(stored), area != .outbox,
+              (try? lifecycle.sameFile(path, in: spool.directory(.outbox), target, in: spool.directory(area))) == true else { return }
+        do {
+            try fs.unlink(target, in: spool.directory(area))
+            try spool.syncDirectory(of: target, in: area)
+        } catch {
+            logger.warn("cannot remove a stale second name of a file", ["file": path.logSafe, "name": stored, "error": "\(error)"])
         }
     }
 
