@@ -145,14 +145,20 @@ package struct Claimer: Sendable {
         }
     }
 
-    /// A move cut while it was being taken back leaves the file's new name behind (a second
-    /// name for this very file): it goes, so the file is in one place when it is uploaded again.
+    /// A move cut after its links leaves the file's and the record's new names behind (second
+    /// names for these very files): they go, so the file is in one place when it is uploaded again.
     private func dropStaleName(of path: RelativePath, recordedAs stored: String?) {
-        guard let stored, let (area, target) = spool.resolveStoredAs(stored), area != .outbox,
-              (try? lifecycle.sameFile(path, in: spool.directory(.outbox), target, in: spool.directory(area))) == true else { return }
+        guard let stored, let (area, target) = spool.resolveStoredAs(stored), area != .outbox else { return }
+        let outbox = spool.directory(.outbox), dir = spool.directory(area)
         do {
-            try fs.unlink(target, in: spool.directory(area))
-            try spool.syncDirectory(of: target, in: area)
+            var dropped = false
+            // The file's new name, and the record's, where each is a second name of what is here.
+            for (mine, theirs) in [(path, target), (Spool.manifestName(for: path), Spool.manifestName(for: target))]
+            where (try? lifecycle.sameFile(mine, in: outbox, theirs, in: dir)) == true {
+                try fs.unlink(theirs, in: dir)
+                dropped = true
+            }
+            if dropped { try spool.syncDirectory(of: target, in: area) }
         } catch {
             logger.warn("cannot remove a stale second name of a file", ["file": path.logSafe, "name": stored, "error": "\(error)"])
         }

@@ -19,12 +19,13 @@ import UploaderConfig
 ///     rewritten in the outbox, fsynced, and the outbox fsynced.
 ///     Crash after 2: outbox holds the file and a manifest in a final state → recovery
 ///     finishes the move (the file is not uploaded again).
-///  3. link the file, then the manifest, into sent/ (or retry/) under the free name; fsync it.
+///  3. link the file and the manifest into sent/ (or retry/) under the free name; fsync it.
 ///     Crash after 3: the same file under both names → the move is run again, the names that
 ///     already lead to it count as done.
 ///  4. unlink the file's outbox name; fsync the outbox. Crash after 4: outbox holds the manifest
 ///     alone, and sent/ has the same record → recovery removes the outbox copy.
-///  5. unlink the manifest's outbox name.
+///  5. unlink the manifest's outbox name (three directory fsyncs per file in all, each shared
+///     by the concurrent moves through `DirectorySyncer`).
 ///     Links, not renames: on a file system without a journal each directory's entries persist
 ///     on their own, and a rename's removal can persist without its addition — losing the file.
 /// Back from retry/ (due, or `uploader retry`):
@@ -95,23 +96,27 @@ package struct FileLifecycle: Sendable {
         let outbox = spool.directory(.outbox)
         let dest = spool.directory(area)
         try makeDurableParents(of: target, in: area)
-        if fs.exists(path, in: outbox) {
-            try link(path, in: outbox, to: target, in: dest)
-            try spool.syncDirectory(of: target, in: area)
+        let fileHere = fs.exists(path, in: outbox)
+        if !fileHere && unchanged != nil {
+            // A live move (not recovery's) whose file the producer took away after the upload.
+            throw ChangedDuringMove(change: "removed from the outbox")
+        }
+        // Both new names first, made durable by one fsync of `area` (the group commit shares it).
+        if fileHere { try link(path, in: outbox, to: target, in: dest) }
+        try link(Spool.manifestName(for: path), in: outbox, to: Spool.manifestName(for: target), in: dest)
+        try spool.syncDirectory(of: target, in: area)
+        if fileHere {
             try fs.unlink(path, in: outbox)
             // The file's outbox name must be gone for good before its manifest's is: a file left
             // alone in the outbox would be claimed and uploaded again.
             try spool.syncDirectory(of: path, in: .outbox)
             if let change = unchanged?() {
+                // Out of the producer's reach now, and changed after its upload: back to the outbox.
+                try fs.unlink(Spool.manifestName(for: target), in: dest)
                 try bringBack(target, from: area, to: path)
                 throw ChangedDuringMove(change: change)
             }
-        } else if unchanged != nil {
-            // A live move (not recovery's) whose file the producer took away after the upload.
-            throw ChangedDuringMove(change: "removed from the outbox")
         }
-        try link(Spool.manifestName(for: path), in: outbox, to: Spool.manifestName(for: target), in: dest)
-        try spool.syncDirectory(of: target, in: area)
         try fs.unlink(Spool.manifestName(for: path), in: outbox)
     }
 
