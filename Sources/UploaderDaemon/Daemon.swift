@@ -187,22 +187,20 @@ enum DaemonEvent: Sendable {
 /// Takes the handled signals (blocked in every thread) on a thread of its own and posts them.
 final class SignalListener: Sendable {
     private let stopped = Atomic<Bool>(false)
-    private let ended = DispatchSemaphore(value: 0)
 
     init(_ events: Mailbox<DaemonEvent>) {
         let thread = Thread { [self] in
             while !stopped.load(ordering: .relaxed) {
                 if let signal = Signals.wait(seconds: 0.5) { events.send(.signal(signal)) }
             }
-            ended.signal()
         }
         thread.name = "signals"
         thread.start()
     }
 
-    /// Ends the thread (within half a second).
+    /// Lets the thread end at its next wake-up (within half a second). Not waited for: a
+    /// `run --once` must not spend up to half a second of every run on it before exiting.
     func stop() {
         stopped.store(true, ordering: .relaxed)
-        ended.wait()
     }
 }
