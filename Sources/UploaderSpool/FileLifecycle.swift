@@ -173,14 +173,19 @@ package struct FileLifecycle: Sendable {
             throw SystemError("read manifest", path: Spool.manifestName(for: path).displayed(in: retryDir), code: ENOENT)
         }
         let fileHere = fs.exists(path, in: retryDir)
-        // A move cut short left the manifest (and maybe the file) in the outbox under the same name.
-        let resumed: Bool
+        // A move back cut short left its `queued` record (and maybe the file) in the outbox under
+        // the same name: it is finished. A record of this file in a final state there is the old
+        // name of the one in retry/ (a move into retry/ cut before its last step): it goes.
+        var resumed = false
         if case .success(let there) = spool.readManifest(for: path, in: .outbox), there.id == manifest.id {
-            resumed = true
-        } else {
-            resumed = false
+            if there.state == .queued || there.state == .uploading {
+                resumed = true
+            } else {
+                try fs.unlink(Spool.manifestName(for: path), in: outbox)
+            }
         }
-        let target = resumed ? path : spool.freeName(for: path, in: .outbox)
+        let sameFileThere = fileHere && (try? sameFile(path, in: retryDir, path, in: outbox)) == true
+        let target = resumed || sameFileThere ? path : spool.freeName(for: path, in: .outbox)
         if !resumed {
             guard fileHere else {
                 throw SystemError("move back", path: path.displayed(in: retryDir), code: ENOENT)

@@ -160,7 +160,7 @@ package final class ProfileExecutor: Sendable {
         do {
             // A file filed away must be the one that was sent: checked again once it has its new name
             // (and one the producer took away meanwhile is not filed at all).
-            let unchanged: (() -> String?)? = file.claimed.map { claimed in { claimed.uploadSource.changeSinceClaim() } }
+            let unchanged: (() -> String?)? = file.claimed.map { claimed in { claimed.uploadSource.changeSinceClaim() } } ?? { nil }
             let target = try lifecycle.finish(path, manifest: manifest, to: area, unchanged: unchanged)
             afterFiling(target, in: area, manifest: manifest)
             if case .retry(_, let due) = settlement { return .filed(area, target, retryDue: due) }
