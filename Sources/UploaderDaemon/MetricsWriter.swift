@@ -1,5 +1,6 @@
 @preconcurrency import Glibc
 import Foundation
+import Synchronization
 import UploaderSupport
 import UploaderConfig
 import UploaderSpool
@@ -10,22 +11,23 @@ import UploaderCore
 /// Writes the `metrics_file` atomically — a hidden temporary name node_exporter ignores (not
 /// `*.prom`), then a rename — so a scrape never reads half a file. A failing write is logged once, not
 /// every 10 s, and logged again when it recovers.
-package final class MetricsWriter: @unchecked Sendable {
-    private let lock = NSLock()
+package final class MetricsWriter: Sendable {
     private let logger: Logger
-    private var lastProblem: String?
+    /// The last write's problem, if any; held while writing, so two writers never interleave.
+    private let lastProblem = Mutex<String?>(nil)
 
     package init(logger: Logger) { self.logger = logger }
 
     package func write(_ text: String, to path: String) {
-        lock.lock(); defer { lock.unlock() }
-        let problem = Self.replace(path, with: text)
-        if let problem, problem != lastProblem {
-            logger.warn("cannot write metrics_file", ["file": path, "error": problem])
-        } else if problem == nil, lastProblem != nil {
-            logger.info("metrics_file written again", ["file": path])
+        lastProblem.withLock { last in
+            let problem = Self.replace(path, with: text)
+            if let problem, problem != last {
+                logger.warn("cannot write metrics_file", ["file": path, "error": problem])
+            } else if problem == nil, last != nil {
+                logger.info("metrics_file written again", ["file": path])
+            }
+            last = problem
         }
-        lastProblem = problem
     }
 
     /// nil on success, else what failed.

@@ -4,7 +4,7 @@ import UploaderSupport
 import UploaderConfig
 
 /// The one-instance-per-profile lock: `flock` on `<spool>/.lock`, holding the holder's pid.
-package final class SpoolLock {
+package final class SpoolLock: Sendable {
     package enum Failure: Error, CustomStringConvertible {
         case heldBy(pid: Int32?, path: String)
         case system(SystemError)

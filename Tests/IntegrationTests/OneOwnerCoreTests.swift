@@ -93,6 +93,7 @@ final class OneOwnerCoreTests: XCTestCase {
             hashes[name] = sha256(of: data)
             dropped += 1
         }
+        // The flapping itself is the scenario: the link stays down, then up, for random 20–400 ms.
         for _ in 0..<50 {
             try netns.linkDown(.a)
             try dropOne()

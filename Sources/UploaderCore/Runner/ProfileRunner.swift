@@ -27,7 +27,8 @@ package final class ProfileRunner: Sendable {
     private let holdings = Mutex(Holdings())
 
     private struct Holdings: @unchecked Sendable {
-        // Touched only under the mutex, by the thread starting or stopping the runner.
+        // Only touched under the mutex. Unchecked for one reason: DispatchSourceTimer is not
+        // marked Sendable, though Dispatch sources may be cancelled from any thread.
         var lock: SpoolLock?
         var watchID: Int?
         var netlink: (monitor: NetlinkMonitor, id: Int)?

@@ -58,12 +58,17 @@ struct ProfileRunnerSeamTests {
             let seen = runner.snapshot.steps
             clock.advance(by: seconds)
             runner.loop.send(.tick)
-            let deadline = Date().addingTimeInterval(10)
-            while runner.snapshot.steps <= seen && Date() < deadline { usleep(500) }
+            waitForOwner { runner.snapshot.steps > seen }
         }
 
         func manifest(_ name: String, in area: Spool.Area) -> Manifest? {
             try? spool.readManifest(for: RelativePath(name), in: area).get()
+        }
+
+        /// Waits (10 s at most) until the owner's thread has got to `condition`.
+        func waitForOwner(_ condition: () -> Bool) {
+            let deadline = Date().addingTimeInterval(10)
+            while !condition() && Date() < deadline { usleep(500) }
         }
 
         func stop(grace: Double = 0) {
