@@ -96,11 +96,20 @@ package struct Claimer: Sendable {
                 logger.warn("file changed after its upload was recorded; uploading it again", ["file": path.logSafe, "id": manifest.id])
                 dropStaleName(of: path, recordedAs: manifest.storedAs)
             } else if [.sent, .retry, .failed].contains(manifest.state) {
-                fs.close(fd)
+                defer { fs.close(fd) }
+                // Sent content must still be the content filed: a producer writing in place while the
+                // file has both names would change the copy in sent/ too (simulator seed 3236).
+                let unchanged: (() -> String?)? = manifest.state != .sent ? nil : {
+                    guard let now = try? fs.status(fd: fd, path: display) else { return "cannot stat" }
+                    return now.size == manifest.size && now.mtimeText == manifest.mtime ? nil : "modified"
+                }
                 do {
-                    let (area, target) = try finishRecorded(path, manifest: manifest)
+                    let (area, target) = try finishRecorded(path, manifest: manifest, unchanged: unchanged)
                     let due = manifest.state == .retry ? (manifest.nextAttemptAt.flatMap(Timestamp.parse) ?? now) : nil
                     return .finishedByRecovery(area, target, retryDue: due)
+                } catch is FileLifecycle.ChangedDuringMove {
+                    // Back in the outbox beside its `sent` record, now outdated: claimed afresh.
+                    return claim(path, now: now, cancellation: cancellation)
                 } catch {
                     return .refused("cannot finish recorded move: \(error)")
                 }
@@ -148,19 +157,10 @@ package struct Claimer: Sendable {
     /// A move cut after its links leaves the file's and the record's new names behind (second
     /// names for these very files): they go, so the file is in one place when it is uploaded again.
     private func dropStaleName(of path: RelativePath, recordedAs stored: String?) {
-        guard let stored, let (area, target) = spool.resolveStoredAs(stored), area != .outbox else { return }
-        let outbox = spool.directory(.outbox), dir = spool.directory(area)
         do {
-            var dropped = false
-            // The file's new name, and the record's, where each is a second name of what is here.
-            for (mine, theirs) in [(path, target), (Spool.manifestName(for: path), Spool.manifestName(for: target))]
-            where (try? lifecycle.sameFile(mine, in: outbox, theirs, in: dir)) == true {
-                try fs.unlink(theirs, in: dir)
-                dropped = true
-            }
-            if dropped { try spool.syncDirectory(of: target, in: area) }
+            try lifecycle.dropSecondNames(of: path, recordedAs: stored)
         } catch {
-            logger.warn("cannot remove a stale second name of a file", ["file": path.logSafe, "name": stored, "error": "\(error)"])
+            logger.warn("cannot remove a stale second name of a file", ["file": path.logSafe, "name": stored ?? "", "error": "\(error)"])
         }
     }
 
@@ -170,8 +170,13 @@ package struct Claimer: Sendable {
     private func vanished(_ path: RelativePath, now: Date) -> Outcome {
         guard case .success(let manifest) = spool.readManifest(for: path, in: .outbox),
               [.sent, .retry, .failed].contains(manifest.state),
-              let stored = manifest.storedAs, let (area, target) = spool.resolveStoredAs(stored), area != .outbox,
-              fs.exists(target, in: spool.directory(area)) else { return .vanished }
+              let stored = manifest.storedAs, let (area, target) = spool.resolveStoredAs(stored), area != .outbox else { return .vanished }
+        guard fs.exists(target, in: spool.directory(area)) else {
+            // Removed by the producer during a move cut after the record's link (simulator seed
+            // 9483): the record's new name goes with the file, as its outbox name will.
+            dropStaleName(of: path, recordedAs: stored)
+            return .vanished
+        }
         do {
             if !fs.exists(Spool.manifestName(for: target), in: spool.directory(area)) {
                 try lifecycle.completeMove(path, manifest: manifest, to: area, as: target)
@@ -208,7 +213,8 @@ package struct Claimer: Sendable {
 
     /// Completes a move whose manifest already says sent/retry/failed (steps 3–5 of `FileLifecycle`).
     @discardableResult
-    package func finishRecorded(_ path: RelativePath, manifest: Manifest) throws -> (Spool.Area, RelativePath) {
+    package func finishRecorded(_ path: RelativePath, manifest: Manifest,
+                                unchanged: (() -> String?)? = nil) throws -> (Spool.Area, RelativePath) {
         let area: Spool.Area = manifest.state == .sent ? .sent : .retry
         var target = spool.freeName(for: path, in: area)
         let dir = spool.directory(area)
@@ -221,7 +227,7 @@ package struct Claimer: Sendable {
         var updated = manifest
         updated.storedAs = spool.storedAs(target, in: area)
         if updated != manifest { try spool.writeManifest(updated, for: path, in: .outbox) }
-        try lifecycle.completeMove(path, manifest: updated, to: area, as: target)
+        try lifecycle.completeMove(path, manifest: updated, to: area, as: target, unchanged: unchanged)
         logger.info("finished an interrupted move", ["file": path.logSafe, "id": manifest.id, "stored_as": updated.storedAs ?? ""])
         return (area, target)
     }

@@ -29,7 +29,7 @@ import UploaderConfig
 ///     Links, not renames: on a file system without a journal each directory's entries persist
 ///     on their own, and a rename's removal can persist without its addition — losing the file.
 /// Back from retry/ (due, or `uploader retry`):
-///  6. manifest `queued` rewritten in retry/; linked into the outbox; outbox fsynced.
+///  6. manifest `queued` rewritten in retry/, retry/ fsynced; linked into the outbox; outbox fsynced.
 ///  7. the file linked into the outbox; outbox fsynced (never a file without its manifest there).
 ///  8. the file's retry/ name unlinked, retry/ fsynced, then the manifest's. Recovery runs
 ///     whatever part is left (a `queued` manifest in retry/ is a move back to finish).
@@ -142,6 +142,21 @@ package struct FileLifecycle: Sendable {
         }
     }
 
+    /// Removes the names in sent/ or retry/ (`stored`) that are second names of the file at `path`
+    /// in the outbox and of its manifest there, as a move cut after its links leaves them, and makes
+    /// that durable. A name there that leads to another file is left alone.
+    package func dropSecondNames(of path: RelativePath, recordedAs stored: String?) throws {
+        guard let stored, let (area, target) = spool.resolveStoredAs(stored), area != .outbox else { return }
+        let outbox = spool.directory(.outbox), dir = spool.directory(area)
+        var dropped = false
+        for (mine, theirs) in [(path, target), (Spool.manifestName(for: path), Spool.manifestName(for: target))]
+        where (try? sameFile(mine, in: outbox, theirs, in: dir)) == true {
+            try fs.unlink(theirs, in: dir)
+            dropped = true
+        }
+        if dropped { try spool.syncDirectory(of: target, in: area) }
+    }
+
     /// True when both names lead to one file (same device and inode).
     package func sameFile(_ a: RelativePath, in aDir: String, _ b: RelativePath, in bDir: String) throws -> Bool {
         let sa = try fs.status(a, in: aDir), sb = try fs.status(b, in: bDir)
@@ -172,14 +187,19 @@ package struct FileLifecycle: Sendable {
         guard case .success(var manifest) = spool.readManifest(for: path, in: .retry) else {
             throw SystemError("read manifest", path: Spool.manifestName(for: path).displayed(in: retryDir), code: ENOENT)
         }
-        let fileHere = fs.exists(path, in: retryDir)
+        var fileHere = fs.exists(path, in: retryDir)
         // A move back cut short left its `queued` record (and maybe the file) in the outbox under
         // the same name: it is finished. A record of this file in a final state there is the old
-        // name of the one in retry/ (a move into retry/ cut before its last step): it goes.
+        // name of the one in retry/ (a move into retry/ cut before its last step): it goes — once
+        // the file has its retry/ name too. Without a journal the manifest's new name can persist
+        // while the file's does not (simulator seed 1286): that move into retry/ is finished first.
         var resumed = false
         if case .success(let there) = spool.readManifest(for: path, in: .outbox), there.id == manifest.id {
             if there.state == .queued || there.state == .uploading {
                 resumed = true
+            } else if !fileHere && fs.exists(path, in: outbox) {
+                try completeMove(path, manifest: there, to: .retry, as: path)
+                fileHere = true
             } else {
                 try fs.unlink(Spool.manifestName(for: path), in: outbox)
             }
@@ -194,7 +214,10 @@ package struct FileLifecycle: Sendable {
             manifest.nextAttemptAt = nil
             manifest.storedAs = spool.storedAs(path, in: .retry)
             if resetBackoff { manifest.attemptsBeforeRetry = manifest.attempts.count }
-            try spool.writeManifest(manifest, for: path, in: .retry)
+            // Durable in retry/ before its outbox name exists: without a journal, a power cut could
+            // otherwise keep the outbox's `queued` record and bring back the old `failed` one in
+            // retry/, which would then outlive its file there (simulator seed 932).
+            try spool.writeManifest(manifest, for: path, in: .retry, syncDirectory: true)
             try makeDurableParents(of: target, in: .outbox)
             try link(Spool.manifestName(for: path), in: retryDir, to: Spool.manifestName(for: target), in: outbox)
             try spool.syncDirectory(of: target, in: .outbox)

@@ -103,6 +103,11 @@ package struct Recovery: Sendable {
         case .success(let manifest):
             guard let stored = manifest.storedAs, let (area, target) = spool.resolveStoredAs(stored),
                   area != .outbox, fs.exists(target, in: spool.directory(area)) else {
+                // A cut move may have given the record a second name in sent/ or retry/: it goes
+                // (the record itself is kept, moved aside).
+                do { try lifecycle.dropSecondNames(of: file, recordedAs: manifest.storedAs) } catch {
+                    logger.warn("cannot remove a stale second name of a manifest", ["file": file.logSafe, "error": "\(error)"])
+                }
                 quarantine(file, because: "manifest with no file (the file vanished)")
                 return nil
             }

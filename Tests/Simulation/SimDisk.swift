@@ -49,11 +49,25 @@ final class SimDisk: SpoolFileSystem {
                                    _ body: (inout SimDiskState) throws -> R) throws -> R {
         do {
             return try state.withLock { state in
+                if counted, state.operationLog != nil {
+                    state.operationLog!.append("  disk \(call) \(path())\(state.crashed || state.crashPoint.map { state.operations >= $0 } == true ? " (refused: crashed)" : "")")
+                }
                 if counted { try state.beginOperation() } else { try state.beginRead() }
                 return try body(&state)
             }
         } catch let error as SimErrno {
             throw SystemError(call, path: path(), code: error.code)
+        }
+    }
+
+    /// Starts keeping every counted operation as a trace line (for `--replay`).
+    func logOperations() { state.withLock { $0.operationLog = [] } }
+
+    /// The operations logged since the last call.
+    func takeOperationLog() -> [String] {
+        state.withLock { state in
+            defer { if state.operationLog != nil { state.operationLog = [] } }
+            return state.operationLog ?? []
         }
     }
 

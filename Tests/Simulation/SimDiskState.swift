@@ -29,6 +29,8 @@ struct SimDiskState: Sendable {
     var operations = 0
     var crashPoint: Int?
     var crashed = false
+    /// Counted operations since the simulator last took them, as trace lines (`--replay` only).
+    var operationLog: [String]?
 
     init(model: SimDisk.Model, now: @escaping @Sendable () -> Date) {
         self.model = model

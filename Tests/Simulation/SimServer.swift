@@ -15,6 +15,10 @@ final class SimServer: @unchecked Sendable {
         /// The server kept the body (2xx, or an answer lost after the body arrived).
         var kept: Bool
         var status: Int?
+        /// The body is not the one its `Content-Digest` declared: the file changed under the upload.
+        /// Another version than the one the key names, so it counts neither as a copy of that
+        /// version nor as a duplicate of its own content (a server that checks the digest refuses it).
+        var torn = false
     }
 
     private(set) var requests: [Request] = []
@@ -35,17 +39,20 @@ final class SimServer: @unchecked Sendable {
 
     func record(_ request: Request) { requests.append(request) }
 
+    /// The Content-Digest value a body with these bytes carries (RFC 9530, as `BodyDigest` writes it).
+    static func digestHeader(_ bytes: [UInt8]) -> String { BodyDigest.header(sha256: SHA256.hash(bytes)) }
+
     func requestCount(_ id: String) -> Int { requests.filter { $0.id == id }.count }
 
     /// SHA-256s of the bodies the server kept for `id`.
     func keptHashes(_ id: String) -> Set<String> {
-        Set(requests.filter { $0.id == id && $0.kept }.map { SHA256.hash($0.bytes).hexString })
+        Set(requests.filter { $0.id == id && $0.kept && !$0.torn }.map { SHA256.hash($0.bytes).hexString })
     }
 
     /// Every body the server kept, by content hash → the keys it came under.
     var keptByContent: [String: Set<String>] {
         var out: [String: Set<String>] = [:]
-        for r in requests where r.kept { out[SHA256.hash(r.bytes).hexString, default: []].insert(r.id) }
+        for r in requests where r.kept && !r.torn { out[SHA256.hash(r.bytes).hexString, default: []].insert(r.id) }
         return out
     }
 }
@@ -99,9 +106,11 @@ final class SimTransport: Transport {
             return .failure(.broken("stalled: no data moved for 60 s (stall_timeout)", bytesSent: Int64(body.count / 2)))
         }
         let sent = Int64(body.count)
+        let declared = request.headers.first { $0.name == "Content-Digest" }?.value
+        let torn = declared.map { $0 != SimServer.digestHeader(body) } ?? false
         switch answer {
         case .created:
-            server.record(SimServer.Request(id: id, bytes: body, kept: true, status: 201))
+            server.record(SimServer.Request(id: id, bytes: body, kept: true, status: 201, torn: torn))
             return .success(UploadResponse(status: 201, statusText: "Created", bytesSent: sent, effectiveURL: request.url))
         case .serviceUnavailable, .tooManyRequests, .forbidden, .requestTimeout:
             let status = [Answer.serviceUnavailable: 503, .tooManyRequests: 429, .forbidden: 403, .requestTimeout: 408][answer]!
@@ -116,10 +125,10 @@ final class SimTransport: Transport {
             server.record(SimServer.Request(id: id, bytes: body, kept: false, status: nil))
             return .failure(.broken("stalled: no data moved for 60 s (stall_timeout)", bytesSent: sent))
         case .answerLost:
-            server.record(SimServer.Request(id: id, bytes: body, kept: true, status: 201))
+            server.record(SimServer.Request(id: id, bytes: body, kept: true, status: 201, torn: torn))
             if silentResend {
                 // The planted bug: the client sends the request again by itself, unrecorded.
-                server.record(SimServer.Request(id: id, bytes: body, kept: true, status: 201))
+                server.record(SimServer.Request(id: id, bytes: body, kept: true, status: 201, torn: torn))
                 return .success(UploadResponse(status: 201, bytesSent: sent, effectiveURL: request.url))
             }
             return .failure(.broken("connection closed before an answer", bytesSent: sent))

@@ -62,6 +62,7 @@ final class Simulation {
         let lines = LineBox()
         logger = Logger(level: collect ? .debug : .error, clock: clock, sink: { line in if collect { lines.append(line) } })
         logLines = lines
+        if collect { disk.logOperations() }
         producer = Producer(disk: disk, outbox: profile.spool.outbox, choices: choices)
     }
 
@@ -338,7 +339,18 @@ final class Simulation {
 
     // MARK: Bookkeeping
 
-    func note(_ line: String) { trace.append(line) }
+    func note(_ line: String) {
+        if options.keepLog {
+            // A replay shows what happened on the disk and in the log between two steps, in place.
+            trace.append(contentsOf: disk.takeOperationLog())
+            trace.append(contentsOf: logLines.lines[loggedInTrace...].map { "  log: " + $0 })
+            loggedInTrace = logLines.lines.count
+        }
+        trace.append(line)
+    }
+
+    /// How many log lines the trace already shows (replays only).
+    private var loggedInTrace = 0
 
     func fail(_ invariant: Invariant, _ detail: String) {
         guard violation == nil else { return }
