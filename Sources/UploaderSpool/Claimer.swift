@@ -146,7 +146,13 @@ package struct Claimer: Sendable {
             fs.close(fd)
             return .cancelled
         } catch let error as SystemError {
+            let shrunk = (try? fs.status(fd: fd, path: display)).map { $0.size < status.size } ?? false
             fs.close(fd)
+            if shrunk {
+                // Cut short by its producer while we read it: a change, not a broken file.
+                logger.info("file changed while it was hashed; claiming it afresh", ["file": path.logSafe])
+                return claim(path, now: now, cancellation: cancellation)
+            }
             return .unreadable(error, freshManifest(path, status: status, sha256: nil, now: now))
         } catch {
             fs.close(fd)
