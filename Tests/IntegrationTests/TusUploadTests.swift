@@ -232,3 +232,30 @@ import Testing
         #expect(try server.stored(location).sha256 == expected)
     }
 }
+
+extension TusUploadTests {
+    @Test func theTusExamplePassesCheckConfigAndUploadsToTuspyserver() throws {
+        let server = try TusServer()
+        let source = PackagePaths.root + "/examples/tus/uploader.conf"
+        let conf = try tmp.write("uploader.conf", try Data(contentsOf: URL(fileURLWithPath: source)))
+        let token = try tmp.write("tus.token", "tus-token-321\n")
+        #expect(chmod(token, 0o600) == 0)
+        let environment = ["UPLOAD_URL": "http://127.0.0.1:\(server.port)"]
+        let checked = try binary.run(["check-config", "--config", conf], environment: environment)
+        #expect(checked.exitCode == 0 && checked.stdout.contains("protocol = tus\ntus_chunk_size = 8MiB\n"), "\(checked)")
+        #expect(!checked.stdout.contains("tus-token-321"))
+
+        _ = try tmp.mkdir("spool/videos/outbox")
+        let file = try tmp.writeRandom("spool/videos/outbox/talk.webm", count: 300_000)
+        let expected = try sha256(ofFile: file)
+        let run = try binary.run(["run", "--once", "--config", conf], environment: environment, timeout: 60)
+        #expect(run.exitCode == 0, "\(run)")
+        let log = try server.requests().filter { $0.headers["user-agent"]?.hasPrefix("uploader/") == true }
+        #expect(log.map(\.method) == ["POST", "OPTIONS", "PATCH"], "\(log.map(\.method))")
+        for request in log {
+            #expect(request.headers["authorization"] == "Bearer tus-token-321" && request.headers["x-site"] == "north")
+        }
+        let url = try #require(try remote("videos/sent/talk.webm.manifest.json")["upload_url"] as? String)
+        #expect(try server.stored(url).sha256 == expected)
+    }
+}
