@@ -34,13 +34,7 @@ import Testing
             """)
     }
 
-    func drop(_ name: String, bytes: Int) throws -> String {
-        _ = try tmp.mkdir("spool/outbox")
-        let staged = try tmp.writeRandom(".staging-\(name)", count: bytes)
-        let target = tmp.path("spool/outbox/\(name)")
-        try #require(rename(staged, target) == 0)
-        return target
-    }
+    func drop(_ name: String, bytes: Int) throws -> String { try tmp.dropRandom(name, bytes: bytes) }
 
     func manifest(_ relative: String) throws -> [String: Any] {
         let data = try Data(contentsOf: URL(fileURLWithPath: tmp.path("spool/" + relative)))
