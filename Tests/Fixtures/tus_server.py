@@ -8,7 +8,8 @@ Uploads are created at /files/ and stored by tuspyserver as FILES_DIR/<id> (+ <i
 
 LOG gets one JSON object per request when it ends: method, path, headers (lowercased names),
 body_bytes and body_sha256 (what arrived of the body), status, response_headers, and
-"injected": true on a fault of ours.
+"injected": true on a fault of ours. LOG.inflight always holds the number of requests being
+handled, so a test can wait until a request cut by a kill has been dealt with.
 
   --fail-patch N  answer the N-th PATCH (1-based) with 503, after reading its whole body and
                   without passing it on: the server keeps nothing of that chunk.
@@ -18,6 +19,7 @@ body_bytes and body_sha256 (what arrived of the body), status, response_headers,
 import argparse
 import hashlib
 import json
+import os
 import socket
 
 import uvicorn
@@ -34,6 +36,15 @@ class Recorder:
         self.fail_patches = set(fail_patches)
         self.checksum = checksum
         self.patches = 0
+        self.inflight_path = log_path + ".inflight"
+        self.inflight = 0
+        self.count_inflight(0)
+
+    def count_inflight(self, change):
+        self.inflight += change
+        with open(self.inflight_path + ".tmp", "w", encoding="utf-8") as f:
+            f.write("%d\n" % self.inflight)
+        os.replace(self.inflight_path + ".tmp", self.inflight_path)
 
     def write(self, entry):
         self.log.write(json.dumps(entry) + "\n")
@@ -71,6 +82,7 @@ class Recorder:
                 entry["response_headers"] = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in headers}
             await send(message)
 
+        self.count_inflight(1)
         try:
             if scope["method"] == "PATCH":
                 self.patches += 1
@@ -88,6 +100,7 @@ class Recorder:
         finally:
             entry["body_sha256"] = digest.hexdigest()
             self.write(entry)
+            self.count_inflight(-1)
 
 
 def main():

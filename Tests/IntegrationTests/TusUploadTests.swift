@@ -106,6 +106,7 @@ import Testing
         try waitUntil(timeout: 60, "two chunks recorded in the manifest") { recordedOffset("long.bin") >= 8 << 20 }
         first.kill9()
         _ = try first.waitForExit(timeout: 10)
+        try server.waitUntilIdle()
         let before = try server.requests().count
         #expect(recordedOffset("long.bin") < 40 << 20, "the first run finished before it was killed")
 
@@ -163,6 +164,7 @@ import Testing
         try waitUntil(timeout: 60, "a chunk recorded in the manifest") { recordedOffset("forgotten.bin") >= 4 << 20 }
         first.kill9()
         _ = try first.waitForExit(timeout: 10)
+        try server.waitUntilIdle()
         let oldURL = try #require(try remote("outbox/forgotten.bin.manifest.json")["upload_url"] as? String)
         try server.forgetEverything()
         let before = try server.requests().count
@@ -251,5 +253,32 @@ extension TusUploadTests {
         }
         let url = try #require(try remote("videos/sent/talk.webm.manifest.json")["upload_url"] as? String)
         #expect(try server.stored(url).sha256 == expected)
+    }
+}
+
+extension TusUploadTests {
+    @Test func aFileChangedWhileTheDaemonWasDownHasItsOldUploadDeletedAtTheNextStart() throws {
+        let server = try TusServer()
+        let conf = try config(server, chunk: "4MiB", extra: "max_rate = 8MiB")
+        let file = try drop("rewritten.bin", bytes: 40 << 20)
+        let first = try binary.start(["run", "--config", conf])
+        try waitUntil(timeout: 60, "a first chunk recorded") { recordedOffset("rewritten.bin") >= 4 << 20 }
+        first.kill9()
+        _ = try first.waitForExit(timeout: 10)
+        try server.waitUntilIdle()
+        let oldURL = try #require(try remote("outbox/rewritten.bin.manifest.json")["upload_url"] as? String)
+        let replacement = try tmp.writeRandom(".replacement", count: 2 << 20)
+        #expect(rename(replacement, file) == 0)
+        let expected = try sha256(ofFile: file)
+        let before = try server.requests().count
+
+        let second = try binary.run(["run", "--once", "--config", conf], timeout: 60)
+        #expect(second.exitCode == 0, "\(second)")
+        let after = try server.requests().dropFirst(before).filter { $0.method != "OPTIONS" }
+        #expect(after.map(\.method) == ["DELETE", "POST", "PATCH"], "\(after.map(\.method))")
+        #expect(after.first.map { oldURL.hasSuffix($0.path) && $0.status == 204 } == true)
+        #expect(!server.holds(oldURL))
+        let newURL = try #require(try remote("sent/rewritten.bin.manifest.json")["upload_url"] as? String)
+        #expect(try server.stored(newURL).sha256 == expected)
     }
 }

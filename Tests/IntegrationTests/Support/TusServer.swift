@@ -83,6 +83,14 @@ final class TusServer: Sendable {
         }
     }
 
+    /// Waits until the server handles no request: one cut by a kill -9 has been dealt with
+    /// (tuspyserver keeps what arrived of it) and recorded.
+    func waitUntilIdle() throws {
+        try waitUntil(timeout: 30, "the tus server to finish every request") {
+            (try? String(contentsOfFile: logPath + ".inflight", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) == "0"
+        }
+    }
+
     /// The bytes the server holds for the upload at `uploadURL`, by SHA-256 and size.
     func stored(_ uploadURL: String) throws -> (sha256: String, size: Int) {
         let file = filesDir + "/" + (uploadURL.split(separator: "/").last.map(String.init) ?? "")
