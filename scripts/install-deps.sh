@@ -67,25 +67,32 @@ if [ -s /run/nginx.pid ]; then
     rm -f /run/nginx.pid
 fi
 
-# Python packages the tests use: moto (an S3 store in server mode), boto3 to read objects
-# back, botocore to sign requests independently of our SigV4, prometheus_client to parse
-# the metrics file.
-if ! python3 -c "import moto.server, boto3, botocore, prometheus_client" >/dev/null 2>&1; then
-    log "installing python packages: botocore boto3 moto[server] prometheus_client"
+# Python packages the tests use, each set installed only when python3 cannot import it yet:
+# pip_ensure "MODULES TO IMPORT" PACKAGE...
+pip_ensure() {
+    local modules="$1"
+    shift
+    python3 -c "import $modules" >/dev/null 2>&1 && return 0
+    log "installing python packages: $*"
     if ! python3 -m pip --version >/dev/null 2>&1; then
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-pip >/dev/null
     fi
+    local pip_log
     pip_log="$(mktemp)"
     pip_install() {
-        python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "$@" \
-            botocore boto3 'moto[server]' prometheus_client >"$pip_log" 2>&1
+        python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "$@" >"$pip_log" 2>&1
     }
     # Debian's own python3 refuses pip installs unless told (PEP 668); a pyenv/venv python does not need it.
-    if ! pip_install && ! pip_install --break-system-packages; then
-        cat "$pip_log" >&2; rm -f "$pip_log"; log "error: pip install of the test's python packages failed"; exit 1
+    if ! pip_install "$@" && ! pip_install --break-system-packages "$@"; then
+        cat "$pip_log" >&2; rm -f "$pip_log"; log "error: pip install of $* failed"; exit 1
     fi
     rm -f "$pip_log"
-fi
+}
+# moto (an S3 store in server mode), boto3 to read objects back, botocore to sign requests
+# independently of our SigV4, prometheus_client to parse the metrics file.
+pip_ensure "moto.server, boto3, botocore, prometheus_client" botocore boto3 'moto[server]' prometheus_client
+# tuspyserver (a tus 1.0 server, a FastAPI router) under uvicorn, for the tus tests.
+pip_ensure "tuspyserver, uvicorn, fastapi" tuspyserver uvicorn fastapi
 
 # The package (scripts/package-deb.sh) and its test: dpkg-dev (dpkg-shlibdeps, strip),
 # lintian, systemd (systemd-analyze only: nothing is started), man-db (man pages).

@@ -1,7 +1,7 @@
 import UploaderSupport
 
 /// The keys each section accepts, and the messages for keys it does not.
-enum ConfigKeys {
+package enum ConfigKeys {
     static let global = ["log_level", "log_format", "metrics_file"]
 
     static let outbox = [
@@ -11,7 +11,7 @@ enum ConfigKeys {
         "concurrency", "connect_timeout", "stall_timeout", "timeout", "max_attempts", "digest",
         "backoff", "max_backoff", "max_rate", "recursive", "ignore", "rescan", "keep_sent",
         "shutdown_grace", "on_sent", "on_failed", "hook_timeout",
-    ] + S3Settings.keys
+    ] + TusSettings.keys + S3Settings.keys
 
     /// Families of keys named by the user: `form.NAME` and `header.NAME`.
     static let outboxPrefixes = ["form.", "header."]
@@ -22,7 +22,7 @@ enum ConfigKeys {
     /// Headers whose values are credentials, shown as `<redacted>` (compared case-insensitively).
     static let sensitiveHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie"]
 
-    static func isSensitiveHeader(_ name: String) -> Bool { sensitiveHeaders.contains(name.lowercased()) }
+    package static func isSensitiveHeader(_ name: String) -> Bool { sensitiveHeaders.contains(name.lowercased()) }
 
     static func isKnown(_ key: String, in kind: IniSection.Kind) -> Bool {
         switch kind {

@@ -25,9 +25,15 @@ package func effectiveConfigText(_ c: Configuration) -> String {
             put("url", target.urlText)
             for (key, value) in target.effectiveEntries { if let value { put(key, value) } else { redacted(key) } }
         }
-        put("method", p.method.rawValue)
-        put("body", p.body.rawValue)
-        put("multipart_field", p.multipartField)
+        put("protocol", p.uploadProtocol.rawValue)
+        if p.uploadProtocol == .tus {
+            // tus fixes the method and the body itself: those keys are errors there.
+            put("tus_chunk_size", ConfigValue.formatSize(p.tusChunkSize))
+        } else {
+            put("method", p.method.rawValue)
+            put("body", p.body.rawValue)
+            put("multipart_field", p.multipartField)
+        }
         for field in p.formFields { put("form.\(field.name)", field.value.source) }
         for field in p.headers {
             if ConfigKeys.isSensitiveHeader(field.name) { redacted("header.\(field.name)") }

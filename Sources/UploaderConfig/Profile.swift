@@ -28,6 +28,10 @@ package struct Profile: Sendable {
     package var name: String
     package var spool: SpoolPaths
     package var destination: Destination
+    /// `protocol`: one request per upload (`http`), or tus 1.0 resumable uploads (`tus`, DESIGN §10).
+    package var uploadProtocol: UploadProtocol = .http
+    /// `tus_chunk_size`: the body of each tus PATCH.
+    package var tusChunkSize: Int64 = TusSettings.defaultChunkSize
     package var method: HTTPMethod = .put
     package var body: BodyFormat = .raw
     package var multipartField: String = "file"
@@ -97,12 +101,15 @@ package enum Destination: Sendable {
 
 package enum HTTPMethod: String, Sendable, CaseIterable {
     case put = "PUT", post = "POST"
-    /// Only for S3's own requests (ListParts, AbortMultipartUpload); never a `method` in the config.
-    case get = "GET", delete = "DELETE"
+    /// Only for the protocols' own requests (S3's ListParts and AbortMultipartUpload, tus's
+    /// HEAD, PATCH, DELETE and OPTIONS); never a `method` in the config.
+    case get = "GET", delete = "DELETE", head = "HEAD", patch = "PATCH", options = "OPTIONS"
 
     /// What `method =` accepts.
     package static var allCases: [HTTPMethod] { [.put, .post] }
 }
+/// How a file goes over HTTP: one request (`http`) or the tus 1.0 resumable protocol (`tus`).
+package enum UploadProtocol: String, Sendable, CaseIterable { case http, tus }
 package enum BodyFormat: String, Sendable, CaseIterable { case raw, multipart, json }
 package enum DigestMode: String, Sendable, CaseIterable { case sha256, none }
 

@@ -12,7 +12,7 @@ enum S3Settings {
     static let httpOnlyKeys = ["token", "token_file", "username", "password", "password_file"]
 
     /// Keys check-config prints for every profile: accepted for `s3://` only with the value S3 uses.
-    static let fixedValues = ["method": "PUT", "body": "raw", "auth": "none"]
+    static let fixedValues = ["method": "PUT", "body": "raw", "auth": "none", "protocol": "http"]
 
     /// Headers the signer sets; `header.*` may not.
     static let reservedHeaders: Set<String> = [
@@ -103,8 +103,8 @@ extension ProfileBuilder {
                 ok = false
             }
         }
-        let threshold = s3Size("multipart_threshold", default: 64 << 20, in: S3Target.minimumPartSize...S3Target.maximumPartSize)
-        let partSize = s3Size("part_size", default: 16 << 20, in: S3Target.minimumPartSize...S3Target.maximumPartSize)
+        let threshold = reader.size("multipart_threshold", default: 64 << 20, in: S3Target.minimumPartSize...S3Target.maximumPartSize)
+        let partSize = reader.size("part_size", default: 16 << 20, in: S3Target.minimumPartSize...S3Target.maximumPartSize)
         let concurrency = reader.integer("part_concurrency", default: 4, in: 1...64)
 
         guard ok, let location, let accessKeyID, let secretKey else { return nil }
@@ -155,15 +155,6 @@ extension ProfileBuilder {
             reader.diagnostics.warning(line, "s3 url's key has no placeholder: every file is uploaded to the same key (add e.g. {path})")
         }
         return (bucket, key)
-    }
-
-    private mutating func s3Size(_ key: String, default fallback: Int64, in range: ClosedRange<Int64>) -> Int64 {
-        guard let value = reader.value(key, kind: "size", hint: ConfigValue.sizeHint, ConfigValue.size) else { return fallback }
-        guard range.contains(value) else {
-            reader.diagnostics.error(reader.line(key), "\(key) must be from \(ConfigValue.formatSize(range.lowerBound)) to \(ConfigValue.formatSize(range.upperBound))")
-            return fallback
-        }
-        return value
     }
 }
 

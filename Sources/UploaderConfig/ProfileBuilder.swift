@@ -32,6 +32,7 @@ struct ProfileBuilder {
         let auth = self.auth()
         var profile = Profile(name: name, spool: spool, destination: .http(url ?? URLTemplate(try! Template(parsing: "http://invalid"))))
         profile.line = reader.section.line
+        readProtocol(into: &profile, isS3: isS3)
         profile.method = reader.choice("method", default: profile.method)
         profile.body = reader.choice("body", default: profile.body)
         if let field = reader.text("multipart_field") {

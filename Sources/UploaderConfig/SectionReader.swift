@@ -76,6 +76,16 @@ struct SectionReader {
         } ?? fallback
     }
 
+    /// A size within `range`; out of range is reported as `KEY must be from MIN to MAX`.
+    mutating func size(_ key: String, default fallback: Int64, in range: ClosedRange<Int64>) -> Int64 {
+        guard let value = value(key, kind: "size", hint: ConfigValue.sizeHint, ConfigValue.size) else { return fallback }
+        guard range.contains(value) else {
+            diagnostics.error(line(key), "\(key) must be from \(ConfigValue.formatSize(range.lowerBound)) to \(ConfigValue.formatSize(range.upperBound))")
+            return fallback
+        }
+        return value
+    }
+
     /// An absolute path, or nil when absent, empty (if allowed) or already reported.
     mutating func path(_ key: String, allowEmpty: Bool = false) -> String? {
         guard let value = text(key) else { return nil }

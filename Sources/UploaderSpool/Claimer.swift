@@ -85,8 +85,9 @@ package struct Claimer: Sendable {
             fs.close(fd)
             return refuse(path, status, now: now)
         }
-        // An S3 multipart upload begun for the old content: kept so the uploader can abort it.
+        // An S3 multipart or tus upload begun for the old content: kept so the uploader can end it.
         var staleS3: S3UploadState?
+        var staleTus: TusUploadState?
         switch spool.readManifest(for: path, in: .outbox) {
         case .success(let manifest):
             let unchanged = manifest.size == status.size && manifest.mtime == status.mtimeText
@@ -117,6 +118,7 @@ package struct Claimer: Sendable {
                 return .ready(ClaimedFile(path: path, fd: fd, status: status, manifest: manifest, fs: fs))
             } else {
                 staleS3 = manifest.s3
+                staleTus = manifest.remote?.tus
                 logger.info("file changed since it was claimed; claiming it afresh", ["file": path.logSafe, "id": manifest.id])
             }
         case .failure(.missing):
@@ -141,6 +143,7 @@ package struct Claimer: Sendable {
             }
             var fresh = freshManifest(path, status: status, sha256: sha, now: now)
             fresh.s3 = staleS3
+            fresh.remote = staleTus.map { Manifest.Remote(url: $0.uploadURL, tus: $0) }
             return .ready(ClaimedFile(path: path, fd: fd, status: status, manifest: fresh, fs: fs))
         } catch is CancellationFlag.Cancelled {
             fs.close(fd)

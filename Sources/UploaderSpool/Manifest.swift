@@ -46,19 +46,32 @@ package struct Manifest: Decodable, Sendable, Equatable {
         package var etag: String?
         package var location: String?
         package var response: String?
+        /// A tus upload in progress or done (`upload_url`, `offset`, …); nil for other protocols.
+        package var tus: TusUploadState?
 
-        package init(url: String, httpStatus: Int? = nil, etag: String? = nil, location: String? = nil, response: String? = nil) {
+        package init(url: String, httpStatus: Int? = nil, etag: String? = nil, location: String? = nil, response: String? = nil,
+                     tus: TusUploadState? = nil) {
             self.url = url
             self.httpStatus = httpStatus
             self.etag = etag
             self.location = location
             self.response = response
+            self.tus = tus
         }
 
         enum CodingKeys: String, CodingKey {
             case url, httpStatus = "http_status", etag, location, response
         }
 
+        package init(from decoder: Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            url = try c.decode(String.self, forKey: .url)
+            httpStatus = try c.decodeIfPresent(Int.self, forKey: .httpStatus)
+            etag = try c.decodeIfPresent(String.self, forKey: .etag)
+            location = try c.decodeIfPresent(String.self, forKey: .location)
+            response = try c.decodeIfPresent(String.self, forKey: .response)
+            tus = try TusUploadState(fromRemote: decoder)
+        }
     }
 
     package var version: Int = 1
@@ -188,6 +201,7 @@ extension Manifest.Remote {
         w.field("etag", etag)
         w.field("location", location)
         w.field("response", response)
+        tus?.write(into: &w)
         return w
     }
 }

@@ -43,6 +43,10 @@ final class CurlTransferContext {
     var etag: String?
     var location: String?
     var retryAfter: String?
+    /// Headers the request asked to keep (`UploadRequest.keepHeaders`), by lowercased name.
+    var keptHeaders: [String: String] = [:]
+    /// `keepHeaders` as the lowercased `name:` prefixes the header callback compares raw lines with.
+    let keptPrefixes: [[UInt8]]
     var responseBody: [UInt8] = []
 
     /// CURLOPT_ERRORBUFFER storage (CURL_ERROR_SIZE bytes).
@@ -63,6 +67,7 @@ final class CurlTransferContext {
         progress = request.progress
         sourcePath = request.sourcePath
         stallTimeout = request.stallTimeout
+        keptPrefixes = request.keepHeaders.map { Array(($0.lowercased() + ":").utf8) }
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
     }
@@ -137,7 +142,7 @@ final class CurlTransferContext {
             let parts = trimmed.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
             status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
             statusText = parts.count > 2 ? String(parts[2]) : ""
-            etag = nil; location = nil; retryAfter = nil
+            etag = nil; location = nil; retryAfter = nil; keptHeaders = [:]
             responseBody.removeAll()
             return
         }
@@ -148,7 +153,7 @@ final class CurlTransferContext {
         case "etag": etag = value
         case "location": location = value
         case "retry-after": retryAfter = value
-        default: break
+        default: if keptPrefixes.contains(Array((name + ":").utf8)) { keptHeaders[name] = value }
         }
     }
 
@@ -157,17 +162,25 @@ final class CurlTransferContext {
     /// String work; that work was ~3 % of the CPU of a 4 KiB upload.
     static func isInteresting(_ line: UnsafeRawBufferPointer) -> Bool {
         func hasPrefix(_ prefix: StaticString) -> Bool {
-            let count = prefix.utf8CodeUnitCount
-            guard line.count >= count else { return false }
-            let p = prefix.utf8Start
-            for i in 0..<count {
-                var b = line[i]
-                if b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z") { b += 32 }
-                if b != p[i] { return false }
-            }
-            return true
+            startsCaseInsensitively(line, with: UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount))
         }
         return hasPrefix("http/") || hasPrefix("etag:") || hasPrefix("location:") || hasPrefix("retry-after:")
+    }
+
+    /// Whether `line` is one of the headers the request asked to keep.
+    func isKept(_ line: UnsafeRawBufferPointer) -> Bool {
+        keptPrefixes.contains { prefix in prefix.withUnsafeBufferPointer { Self.startsCaseInsensitively(line, with: $0) } }
+    }
+
+    /// `line` begins with `prefix` (lowercase ASCII), letters compared without case.
+    private static func startsCaseInsensitively(_ line: UnsafeRawBufferPointer, with prefix: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard line.count >= prefix.count else { return false }
+        for i in 0..<prefix.count {
+            var b = line[i]
+            if b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z") { b += 32 }
+            if b != prefix[i] { return false }
+        }
+        return true
     }
 
     /// Keeps the first 64 KiB of the response body and drops the rest.
@@ -218,7 +231,7 @@ let curlPrerequestCallback: uploader_curl_prereq_cb = { userdata, _, _, _, _ in
 let curlHeaderCallback: uploader_curl_data_cb = { buffer, size, count, userdata in
     let context = Unmanaged<CurlTransferContext>.fromOpaque(userdata!).takeUnretainedValue()
     let raw = UnsafeRawBufferPointer(start: buffer, count: size * count)
-    if CurlTransferContext.isInteresting(raw) { context.header(String(decoding: raw, as: UTF8.self)) }
+    if CurlTransferContext.isInteresting(raw) || context.isKept(raw) { context.header(String(decoding: raw, as: UTF8.self)) }
     return size * count
 }
 

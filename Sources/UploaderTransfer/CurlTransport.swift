@@ -45,6 +45,10 @@ package final class CurlTransport: Transport {
         }
         // An empty `Expect:` stops curl from waiting for `100 Continue` before the body.
         headers = curl_slist_append(headers, "Expect:")
+        if request.method == .post, !request.headers.contains(where: { $0.name.lowercased() == "content-type" }) {
+            // A POST that names no type (tus creation) must not get curl's form type.
+            headers = curl_slist_append(headers, "Content-Type:")
+        }
 
         return withExtendedLifetime(context) {
             let userdata = Unmanaged.passUnretained(context).toOpaque()
@@ -78,6 +82,7 @@ package final class CurlTransport: Transport {
                 etag: context.etag,
                 location: context.location,
                 retryAfter: context.retryAfter,
+                headers: context.keptHeaders,
                 body: String(decoding: context.responseBody, as: UTF8.self),
                 bytesSent: bytesSent,
                 effectiveURL: handle.string(CURLINFO_EFFECTIVE_URL) ?? url))
@@ -101,10 +106,16 @@ package final class CurlTransport: Transport {
         case .post:
             h.set(CURLOPT_POST, 1)
             h.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: context.length)
+        case .patch:
+            h.set(CURLOPT_UPLOAD, 1)
+            h.set(CURLOPT_INFILESIZE_LARGE, offset: context.length)
+            h.set(CURLOPT_CUSTOMREQUEST, "PATCH")
         case .get:
             h.set(CURLOPT_HTTPGET, 1)
-        case .delete:
-            h.set(CURLOPT_CUSTOMREQUEST, "DELETE")
+        case .head:
+            h.set(CURLOPT_NOBODY, 1)
+        case .delete, .options:
+            h.set(CURLOPT_CUSTOMREQUEST, request.method.rawValue)
         }
         h.set(CURLOPT_READFUNCTION, callback: curlReadCallback)
         h.set(CURLOPT_READDATA, pointer: userdata)

@@ -2,6 +2,9 @@ import Foundation
 import UploaderSupport
 import UploaderConfig
 
+/// How one upload ended: the answer (or failure) to keep, and what happens to the file.
+package typealias UploadOutcome = (result: Result<UploadResponse, TransferFailure>, disposition: Disposition)
+
 /// What happens to a file after one attempt, decided in this one place from the transfer's result.
 ///
 /// The worker acts on the disposition and never inspects statuses or errors itself.

@@ -80,6 +80,17 @@ package struct RequestBuilder: Sendable {
             ("Idempotency-Key", source.id),
         ]
         if let digest { headers.append(("Content-Digest", BodyDigest.header(sha256: digest))) }
+
+        return UploadRequest(
+            url: url, method: profile.method, headers: withProfileHeaders(headers, values: values), body: body,
+            connectTimeout: profile.connectTimeout, stallTimeout: profile.stallTimeout, timeout: profile.timeout,
+            tls: profile.tls, rateLimiter: rateLimiter, cancellation: cancellation, sourcePath: sourcePath)
+    }
+
+    /// `headers`, then `User-Agent`, the `auth` header and the `header.*` values rendered for this
+    /// file; a `header.*` replaces an earlier header of its name. What every request of a file carries.
+    package func withProfileHeaders(_ headers: [(name: String, value: String)], values: TemplateValues) -> [(name: String, value: String)] {
+        var headers = headers
         headers.append(("User-Agent", "uploader/\(UploaderVersion.string)"))
         switch profile.auth {
         case .none: break
@@ -94,10 +105,6 @@ package struct RequestBuilder: Sendable {
             // renderText cleans inserted values; a line break in the template's own text must not split the header either.
             headers.append((field.name, MultipartBody.headerSafe(field.value.renderText(values))))
         }
-
-        return UploadRequest(
-            url: url, method: profile.method, headers: headers, body: body,
-            connectTimeout: profile.connectTimeout, stallTimeout: profile.stallTimeout, timeout: profile.timeout,
-            tls: profile.tls, rateLimiter: rateLimiter, cancellation: cancellation, sourcePath: sourcePath)
+        return headers
     }
 }

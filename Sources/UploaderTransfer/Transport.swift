@@ -26,6 +26,9 @@ package struct UploadRequest: Sendable {
     package var progress: (@Sendable (Int64) -> Void)?
     /// The file the body reads from, for error messages (`read outbox/a.txt: …`).
     package var sourcePath: String?
+    /// Response headers to keep in `UploadResponse.headers` beyond the ones every answer keeps
+    /// (tus's `Upload-Offset`, …); names compared without case.
+    package var keepHeaders: [String] = []
 
     package init(url: String, method: HTTPMethod, headers: [(name: String, value: String)], body: RequestBody,
                  connectTimeout: TimeInterval, stallTimeout: TimeInterval, timeout: TimeInterval,
@@ -79,18 +82,22 @@ package struct UploadResponse: Sendable, Equatable {
     package var location: String?
     /// Raw `Retry-After` header value, if any.
     package var retryAfter: String?
+    /// The headers the request named in `keepHeaders` that came back, by lowercased name.
+    package var headers: [String: String]
     /// First 64 KiB of the body, as text (lossy).
     package var body: String
     package var bytesSent: Int64
     package var effectiveURL: String
 
     package init(status: Int, statusText: String = "", etag: String? = nil, location: String? = nil,
-                 retryAfter: String? = nil, body: String = "", bytesSent: Int64 = 0, effectiveURL: String = "") {
+                 retryAfter: String? = nil, headers: [String: String] = [:], body: String = "", bytesSent: Int64 = 0,
+                effectiveURL: String = "") {
         self.status = status
         self.statusText = statusText
         self.etag = etag
         self.location = location
         self.retryAfter = retryAfter
+        self.headers = headers
         self.body = body
         self.bytesSent = bytesSent
         self.effectiveURL = effectiveURL

@@ -51,13 +51,7 @@ import Testing
         return (s3["parts"] as? [Any])?.count ?? 0
     }
 
-    func drop(_ name: String, bytes: Int) throws -> String {
-        _ = try tmp.mkdir("spool/outbox")
-        let staged = try tmp.writeRandom(".staging-\(name)", count: bytes)
-        let target = tmp.path("spool/outbox/\(name)")
-        try #require(rename(staged, target) == 0)
-        return target
-    }
+    func drop(_ name: String, bytes: Int) throws -> String { try tmp.dropRandom(name, bytes: bytes) }
 
     @Test func aSmallFileGoesUpInOnePutWithItsChecksum() throws {
         let conf = try config()

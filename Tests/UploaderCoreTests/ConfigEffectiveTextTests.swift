@@ -20,7 +20,9 @@ import Testing
             #expect(text.contains("\n" + line + "\n") || text.hasPrefix(line + "\n"), "missing \(line)")
         }
         let keys = Set(text.split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) })
-        for key in ConfigKeys.global + ConfigKeys.outbox where !(["token", "token_file", "username", "password", "password_file"] + S3Settings.keys).contains(key) {
+        // Keys of other auth modes and destinations, and tus_chunk_size (printed with protocol = tus only).
+        let elsewhere = ["token", "token_file", "username", "password", "password_file", "tus_chunk_size"] + S3Settings.keys
+        for key in ConfigKeys.global + ConfigKeys.outbox where !elsewhere.contains(key) {
             #expect(keys.contains(key), "effective config lacks \(key)")
         }
     }

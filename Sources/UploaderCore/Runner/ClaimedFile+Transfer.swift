@@ -7,7 +7,7 @@ import UploaderWatch
 
 /// Where the spool's records meet the transfer layer's values. The transfer layer never sees a
 /// `ClaimedFile` or a `Manifest`; the runner hands it an `UploadSource` and keeps what it
-/// reports (S3 multipart progress) in the manifest.
+/// reports (S3 multipart and tus progress) in the manifest.
 extension ClaimedFile {
     /// This file as the transfer layer sends it: the claimed descriptor and the manifest's facts.
     var uploadSource: UploadSource {
@@ -18,15 +18,38 @@ extension ClaimedFile {
     /// The S3 multipart upload recorded in the manifest, to resume.
     var s3Progress: S3MultipartProgress? { manifest.s3.map(S3MultipartProgress.init) }
 
-    /// Keeps `progress` in the manifest and writes it durably; a failure only costs resumability.
-    func recordS3Progress(_ progress: S3MultipartProgress?, in spool: Spool, logger: Logger, profile: String) {
-        manifest.s3 = progress.map(S3UploadState.init)
+    /// The tus upload recorded in the manifest, to resume.
+    var tusProgress: TusProgress? { manifest.remote?.tus.map(TusProgress.init) }
+
+    /// Applies `edit` (the upload's progress) to the manifest and writes it durably; a failure
+    /// only costs resumability.
+    func recordProgress(in spool: Spool, logger: Logger, profile: String, what: String, _ edit: (inout Manifest) -> Void) {
+        edit(&manifest)
         do {
             try spool.writeManifest(manifest, for: path, in: .outbox)
         } catch {
-            logger.warn("cannot record S3 upload progress in the manifest; a restart would send every part again",
+            logger.warn("cannot record \(what) upload progress in the manifest; a restart would send its bytes again",
                         ["profile": profile, "file": path.logSafe, "error": "\(error)"])
         }
+    }
+}
+
+extension Manifest {
+    /// Keeps a tus upload's record in `remote` (nil: none open any more).
+    mutating func keepTus(_ progress: TusProgress?) {
+        guard let progress else {
+            remote?.tus = nil
+            return
+        }
+        if remote == nil { remote = Remote(url: progress.uploadURL) }
+        remote?.tus = TusUploadState(uploadURL: progress.uploadURL, offset: progress.offset,
+                                     fileSize: progress.fileSize, fileMtime: progress.fileMtime)
+    }
+}
+
+extension TusProgress {
+    init(_ state: TusUploadState) {
+        self.init(uploadURL: state.uploadURL, offset: state.offset, fileSize: state.fileSize, fileMtime: state.fileMtime)
     }
 }
 

@@ -38,14 +38,12 @@ extension ProfileExecutor {
         }
         request.progress = ProgressLog(file: file.path, size: size, profile: profile.name, logger: logger, clock: clock).callback
         let started = clock.monotonic
-        let s3Outcome = s3?.upload(file.uploadSource, resuming: file.s3Progress, values: values, request: request,
-                                   transport: transport) { [spool, logger, profile] progress in
-            file.recordS3Progress(progress, in: spool, logger: logger, profile: profile.name)
-        }
+        // S3 and tus run a sequence of requests of their own; a plain HTTP upload is one request.
+        let sequence = sendSequence(file, values: values, request: request, transport: transport)
         // Answers can echo credentials back; none may reach the manifest or the log.
-        let result = SecretRedactor(secrets: profile.secretValues).redact(s3Outcome?.result ?? transport.send(request))
+        let result = SecretRedactor(secrets: profile.secretValues).redact(sequence?.result ?? transport.send(request))
         let seconds = clock.monotonic - started
-        let disposition = s3Outcome?.disposition ?? Disposition.decide(result, now: clock.now)
+        let disposition = sequence?.disposition ?? Disposition.decide(result, now: clock.now)
         let response = try? result.get()
         let bytesSent: Int64
         switch result {
@@ -56,7 +54,8 @@ extension ProfileExecutor {
         if let response {
             file.manifest.remote = Manifest.Remote(url: response.effectiveURL.isEmpty ? request.url : response.effectiveURL,
                                                    httpStatus: response.status, etag: response.etag,
-                                                   location: response.location, response: response.body)
+                                                   location: response.location, response: response.body,
+                                                   tus: file.manifest.remote?.tus)
         }
         held.facts = Manifest.AttemptFacts(bytesSent: bytesSent, httpStatus: response?.status)
         let outcome: AttemptOutcome
@@ -78,6 +77,24 @@ extension ProfileExecutor {
         }
         return AttemptReport(outcome: outcome, changed: changed, countedAttempts: file.manifest.countedAttempts, size: size,
                              bytesSent: bytesSent, seconds: seconds, httpStatus: response?.status, id: file.manifest.id)
+    }
+
+    /// The S3 or tus upload of `file`, its progress kept in the manifest as it goes; nil for plain HTTP.
+    private func sendSequence(_ file: ClaimedFile, values: TemplateValues, request: UploadRequest,
+                              transport: any Transport) -> UploadOutcome? {
+        if let s3 {
+            return s3.upload(file.uploadSource, resuming: file.s3Progress, values: values, request: request,
+                             transport: transport) { [spool, logger, profile] progress in
+                file.recordProgress(in: spool, logger: logger, profile: profile.name, what: "S3 multipart") { $0.s3 = progress.map(S3UploadState.init) }
+            }
+        }
+        if let tus {
+            return tus.upload(file.uploadSource, resuming: file.tusProgress, values: values, request: request,
+                              transport: transport) { [spool, logger, profile] progress in
+                file.recordProgress(in: spool, logger: logger, profile: profile.name, what: "tus") { $0.keepTus(progress) }
+            }
+        }
+        return nil
     }
 
     /// Nil when the file is as it was claimed; otherwise what differs. Checks both the open

@@ -16,6 +16,7 @@ package final class ProfileExecutor: Sendable {
     let claimer: Claimer
     let builder: RequestBuilder
     let s3: S3Uploader?
+    let tus: TusUploader?
     let rateLimiter: RateLimiter?
     let hostname: String
     /// The daemon's environment, passed on to hooks.
@@ -70,6 +71,7 @@ package final class ProfileExecutor: Sendable {
         self.finished = finished
         builder = RequestBuilder(profile: profile)
         if case .s3(let target) = profile.destination { s3 = S3Uploader(profile: profile, target: target, logger: logger) } else { s3 = nil }
+        tus = profile.uploadProtocol == .tus ? TusUploader(profile: profile, logger: logger) : nil
         jobs = parts.jobs
     }
 

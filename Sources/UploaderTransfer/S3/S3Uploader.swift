@@ -27,7 +27,7 @@ package final class S3Uploader: Sendable {
         requests = S3Requests(profile: profile, target: target)
     }
 
-    package typealias Outcome = (result: Result<UploadResponse, TransferFailure>, disposition: Disposition)
+    package typealias Outcome = UploadOutcome
 
     /// Uploads `source`; `request` (from `RequestBuilder`) lends its cancellation flag, rate limiter and progress callback.
     ///

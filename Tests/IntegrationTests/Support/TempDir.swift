@@ -76,6 +76,16 @@ final class TempDir: @unchecked Sendable {
         return try write(relative, Data(bytes))
     }
 
+    /// Writes `count` random bytes under a hidden staging name, then renames them into
+    /// `spool/outbox/NAME` in one step, as a careful producer does; returns the file's path.
+    func dropRandom(_ name: String, bytes count: Int) throws -> String {
+        _ = try mkdir("spool/outbox")
+        let staged = try writeRandom(".staging-\(name)", count: count)
+        let target = path("spool/outbox/\(name)")
+        guard rename(staged, target) == 0 else { throw HarnessError("rename \(staged) → \(target): \(String(cString: strerror(errno)))") }
+        return target
+    }
+
     func remove() {
         lock.lock()
         defer { lock.unlock() }
