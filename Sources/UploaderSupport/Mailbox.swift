@@ -16,8 +16,9 @@ package final class Mailbox<Message: Sendable>: @unchecked Sendable {
     package func send(_ message: Message) {
         condition.lock()
         messages.append(message)
-        condition.signal()
         condition.unlock()
+        // After the unlock: a woken consumer does not at once block on the lock still held here.
+        condition.signal()
     }
 
     /// The next message, waiting at most `timeout` seconds (nil: without limit); nil when none came.

@@ -10,7 +10,10 @@ import UploaderWatch
 package enum ProfileEffect: Sendable, Equatable {
     /// Open, check and hash a file of the outbox, pairing it with its manifest.
     case claim(RelativePath)
-    /// A transfer slot is taken: record the attempt in the manifest, then send the file.
+    /// A transfer slot is taken: record the attempt in the manifest, then send the file. A file
+    /// delivered and unchanged is then filed in sent/ by the same job (`AttemptReport.filed`):
+    /// that is the core's standing decision for this outcome (`Transition.attempted`), made
+    /// ahead so a file costs one round trip through the owner fewer.
     case upload(RelativePath)
     /// Write the file's next manifest and move it as `Settlement` says.
     case settle(RelativePath, Settlement)

@@ -96,9 +96,14 @@ package struct AttemptReport: Sendable, Equatable {
     package var seconds: Double
     package var httpStatus: Int?
     package var id: String
+    /// Set when the job already filed the file as sent: only for `delivered` with no change (see
+    /// `ProfileEffect.upload`). Nil otherwise: the core then decides and asks for a `.settle`.
+    package var filed: SettleReport?
 
     package init(outcome: AttemptOutcome, changed: String? = nil, countedAttempts: Int, size: Int64 = 0,
-                 bytesSent: Int64 = 0, seconds: Double = 0, httpStatus: Int? = nil, id: String = "") {
+                 bytesSent: Int64 = 0, seconds: Double = 0, httpStatus: Int? = nil, id: String = "",
+                 filed: SettleReport? = nil) {
+        self.filed = filed
         self.outcome = outcome
         self.changed = changed
         self.countedAttempts = countedAttempts

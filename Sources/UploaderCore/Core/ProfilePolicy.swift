@@ -37,7 +37,7 @@ package struct ProfilePolicy: Sendable, Equatable {
     }
 
     package init(profile: Profile, mode: Mode) {
-        self.init(mode: mode, concurrency: profile.concurrency, claimAhead: max(16, profile.concurrency),
+        self.init(mode: mode, concurrency: profile.concurrency, claimAhead: profile.concurrency,
                   maxAttempts: profile.maxAttempts, backoff: profile.backoff, maxBackoff: profile.maxBackoff)
     }
 

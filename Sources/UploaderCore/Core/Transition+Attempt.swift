@@ -23,7 +23,15 @@ extension Transition {
             if takingWork { state.waiting.add(path, front: true) }
             return
         }
-        settle(path, settlement(for: path, report))
+        let settlement = settlement(for: path, report)
+        if let filed = report.filed {
+            // The job filed it already, as this very decision says (`ProfileEffect.upload`).
+            guard case .sent = settlement else { preconditionFailure("a job filed a file the core would not file as sent") }
+            state.settling.insert(path)
+            settled(path, filed)
+            return
+        }
+        settle(path, settlement)
     }
 
     private mutating func settlement(for path: RelativePath, _ report: AttemptReport) -> Settlement {

@@ -145,7 +145,7 @@ package final class ProfileExecutor: Sendable {
 
     // MARK: Settle
 
-    private func settle(_ path: RelativePath, _ settlement: Settlement) -> SettleReport {
+    func settle(_ path: RelativePath, _ settlement: Settlement) -> SettleReport {
         guard let file = held.release(path), let original = file.manifest else {
             preconditionFailure("settle for a file not held: \(path.logSafe)")
         }
