@@ -189,15 +189,17 @@ package struct FileLifecycle: Sendable {
         }
         var fileHere = fs.exists(path, in: retryDir)
         // A move back cut short left its `queued` record (and maybe the file) in the outbox under
-        // the same name: it is finished. A record of this file in a final state there is the old
-        // name of the one in retry/ (a move into retry/ cut before its last step): it goes — once
-        // the file has its retry/ name too. Without a journal the manifest's new name can persist
-        // while the file's does not (simulator seed 1286): that move into retry/ is finished first.
+        // the same name: it is finished. A record of this file in a final state there belongs to a
+        // move into retry/ cut before its last steps: that move is finished first, so the file
+        // leaves the outbox before it comes back (simulator seeds 1286, 891: without a journal the
+        // manifest's new name can persist while the file's does not, and a file still in the
+        // outbox under its old name would be claimed afresh). A different file under that name
+        // (dropped since) is not this one: only the old record goes.
         var resumed = false
         if case .success(let there) = spool.readManifest(for: path, in: .outbox), there.id == manifest.id {
             if there.state == .queued || there.state == .uploading {
                 resumed = true
-            } else if !fileHere && fs.exists(path, in: outbox) {
+            } else if fs.exists(path, in: outbox), !fileHere || (try? sameFile(path, in: retryDir, path, in: outbox)) == true {
                 try completeMove(path, manifest: there, to: .retry, as: path)
                 fileHere = true
             } else {

@@ -28,10 +28,12 @@ final class SimProcess: @unchecked Sendable {
     var bootedAt: Date = .distantPast
 
     init(disk: SimDisk, server: SimServer, choices: ChoiceSource, profile: Profile, clock: SimClock, logger: Logger,
-         silentResend: Bool, seed: UInt64) {
+         silentResend: Bool, seed: UInt64, claimAhead: Int) {
         scheduler = SimJobQueue()
         view = ProcessView(disk: disk, scheduler: scheduler)
-        policy = ProfilePolicy(profile: profile, mode: .daemon)
+        var policy = ProfilePolicy(profile: profile, mode: .daemon)
+        policy.claimAhead = claimAhead
+        self.policy = policy
         // Temporary names counted from the seed, so a run replays exactly.
         spool = Spool(paths: profile.spool, fs: view, temporaries: TemporaryNames(start: seed >> 8))
         lifecycle = FileLifecycle(spool: spool, logger: logger)

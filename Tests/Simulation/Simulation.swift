@@ -35,6 +35,8 @@ final class Simulation {
     private(set) var powerCuts = 0
     private(set) var crashes = 0
     private var generation = 0
+    /// Files claimed ahead of a free slot in this schedule (`ProfilePolicy.claimAhead`).
+    private let claimAhead: Int
     /// A job is running and the world is being changed under it (no nesting of interference).
     private var inside = false
     /// The faults have stopped: nothing interferes any more.
@@ -57,6 +59,8 @@ final class Simulation {
         profile.backoff = 1
         profile.maxBackoff = 8
         profile.shutdownGrace = Double(choices.below(4))
+        // The runner claims nothing ahead (one job per file); half the schedules also claim ahead.
+        claimAhead = choices.chance(50) ? 0 : 1 + choices.below(3)
         self.profile = profile
         let collect = options.keepLog
         let lines = LineBox()
@@ -95,7 +99,7 @@ final class Simulation {
     func boot() {
         generation += 1
         process = SimProcess(disk: disk, server: server, choices: choices, profile: profile, clock: clock, logger: logger,
-                             silentResend: options.silentResend, seed: choices.next())
+                             silentResend: options.silentResend, seed: choices.next(), claimAhead: claimAhead)
         // Crashes during start-up recovery are part of the game.
         if !settling && choices.chance(8) { armCrash() }
         process.scheduler.interfere = { [unowned self] in interfere() }

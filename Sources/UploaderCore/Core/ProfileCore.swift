@@ -132,6 +132,10 @@ struct Transition {
 
     mutating func claimed(_ path: RelativePath, _ report: ClaimReport) {
         state.claiming.remove(path)
+        // Claimed in its slot (`claimAndUpload`): ready, its job goes on to send it; else the slot is free.
+        let inSlot = state.sending.contains(path)
+        if inSlot && report == .ready { return }
+        if inSlot { state.sending.remove(path) }
         let quiet = state.quiet.remove(path) != nil
         switch report {
         case .ready:
@@ -155,7 +159,12 @@ struct Transition {
         case .finishedByRecovery(let retry):
             if let retry { scheduleRetry(retry) }
         case .cancelled:
-            break
+            // By a stop, or (a claim in its slot) by an outage: then it waits again, first in line.
+            if takingWork {
+                state.waiting.add(path, front: true)
+                letGo(path, requeued: true)
+                return
+            }
         }
         letGo(path, requeued: false)
     }
@@ -231,7 +240,8 @@ struct Transition {
         }
     }
 
-    /// Hands out transfer slots to claimed files, then claims more, as far as the limits allow.
+    /// Hands out transfer slots to claimed files, claims ahead as far as `claimAhead` allows,
+    /// then gives each slot still free the next waiting file, claimed and sent by one job.
     /// Nothing starts while the destination is unreachable: that is what "paused" means.
     mutating func startWork() {
         guard takingWork, state.reachability.isOnline else { return }
@@ -240,9 +250,14 @@ struct Transition {
             state.sending.insert(path)
             effects.append(.upload(path))
         }
-        while state.claiming.count + state.ready.count < policy.claimAhead, let path = state.waiting.popFirst() {
+        while state.claimsAhead + state.ready.count < policy.claimAhead, let path = state.waiting.popFirst() {
             state.claiming.insert(path)
             effects.append(.claim(path))
+        }
+        while state.sending.count < policy.concurrency, let path = state.waiting.popFirst() {
+            state.sending.insert(path)
+            state.claiming.insert(path)
+            effects.append(.claimAndUpload(path))
         }
     }
 

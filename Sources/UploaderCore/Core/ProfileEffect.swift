@@ -15,6 +15,10 @@ package enum ProfileEffect: Sendable, Equatable {
     /// that is the core's standing decision for this outcome (`Transition.attempted`), made
     /// ahead so a file costs one round trip through the owner fewer.
     case upload(RelativePath)
+    /// A transfer slot is taken for a file not claimed yet: one job claims it (reporting
+    /// `claimed`) and, when it is ready, uploads it as `upload` does (reporting `attempted`).
+    /// With nothing claimed ahead, a file costs one job.
+    case claimAndUpload(RelativePath)
     /// Write the file's next manifest and move it as `Settlement` says.
     case settle(RelativePath, Settlement)
     /// Let go of a claimed file that will not be sent now (shutdown); it stays queued on disk.

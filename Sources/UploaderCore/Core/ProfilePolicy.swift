@@ -14,8 +14,9 @@ package struct ProfilePolicy: Sendable, Equatable {
     package var mode: Mode
     /// Requests in flight at most (`concurrency`).
     package var concurrency: Int
-    /// Files claimed (opened, hashed) ahead of a free transfer slot, claims running included:
-    /// claims wait on reads and fsyncs, so they overlap the transfers.
+    /// Files claimed (opened, hashed) ahead of a free transfer slot, claims running included.
+    /// The runner uses none: a slot's own job claims its file (`claimAndUpload`), one job per file,
+    /// and the hashing of one slot overlaps the transfers of the others.
     package var claimAhead: Int
     package var maxAttempts: Int
     package var backoff: TimeInterval
@@ -30,14 +31,14 @@ package struct ProfilePolicy: Sendable, Equatable {
     package init(mode: Mode, concurrency: Int, claimAhead: Int = 16, maxAttempts: Int, backoff: TimeInterval, maxBackoff: TimeInterval) {
         self.mode = mode
         self.concurrency = max(1, concurrency)
-        self.claimAhead = max(1, claimAhead)
+        self.claimAhead = max(0, claimAhead)
         self.maxAttempts = maxAttempts
         self.backoff = backoff
         self.maxBackoff = maxBackoff
     }
 
     package init(profile: Profile, mode: Mode) {
-        self.init(mode: mode, concurrency: profile.concurrency, claimAhead: profile.concurrency,
+        self.init(mode: mode, concurrency: profile.concurrency, claimAhead: 0,
                   maxAttempts: profile.maxAttempts, backoff: profile.backoff, maxBackoff: profile.maxBackoff)
     }
 

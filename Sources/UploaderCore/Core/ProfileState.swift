@@ -78,6 +78,9 @@ package struct ProfileState: Sendable, Equatable {
         self.onceCutoff = onceCutoff
     }
 
+    /// Claims running for files without a transfer slot (claims ahead).
+    package var claimsAhead: Int { claiming.count(where: { !sending.contains($0) }) }
+
     /// Files the owner holds at some step (claimed, sending, settling).
     package func holds(_ path: RelativePath) -> Bool {
         claiming.contains(path) || sending.contains(path) || settling.contains(path) || ready.contains(path)

@@ -82,6 +82,14 @@ package final class ProfileExecutor: Sendable {
             jobs.submit { [self] _ in report(.claimed(path, claim(path, into: file))) }
         case .upload(let path):
             jobs.submit { [self] transport in report(.attempted(path, upload(path, transport: transport))) }
+        case .claimAndUpload(let path):
+            let file = held.hold(path)
+            jobs.submit { [self] transport in
+                let claimed = claim(path, into: file)
+                report(.claimed(path, claimed))
+                guard claimed == .ready else { return }
+                report(.attempted(path, upload(path, transport: transport)))
+            }
         case .settle(let path, let settlement):
             jobs.submit { [self] _ in report(.settled(path, settle(path, settlement))) }
         case .release(let path):

@@ -75,7 +75,7 @@ package struct ProfileSnapshot: Sendable, Equatable {
     init(_ state: ProfileState, steps: Int) {
         self.steps = steps
         stopping = state.phase != .running
-        waiting = state.waiting.count + state.claiming.count + state.ready.count
+        waiting = state.waiting.count + state.claimsAhead + state.ready.count
         inFlight = state.sending.count + state.settling.count
         online = state.reachability.isOnline
         lastProblem = state.lastProblem

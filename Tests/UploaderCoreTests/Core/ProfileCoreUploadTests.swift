@@ -90,11 +90,60 @@ struct ProfileCoreUploadTests {
         }
     }
 
-    @Test func claimsRunAheadOnlyAsFarAsAllowed() {
+    @Test func claimsRunAheadOnlyAsFarAsAllowedAndEachFreeSlotClaimsItsOwnFile() {
         var p = EmbeddedProfile.daemon(concurrency: 2, claimAhead: 3)
         let first = p.send(.recovered(files: (0..<10).map { RelativePath("f\($0)") }, retries: [], ignoredDirectories: []))
         #expect(first.claims.count == 3)
-        #expect(p.state.waiting.count == 7)
+        #expect(first.claimsInSlots.count == 2)
+        #expect(p.state.waiting.count == 5)
+    }
+
+    @Test func withNothingClaimedAheadEachFileIsOneJobThatHoldsItsSlotFromTheClaimOn() {
+        var p = EmbeddedProfile.daemon(concurrency: 2, claimAhead: 0)
+        let names = (0..<4).map { RelativePath("f\($0)") }
+        let first = p.send(.recovered(files: names, retries: [], ignoredDirectories: []))
+        #expect(first.claimsInSlots == [names[0], names[1]])
+        #expect(first.claims.isEmpty && first.uploads.isEmpty)
+        #expect(p.state.sending == [names[0], names[1]])
+        // Ready: the same job sends it; nothing new is asked for, the slot stays taken.
+        #expect(p.send(.claimed(names[0], .ready)).isEmpty)
+        #expect(p.state.sending.contains(names[0]) && p.state.claiming.isEmpty == false)
+        // The request ended, filed by its job: the slot goes to the next file, again as one job.
+        var delivered = AttemptReport.outcome(.delivered(status: 201))
+        delivered.filed = .filed(.sent, names[0], retryDue: nil)
+        let next = p.send(.attempted(names[0], delivered))
+        #expect(next.claimsInSlots == [names[2]])
+        #expect(next.settlements.isEmpty)
+        #expect(p.state.totals.sent == 1)
+        #expect(!p.state.holds(names[0]))
+    }
+
+    @Test func aClaimInItsSlotThatFindsNothingToSendFreesTheSlotForTheNextFile() {
+        var p = EmbeddedProfile.daemon(concurrency: 1, claimAhead: 0)
+        let names = [RelativePath("gone"), RelativePath("next")]
+        p.send(.recovered(files: names, retries: [], ignoredDirectories: []))
+        let after = p.send(.claimed(names[0], .vanished))
+        #expect(after.claimsInSlots == [names[1]])
+        #expect(p.state.sending == [names[1]])
+    }
+
+    @Test func aClaimInItsSlotCutByAnOutageWaitsAgainFirstInLine() {
+        var p = EmbeddedProfile.daemon(concurrency: 1, claimAhead: 0)
+        let names = [RelativePath("a"), RelativePath("b")]
+        p.send(.recovered(files: names, retries: [], ignoredDirectories: []))
+        p.send(.claimed(names[0], .ready))
+        // The upload part found the destination gone; meanwhile nothing else starts.
+        let cut = p.send(.attempted(names[0], AttemptReport.outcome(.unreachable(reason: "refused"))))
+        #expect(!p.state.reachability.isOnline)
+        #expect(cut.settlements == [.unreachable(reason: "refused")] && cut.claimsInSlots.isEmpty)
+        p.send(.settled(names[0], .requeued))
+        #expect(p.state.waiting.popFirst() == names[0])
+        // A claim cancelled in its slot by an outage is queued again, not dropped.
+        var q = EmbeddedProfile.daemon(concurrency: 1, claimAhead: 0)
+        q.send(.recovered(files: names, retries: [], ignoredDirectories: []))
+        q.send(.claimed(names[0], .cancelled))
+        #expect(q.state.waiting.contains(names[0]) || q.state.sending.contains(names[0]))
+        #expect(!q.state.refused.contains(names[0]))
     }
 
     @Test func aFileSeenAgainWhileUploadingIsCheckedOnceMoreAndItsVanishingIsQuiet() {
