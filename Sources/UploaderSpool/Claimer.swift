@@ -190,6 +190,8 @@ package struct Claimer: Sendable {
             if !fs.exists(Spool.manifestName(for: target), in: spool.directory(area)) {
                 try lifecycle.completeMove(path, manifest: manifest, to: area, as: target)
             } else {
+                // The new names may be unsynced (a move cut before its fsync): durable before the old goes.
+                try spool.syncDirectory(of: target, in: area)
                 try fs.unlink(Spool.manifestName(for: path), in: spool.directory(.outbox))
             }
             logger.info("finished an interrupted move", ["file": path.logSafe, "id": manifest.id, "stored_as": stored])

@@ -134,6 +134,9 @@ package struct Recovery: Sendable {
                     if fs.exists(targetManifest, in: dir) {
                         if ours {
                             // Step 4 was done, step 5 was not: the record is in place; this is its old name.
+                            // A move cut before its fsync of `area` (kill -9) left those names unsynced:
+                            // made durable first, or a power cut could keep the record alone (seed 20261170).
+                            try spool.syncDirectory(of: target, in: area)
                             try fs.unlink(Spool.manifestName(for: file), in: spool.directory(.outbox))
                             return nil
                         }
