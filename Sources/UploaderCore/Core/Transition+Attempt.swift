@@ -23,15 +23,18 @@ extension Transition {
             if takingWork { state.waiting.add(path, front: true) }
             return
         }
-        let settlement = settlement(for: path, report)
         if let filed = report.filed {
-            // The job filed it already, as this very decision says (`ProfileEffect.upload`).
-            guard case .sent = settlement else { preconditionFailure("a job filed a file the core would not file as sent") }
+            // The job filed it already, as this very decision says (`ProfileEffect.upload`) — unless
+            // the file changed once out of the producer's reach: back in the outbox, neither
+            // counted nor logged as sent (the job logged why).
+            if filed != .requeued {
+                guard case .sent = settlement(for: path, report) else { preconditionFailure("a job filed a file the core would not file as sent") }
+            }
             state.settling.insert(path)
             settled(path, filed)
             return
         }
-        settle(path, settlement)
+        settle(path, settlement(for: path, report))
     }
 
     private mutating func settlement(for path: RelativePath, _ report: AttemptReport) -> Settlement {

@@ -118,6 +118,19 @@ struct ProfileCoreUploadTests {
         #expect(!p.state.holds(names[0]))
     }
 
+    @Test func aFileTheJobFoundChangedWhileFilingItIsNeitherCountedNorLoggedAsSentAndWaitsFirstInLine() {
+        var p = EmbeddedProfile.daemon(concurrency: 1, claimAhead: 0)
+        let name = RelativePath("log.txt")
+        p.send(.recovered(files: [name], retries: [], ignoredDirectories: []))
+        p.send(.claimed(name, .ready))
+        var report = AttemptReport.outcome(.delivered(status: 201))
+        report.filed = .requeued
+        let effects = p.send(.attempted(name, report))
+        #expect(p.state.totals.sent == 0)
+        #expect(effects.logged("sent").isEmpty)
+        #expect(effects.claimsInSlots == [name])
+    }
+
     @Test func aClaimInItsSlotThatFindsNothingToSendFreesTheSlotForTheNextFile() {
         var p = EmbeddedProfile.daemon(concurrency: 1, claimAhead: 0)
         let names = [RelativePath("gone"), RelativePath("next")]
