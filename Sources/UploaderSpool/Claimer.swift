@@ -105,7 +105,7 @@ package struct Claimer: Sendable {
                     return now.size == manifest.size && now.mtimeText == manifest.mtime ? nil : "modified"
                 }
                 do {
-                    let (area, target) = try finishRecorded(path, manifest: manifest, unchanged: unchanged)
+                    let (area, target) = try finishRecorded(path, manifest: manifest, unchanged: unchanged, file: status)
                     let due = manifest.state == .retry ? (manifest.nextAttemptAt.flatMap(Timestamp.parse) ?? now) : nil
                     return .finishedByRecovery(area, target, retryDue: due)
                 } catch is FileLifecycle.ChangedDuringMove {
@@ -192,6 +192,7 @@ package struct Claimer: Sendable {
             } else {
                 // The new names may be unsynced (a move cut before its fsync): durable before the old goes.
                 try spool.syncDirectory(of: target, in: area)
+                try spool.syncDirectory(of: path, in: .outbox)
                 try fs.unlink(Spool.manifestName(for: path), in: spool.directory(.outbox))
             }
             logger.info("finished an interrupted move", ["file": path.logSafe, "id": manifest.id, "stored_as": stored])
@@ -224,20 +225,27 @@ package struct Claimer: Sendable {
 
     /// Completes a move whose manifest already says sent/retry/failed (steps 3–5 of `FileLifecycle`).
     @discardableResult
-    package func finishRecorded(_ path: RelativePath, manifest: Manifest,
-                                unchanged: (() -> String?)? = nil) throws -> (Spool.Area, RelativePath) {
+    /// `file` is what the claim's descriptor found (the file may lose its outbox name meanwhile).
+    package func finishRecorded(_ path: RelativePath, manifest: Manifest, unchanged: (() -> String?)? = nil,
+                                file: FileSystem.Status) throws -> (Spool.Area, RelativePath) {
         let area: Spool.Area = manifest.state == .sent ? .sent : .retry
         var target = spool.freeName(for: path, in: area)
         let dir = spool.directory(area)
-        if let stored = manifest.storedAs, let (storedArea, storedPath) = spool.resolveStoredAs(stored), storedArea == area,
-           !fs.exists(storedPath, in: dir)
-            || (try? lifecycle.sameFile(path, in: spool.directory(.outbox), storedPath, in: dir)) == true {
-            // Free, or already a name of this very file (the move was cut after its link).
-            target = storedPath
+        if let stored = manifest.storedAs, let (storedArea, storedPath) = spool.resolveStoredAs(stored), storedArea == area {
+            let there = try? fs.status(storedPath, in: dir)
+            // Free, or already a name of this very file (the move was cut after its link) — known by
+            // the claim's descriptor, not by the outbox name a producer may remove right now (seed 6502).
+            if there == nil || (there?.inode == file.inode && there?.device == file.device) { target = storedPath }
         }
         var updated = manifest
         updated.storedAs = spool.storedAs(target, in: area)
-        if updated != manifest { try spool.writeManifest(updated, for: path, in: .outbox) }
+        // The record must be durable in the outbox before the file gets a new name: a crash may
+        // have cut its write before the outbox fsync (simulator seed 6972).
+        if updated != manifest {
+            try spool.writeManifest(updated, for: path, in: .outbox, syncDirectory: true)
+        } else {
+            try spool.syncDirectory(of: path, in: .outbox)
+        }
         try lifecycle.completeMove(path, manifest: updated, to: area, as: target, unchanged: unchanged)
         logger.info("finished an interrupted move", ["file": path.logSafe, "id": manifest.id, "stored_as": updated.storedAs ?? ""])
         return (area, target)

@@ -97,8 +97,9 @@ package struct FileLifecycle: Sendable {
         let dest = spool.directory(area)
         try makeDurableParents(of: target, in: area)
         let fileHere = fs.exists(path, in: outbox)
-        if !fileHere && unchanged != nil {
-            // A live move (not recovery's) whose file the producer took away after the upload.
+        if !fileHere && (unchanged != nil || !fs.exists(target, in: dest)) {
+            // The producer took the file away after its upload: a live move files nothing; nor
+            // does recovery when the file has no new name either (simulator seed 7464).
             throw ChangedDuringMove(change: "removed from the outbox")
         }
         // Both new names first, made durable by one fsync of `area` (the group commit shares it).

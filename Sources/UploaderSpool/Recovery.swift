@@ -137,6 +137,9 @@ package struct Recovery: Sendable {
                             // A move cut before its fsync of `area` (kill -9) left those names unsynced:
                             // made durable first, or a power cut could keep the record alone (seed 20261170).
                             try spool.syncDirectory(of: target, in: area)
+                            // So may the removal of the file's outbox name be: durable before the record's
+                            // goes, or a power cut could bring the file back alone (seed 6807).
+                            try spool.syncDirectory(of: file, in: .outbox)
                             try fs.unlink(Spool.manifestName(for: file), in: spool.directory(.outbox))
                             return nil
                         }
