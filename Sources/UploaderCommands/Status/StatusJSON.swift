@@ -1,0 +1,36 @@
+import Foundation
+import UploaderSupport
+import UploaderSpool
+
+/// `status --json`: one object, stable keys, every count as `{"files": N, "bytes": N}`.
+enum StatusJSON {
+    static func text(_ reports: [StatusReport], now: Date) -> String {
+        let parts = reports.map { report in "\(JSONText.quote(report.profile.name)): \(profile(report, now: now))" }
+        return "{\"profiles\": {\(parts.joined(separator: ", "))}}"
+    }
+
+    private static func profile(_ report: StatusReport, now: Date) -> String {
+        let c = report.census, state = report.daemon
+        let oldest = c.oldestQueued.map { String(format: "%.1f", max(0, now.timeIntervalSince($0))) } ?? "null"
+        let due = c.nextDue.map { JSONText.quote(Timestamp.format($0)) } ?? "null"
+        let fields = [
+            "\"queued\": \(tally(c.queued))",
+            "\"uploading\": \(tally(c.uploading))",
+            "\"retry\": \(tally(c.retry, extra: ", \"next_due\": \(due)"))",
+            "\"failed\": \(tally(c.failed))",
+            "\"sent_24h\": \(tally(c.sent24h))",
+            "\"refused\": \(tally(report.refused))",
+            "\"oldest_queued_seconds\": \(oldest)",
+            "\"reachable\": \(state.map { $0.reachable ? "true" : "false" } ?? "null")",
+            "\"last_error\": \(optional(report.lastError))",
+            "\"daemon_pid\": \(state.map { String($0.pid) } ?? "null")",
+        ]
+        return "{\(fields.joined(separator: ", "))}"
+    }
+
+    private static func tally(_ t: SpoolCensus.Tally, extra: String = "") -> String {
+        "{\"files\": \(t.files), \"bytes\": \(t.bytes)\(extra)}"
+    }
+
+    private static func optional(_ s: String?) -> String { s.map(JSONText.quote) ?? "null" }
+}
