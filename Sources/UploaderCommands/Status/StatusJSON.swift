@@ -16,16 +16,24 @@ enum StatusJSON {
         let fields = [
             "\"queued\": \(tally(c.queued))",
             "\"uploading\": \(tally(c.uploading))",
+            "\"in_flight\": [\((state?.inFlight ?? []).map(inFlight).joined(separator: ", "))]",
             "\"retry\": \(tally(c.retry, extra: ", \"next_due\": \(due)"))",
             "\"failed\": \(tally(c.failed))",
             "\"sent_24h\": \(tally(c.sent24h))",
             "\"refused\": \(tally(report.refused))",
             "\"oldest_queued_seconds\": \(oldest)",
             "\"reachable\": \(state.map { $0.reachable ? "true" : "false" } ?? "null")",
+            "\"paused_reason\": \(optional(state?.pausedReason?.rawValue))",
             "\"last_error\": \(optional(report.lastError))",
             "\"daemon_pid\": \(state.map { String($0.pid) } ?? "null")",
         ]
         return "{\(fields.joined(separator: ", "))}"
+    }
+
+    private static func inFlight(_ f: InFlightFile) -> String {
+        "{\"path\": \(JSONText.quote(f.path)), \"size\": \(f.size), \"bytes_sent\": \(f.bytesSent), "
+            + "\"rate_bytes_per_second\": \(f.rateBytesPerSecond), \"eta_seconds\": \(f.etaSeconds.map(String.init) ?? "null"), "
+            + "\"started_at\": \(JSONText.quote(f.startedAt))}"
     }
 
     private static func tally(_ t: SpoolCensus.Tally, extra: String = "") -> String {

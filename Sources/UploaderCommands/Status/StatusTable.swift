@@ -14,9 +14,11 @@ enum StatusTable {
         lines.append("[\(report.profile.name)] \(report.profile.spool.root)")
         let daemon = state.map { "running (pid \($0.pid)), destination \($0.reachable ? "reachable" : "UNREACHABLE")" } ?? "not running"
         lines.append(row("daemon", daemon))
+        if let reason = state?.pausedReason { lines.append(row("paused", reason.explanation)) }
         let oldest = c.queued.files > 0 ? c.oldestQueued.map { ", oldest \(ByteCount.duration(now.timeIntervalSince($0)))" } : nil
         lines.append(row("queued", count(c.queued) + (oldest ?? "")))
         lines.append(row("uploading", count(c.uploading)))
+        lines += InFlightLines.lines(state?.inFlight ?? [])
         lines.append(row("retry", count(c.retry) + (c.nextDue.map { ", next due \(Timestamp.format($0))" } ?? "")))
         lines.append(row("failed", count(c.failed)))
         lines.append(row("sent (24h)", count(c.sent24h)))

@@ -36,8 +36,14 @@ extension ProfileExecutor {
             return AttemptReport(outcome: .notAttempted(reason: "\(error)"), countedAttempts: file.manifest.countedAttempts,
                                  size: size, id: file.manifest.id)
         }
-        request.progress = ProgressLog(file: file.path, size: size, profile: profile.name, logger: logger, clock: clock).callback
         let started = clock.monotonic
+        inFlight.begin(path, size: size, started: clock.now, now: started)
+        defer { inFlight.end(path) }
+        let log = ProgressLog(file: file.path, size: size, profile: profile.name, logger: logger, clock: clock).callback
+        request.progress = { [inFlight, clock] sent in
+            log(sent)
+            inFlight.progress(path, sent: sent, now: clock.monotonic)
+        }
         let s3Outcome = s3?.upload(file.uploadSource, resuming: file.s3Progress, values: values, request: request,
                                    transport: transport) { [spool, logger, profile] progress in
             file.recordS3Progress(progress, in: spool, logger: logger, profile: profile.name)

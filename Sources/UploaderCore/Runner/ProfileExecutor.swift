@@ -25,6 +25,8 @@ package final class ProfileExecutor: Sendable {
     let probe: (any ReachabilityProbe)?
     let hooks: HookRunner
     let jobs: any JobQueue
+    /// The uploads in flight and their progress, for `status`.
+    package let inFlight = InFlightBoard()
     private let held = HeldFiles()
     private let report: @Sendable (ProfileEvent) -> Void
     private let finished: @Sendable (ProfileEffect) -> Void

@@ -187,10 +187,12 @@ package final class ProfileRunner: Sendable {
     /// What the owner last published.
     package var snapshot: ProfileSnapshot { loop.snapshot }
 
-    /// This runner's state for `status`: reachability as last seen, the reason when offline, refused names.
+    /// This runner's state for `status`: reachability as last seen, the reason when offline, refused
+    /// names, why it pauses, and the uploads in flight.
     package var daemonState: DaemonState {
         let s = snapshot
         return DaemonState(pid: getpid(), reachable: s.online, lastError: s.online ? nil : s.lastProblem,
-                           refused: s.refused, updatedAt: Timestamp.format(clock.now))
+                           refused: s.refused, updatedAt: Timestamp.format(clock.now), pausedReason: s.pausedReason,
+                           inFlight: executor.inFlight.files(at: clock.monotonic))
     }
 }
