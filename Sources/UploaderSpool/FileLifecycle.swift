@@ -26,6 +26,8 @@ import UploaderConfig
 ///     alone, and sent/ has the same record → recovery removes the outbox copy.
 ///  5. unlink the manifest's outbox name (three directory fsyncs per file in all, each shared
 ///     by the concurrent moves through `DirectorySyncer`).
+///     A manifest that names a hook due gets its marker (`HookLedger`) before step 3, so no due
+///     hook is ever only in sent/ or retry/, where start-up does not look.
 ///     Links, not renames: on a file system without a journal each directory's entries persist
 ///     on their own, and a rename's removal can persist without its addition — losing the file.
 /// Back from retry/ (due, or `uploader retry`):
@@ -96,6 +98,7 @@ package struct FileLifecycle: Sendable {
         let outbox = spool.directory(.outbox)
         let dest = spool.directory(area)
         try makeDurableParents(of: target, in: area)
+        try HookLedger(spool: spool).ensureMarker(for: manifest, at: target, in: area)
         let fileHere = fs.exists(path, in: outbox)
         if !fileHere && unchanged != nil {
             // A live move (not recovery's) whose file the producer took away after the upload.

@@ -126,6 +126,7 @@ package final class ProfileExecutor: Sendable {
             return .refused(reason)
         case .finishedByRecovery(let area, let target, let due):
             held.release(path)
+            queueDueHook(of: target, in: area)
             return .finishedByRecovery(retry: area == .retry ? due.map { RetryEntry(path: target, due: $0) } : nil)
         case .cancelled:
             held.release(path)
@@ -151,6 +152,7 @@ package final class ProfileExecutor: Sendable {
         }
         var manifest = original
         let area = manifest.settle(settlement, facts: file.facts, now: clock.now)
+        if area != nil { markHookDue(&manifest) }
         guard let area else {
             do {
                 try spool.writeManifest(manifest, for: path, in: .outbox)
