@@ -12,32 +12,20 @@ import UploaderConfig
 /// that, a manifest in sent/ with its hook due always has its marker: start-up finds every
 /// hook still to run without reading sent/.
 @Suite struct SimDiskHookLedgerTests {
+    /// `SimDiskLifecycleTests`' scenario (a.bin claimed, its attempt begun, all durable), filed
+    /// with `on_sent` due.
     struct Scenario {
-        let disk: SimDisk
-        let spool: Spool
-        let lifecycle: FileLifecycle
-        let claimer: Claimer
+        let base: SimDiskLifecycleTests.Scenario
         let manifest: Manifest
         static let path = RelativePath("a.bin")
+        var disk: SimDisk { base.disk }
+        var spool: Spool { base.spool }
+        var lifecycle: FileLifecycle { base.lifecycle }
+        var claimer: Claimer { base.claimer }
 
         init(_ model: SimDisk.Model) throws {
-            disk = SimDiskTesting.disk(model)
-            spool = Spool(paths: SpoolPaths(root: "/spool"), fs: disk, temporaries: TemporaryNames(start: 0))
-            let logger = Logger(level: .error, sink: { _ in })
-            lifecycle = FileLifecycle(spool: spool, logger: logger)
-            claimer = Claimer(spool: spool, profileName: "sim", digest: .sha256, mimeTypes: MimeTypes(byExtension: [:]),
-                              lifecycle: lifecycle, logger: logger)
-            try spool.prepare()
-            disk.createFile(Self.path.displayed(in: spool.paths.outbox), data: SimDiskTesting.bytes("payload"), sync: true)
-            try disk.syncAll()
-            guard case .ready(let file) = claimer.claim(Self.path, now: SimDiskTesting.start) else {
-                throw SystemError("claim", path: "a.bin", code: EINVAL)
-            }
-            try lifecycle.beginAttempt(file, now: SimDiskTesting.start)
-            try disk.syncAll()
-            var sent = file.manifest
-            sent.state = .sent
-            sent.closeOpenAttempt(at: SimDiskTesting.start, interrupted: false)
+            base = try SimDiskLifecycleTests.Scenario(model, path: Self.path)
+            var sent = base.manifest
             sent.markHookDue()
             manifest = sent
         }
