@@ -9,8 +9,8 @@ import UploaderCore
 
 /// Keeps what operators watch up to date while `run` goes on: each spool's `.state.json` (at
 /// start, every 10 s, within a quarter second of a change — reachability, pause reason, refused
-/// names, the last error, an upload starting or ending — and about once a second while uploads
-/// are in flight, for their progress), the metrics file (every 10 s and at exit), and systemd's
+/// names, the last error — and every 0.75 s while uploads are in flight, for their progress,
+/// and once more after the last one ended), the metrics file (every 10 s and at exit), and systemd's
 /// READY/STATUS/STOPPING/WATCHDOG. One ticking thread; spool counts come from `SpoolCounter`'s
 /// own thread so a big spool never delays the watchdog.
 ///
@@ -26,6 +26,8 @@ package final class ServiceReporter: Sendable {
         var lastWritten: [ObjectIdentifier: String] = [:]
         /// When each runner's state file was last written (monotonic), to refresh progress.
         var writtenAt: [ObjectIdentifier: Double] = [:]
+        /// Whether it listed uploads in flight, so the one that lists none is written too.
+        var listedInFlight: [ObjectIdentifier: Bool] = [:]
         var stopped = false
     }
 
@@ -135,20 +137,22 @@ package final class ServiceReporter: Sendable {
             let due = state.withLock { s -> Bool in
                 let id = ObjectIdentifier(runner)
                 let changed = s.lastWritten[id] != summary
-                let progressing = !current.inFlight.isEmpty && now - (s.writtenAt[id] ?? -.infinity) >= Self.progressInterval
+                let moving = !current.inFlight.isEmpty || s.listedInFlight[id] == true
+                let progressing = moving && now - (s.writtenAt[id] ?? -.infinity) >= Self.progressInterval
                 guard changed || progressing || !onlyChanged else { return false }
                 s.lastWritten[id] = summary
                 s.writtenAt[id] = now
+                s.listedInFlight[id] = !current.inFlight.isEmpty
                 return true
             }
             if due { current.write(to: runner.spool.paths) }
         }
     }
 
-    /// What, when it changes, is written at once: all but the progress of uploads in flight.
+    /// What, when it changes, is written at once: all but the uploads in flight, which change
+    /// many times a second with small files and are written at most every `progressInterval`.
     private static func summary(_ state: DaemonState) -> String {
-        let paths = state.inFlight.map(\.path).joined(separator: "\u{0}")
-        return "\(state.reachable) \(state.refused) \(state.pausedReason?.rawValue ?? "-") \(state.lastError ?? "") \(paths)"
+        "\(state.reachable) \(state.refused) \(state.pausedReason?.rawValue ?? "-") \(state.lastError ?? "")"
     }
 
     private func writeMetrics() {
