@@ -9,41 +9,51 @@ import UploaderSpool
 ///
 /// Beside the owner, not inside it: progress decides nothing (the core never reads it), and
 /// sending the owner an event for each of libcurl's callbacks — hundreds a second per upload —
-/// would cost more than the whole upload's bookkeeping. A lock held for a few assignments is
-/// the cheapest way to share it; the board is the only state it guards.
+/// would cost more than the whole upload's bookkeeping. Each upload gets its own `Tracker`, so a
+/// callback takes one uncontended lock and no lookup; the board's own lock is taken only when an
+/// upload starts or ends and when the reporter reads.
 package final class InFlightBoard: Sendable {
-    private struct Entry {
-        var display: String
-        var startedAt: String
-        var meter: TransferMeter
+    /// One upload's progress; its job holds it for the callbacks.
+    package final class Tracker: Sendable {
+        let display: String
+        let startedAt: String
+        let meter: Mutex<TransferMeter>
+
+        init(display: String, startedAt: String, meter: TransferMeter) {
+            self.display = display
+            self.startedAt = startedAt
+            self.meter = Mutex(meter)
+        }
+
+        /// libcurl reported `sent` bytes sent so far, at monotonic `now`.
+        package func progress(_ sent: Int64, now: Double) {
+            meter.withLock { $0.record(sent, at: now) }
+        }
     }
 
-    private let entries = Mutex<[RelativePath: Entry]>([:])
+    private let trackers = Mutex<[RelativePath: Tracker]>([:])
 
     package init() {}
 
     /// An upload of `path` (`size` bytes) starts: wall time `started` for `started_at`, monotonic `now` for the rate.
-    package func begin(_ path: RelativePath, size: Int64, started: Date, now: Double) {
-        let entry = Entry(display: path.display, startedAt: Timestamp.format(started), meter: TransferMeter(size: size, startedAt: now))
-        entries.withLock { $0[path] = entry }
-    }
-
-    /// libcurl reported `sent` bytes of `path` sent so far.
-    package func progress(_ path: RelativePath, sent: Int64, now: Double) {
-        entries.withLock { $0[path]?.meter.record(sent, at: now) }
+    package func begin(_ path: RelativePath, size: Int64, started: Date, now: Double) -> Tracker {
+        let tracker = Tracker(display: path.display, startedAt: Timestamp.format(started), meter: TransferMeter(size: size, startedAt: now))
+        trackers.withLock { $0[path] = tracker }
+        return tracker
     }
 
     package func end(_ path: RelativePath) {
-        entries.withLock { _ = $0.removeValue(forKey: path) }
+        trackers.withLock { _ = $0.removeValue(forKey: path) }
     }
 
     /// Every upload in flight at monotonic `now`, oldest first.
     package func files(at now: Double) -> [InFlightFile] {
-        let current = entries.withLock { Array($0.values) }
-        return current.sorted { ($0.startedAt, $0.display) < ($1.startedAt, $1.display) }.map { entry in
-            InFlightFile(path: entry.display, size: entry.meter.size, bytesSent: entry.meter.sent,
-                         rateBytesPerSecond: Int64(entry.meter.rate(at: now).rounded()), etaSeconds: entry.meter.eta(at: now),
-                         startedAt: entry.startedAt)
+        let current = trackers.withLock { Array($0.values) }
+        return current.sorted { ($0.startedAt, $0.display) < ($1.startedAt, $1.display) }.map { tracker in
+            let meter = tracker.meter.withLock { $0 }
+            return InFlightFile(path: tracker.display, size: meter.size, bytesSent: meter.sent,
+                                rateBytesPerSecond: Int64(meter.rate(at: now).rounded()), etaSeconds: meter.eta(at: now),
+                                startedAt: tracker.startedAt)
         }
     }
 }

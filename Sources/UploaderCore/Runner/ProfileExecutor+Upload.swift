@@ -37,12 +37,12 @@ extension ProfileExecutor {
                                  size: size, id: file.manifest.id)
         }
         let started = clock.monotonic
-        inFlight.begin(path, size: size, started: clock.now, now: started)
+        let tracker = inFlight.begin(path, size: size, started: clock.now, now: started)
         defer { inFlight.end(path) }
         let log = ProgressLog(file: file.path, size: size, profile: profile.name, logger: logger, clock: clock).callback
-        request.progress = { [inFlight, clock] sent in
+        request.progress = { [clock] sent in
             log(sent)
-            inFlight.progress(path, sent: sent, now: clock.monotonic)
+            tracker.progress(sent, now: clock.monotonic)
         }
         let s3Outcome = s3?.upload(file.uploadSource, resuming: file.s3Progress, values: values, request: request,
                                    transport: transport) { [spool, logger, profile] progress in
