@@ -45,7 +45,9 @@ package enum HelpText {
             uploader status [--config PATH] [--profile NAME]... [--json]
 
             Reads the spools (no daemon needed): files and bytes queued, uploading, in retry,
-            failed, sent in the last 24 h; the oldest queued file's age; the last error.
+            failed, sent in the last 24 h; the oldest queued file's age; the last error. While
+            a daemon runs, also why a profile is paused and each upload in flight: percent, bytes
+            sent of size, rate, ETA.
               --config PATH    configuration file
               --profile NAME   only this profile (repeatable)
               --json           one JSON object with stable keys, for scripts

@@ -89,6 +89,8 @@ package struct SpoolPaths: Sendable, Equatable {
     package var stateFile: String { root + "/.state.json" }
     /// Where unreadable manifests are moved aside, never deleted.
     package var quarantine: String { root + "/.quarantine" }
+    /// One marker per hook due (`HookLedger`), so start-up finds them without reading sent/.
+    package var hooksDue: String { root + "/.hooks-due" }
 }
 
 /// Where uploads go.

@@ -64,7 +64,7 @@ package enum MetricsText {
         family("uploader_destination_up", "gauge", "1 when the destination is reachable, 0 while the profile is paused offline.") { out in
             for p in profiles { line(&out, "uploader_destination_up", [("profile", p.profile)], p.destinationUp ? "1" : "0") }
         }
-        family("uploader_oldest_queued_seconds", "gauge", "Age of the oldest file in the outbox (by mtime); 0 when it is empty.") { out in
+        family("uploader_oldest_queued_seconds", "gauge", "Age of the oldest queued file (by mtime); 0 when none is queued.") { out in
             for p in profiles {
                 let age = p.census?.oldestQueued.map { max(0, now.timeIntervalSince($0)) } ?? 0
                 line(&out, "uploader_oldest_queued_seconds", [("profile", p.profile)], number(age))

@@ -8,22 +8,34 @@ import UploaderWatch
 import UploaderCore
 
 /// Keeps what operators watch up to date while `run` goes on: each spool's `.state.json` (at
-/// start, on every reachability change, every 10 s), the metrics file (every 10 s and at exit),
-/// and systemd's READY/STATUS/STOPPING/WATCHDOG. The state file is also rewritten within half
-/// a second when a name is refused or the offline reason changes. One ticking thread; spool counts come from
-/// `SpoolCounter`'s own thread so a big spool never delays the watchdog.
+/// start, every 10 s, within a quarter second of a change — reachability, pause reason, refused
+/// names, the last error — and every 0.75 s while uploads are in flight, for their progress,
+/// and once more after the last one ended), the metrics file (every 10 s and at exit), and systemd's
+/// READY/STATUS/STOPPING/WATCHDOG. One ticking thread; spool counts come from `SpoolCounter`'s
+/// own thread so a big spool never delays the watchdog.
+///
+/// Progress costs one small write and a rename per profile per second, with no fsync: the state
+/// file is a hint `status` reads, never a record recovery needs.
 package final class ServiceReporter: Sendable {
     private struct State {
         var runners: [ProfileRunner] = []
         var metricsFile: String?
         /// Counters of runners replaced by a reload, per profile, so `_total`s never go back.
         var retired: [String: RunTotals] = [:]
-        /// What each runner's state file last said (reachable, refused count, error), to write on change.
+        /// What each runner's state file last said (see `summary`), to write on change.
         var lastWritten: [ObjectIdentifier: String] = [:]
+        /// When each runner's state file was last written (monotonic), to refresh progress.
+        var writtenAt: [ObjectIdentifier: Double] = [:]
+        /// Whether it listed uploads in flight, so the one that lists none is written too.
+        var listedInFlight: [ObjectIdentifier: Bool] = [:]
         var stopped = false
     }
 
     static let period: TimeInterval = 10
+    /// While uploads are in flight the state file is rewritten at least this often (and at most
+    /// every `step`), so `status` shows progress at least once a second.
+    static let progressInterval: TimeInterval = 0.75
+    static let step: TimeInterval = 0.25
     private let state = Mutex(State())
     private let wake = NSCondition()
     private let notifier: SystemdNotifier
@@ -90,9 +102,10 @@ package final class ServiceReporter: Sendable {
         writeMetrics()
     }
 
-    /// State changes within half a second; everything else every 10 s; WATCHDOG=1 at its pace.
+    /// State changes within a quarter second; progress about once a second; everything else
+    /// every 10 s; WATCHDOG=1 at its pace.
     private func tick() {
-        let step = min(0.5, notifier.watchdogInterval ?? 0.5)
+        let step = min(Self.step, notifier.watchdogInterval ?? Self.step)
         var nextPeriodic = clock.monotonic + Self.period
         var nextWatchdog = clock.monotonic
         while !state.withLock({ $0.stopped }) {
@@ -117,16 +130,29 @@ package final class ServiceReporter: Sendable {
 
     private func writeStateFiles(onlyChanged: Bool) {
         let runners = state.withLock { $0.runners }
+        let now = clock.monotonic
         for runner in runners {
             let current = runner.daemonState
-            let summary = "\(current.reachable) \(current.refused) \(current.lastError ?? "")"
-            let changed = state.withLock { s -> Bool in
+            let summary = Self.summary(current)
+            let due = state.withLock { s -> Bool in
                 let id = ObjectIdentifier(runner)
-                defer { s.lastWritten[id] = summary }
-                return s.lastWritten[id] != summary
+                let changed = s.lastWritten[id] != summary
+                let moving = !current.inFlight.isEmpty || s.listedInFlight[id] == true
+                let progressing = moving && now - (s.writtenAt[id] ?? -.infinity) >= Self.progressInterval
+                guard changed || progressing || !onlyChanged else { return false }
+                s.lastWritten[id] = summary
+                s.writtenAt[id] = now
+                s.listedInFlight[id] = !current.inFlight.isEmpty
+                return true
             }
-            if changed || !onlyChanged { current.write(to: runner.spool.paths) }
+            if due { current.write(to: runner.spool.paths) }
         }
+    }
+
+    /// What, when it changes, is written at once: all but the uploads in flight, which change
+    /// many times a second with small files and are written at most every `progressInterval`.
+    private static func summary(_ state: DaemonState) -> String {
+        "\(state.reachable) \(state.refused) \(state.pausedReason?.rawValue ?? "-") \(state.lastError ?? "")"
     }
 
     private func writeMetrics() {

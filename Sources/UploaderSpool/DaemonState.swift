@@ -4,27 +4,46 @@ import UploaderSupport
 import UploaderConfig
 
 /// The small JSON file (`<spool>/.state.json`) a running daemon keeps for `status`:
-/// its pid, whether the destination is reachable, the last error, refused names.
+/// its pid, whether the destination is reachable and why the profile pauses, the last
+/// error, refused names, and the uploads in flight with their progress.
 package struct DaemonState: Codable, Sendable, Equatable {
     package var pid: Int32
     package var reachable: Bool
     package var lastError: String?
     package var refused: Int
     package var updatedAt: String
+    package var pausedReason: PauseReason?
+    package var inFlight: [InFlightFile]
 
-    package init(pid: Int32, reachable: Bool, lastError: String?, refused: Int, updatedAt: String) {
+    package init(pid: Int32, reachable: Bool, lastError: String?, refused: Int, updatedAt: String,
+                 pausedReason: PauseReason? = nil, inFlight: [InFlightFile] = []) {
         self.pid = pid
         self.reachable = reachable
         self.lastError = lastError
         self.refused = refused
         self.updatedAt = updatedAt
+        self.pausedReason = pausedReason
+        self.inFlight = inFlight
     }
 
     enum CodingKeys: String, CodingKey {
         case pid, reachable, lastError = "last_error", refused, updatedAt = "updated_at"
+        case pausedReason = "paused_reason", inFlight = "in_flight"
     }
 
-    /// Written without fsync: it is a hint, rebuilt every few seconds, not a record.
+    /// Keys added later may be missing: a state file of a daemon started before an upgrade still reads.
+    package init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        pid = try c.decode(Int32.self, forKey: .pid)
+        reachable = try c.decode(Bool.self, forKey: .reachable)
+        lastError = try c.decodeIfPresent(String.self, forKey: .lastError)
+        refused = try c.decode(Int.self, forKey: .refused)
+        updatedAt = try c.decode(String.self, forKey: .updatedAt)
+        pausedReason = try? c.decodeIfPresent(PauseReason.self, forKey: .pausedReason)
+        inFlight = try c.decodeIfPresent([InFlightFile].self, forKey: .inFlight) ?? []
+    }
+
+    /// Written without fsync: it is a hint, rebuilt every second or so, not a record.
     package func write(to paths: SpoolPaths) {
         guard let data = try? JSONEncoder().encode(self) else { return }
         try? FileSystem.writeAtomically(Array(data), toPath: paths.stateFile, syncFile: false)

@@ -26,6 +26,8 @@ import UploaderConfig
 ///     alone, and sent/ has the same record → recovery removes the outbox copy.
 ///  5. unlink the manifest's outbox name (three directory fsyncs per file in all, each shared
 ///     by the concurrent moves through `DirectorySyncer`).
+///     A manifest that names a hook due gets its marker (`HookLedger`) before step 3, so no due
+///     hook is ever only in sent/ or retry/, where start-up does not look.
 ///     Links, not renames: on a file system without a journal each directory's entries persist
 ///     on their own, and a rename's removal can persist without its addition — losing the file.
 /// Back from retry/ (due, or `uploader retry`):
@@ -102,6 +104,7 @@ package struct FileLifecycle: Sendable {
             // does recovery when the file has no new name either (simulator seed 7464).
             throw ChangedDuringMove(change: "removed from the outbox")
         }
+        try HookLedger(spool: spool).ensureMarker(for: manifest, at: target, in: area)
         // Both new names first, made durable by one fsync of `area` (the group commit shares it).
         if fileHere { try link(path, in: outbox, to: target, in: dest) }
         try link(Spool.manifestName(for: path), in: outbox, to: Spool.manifestName(for: target), in: dest)

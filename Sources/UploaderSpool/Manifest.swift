@@ -91,6 +91,9 @@ package struct Manifest: Decodable, Sendable, Equatable {
     package var storedAs: String? = nil
     package var remote: Remote? = nil
     package var sentAt: String? = nil
+    /// The hook a final state made due and each run of it (see `Manifest+Hooks.swift`); nil
+    /// (no `hooks` key) when none was due — written before hooks were recorded, or with none configured.
+    package var hooks: [HookRun]? = nil
     /// How many attempts there were when an operator ran `uploader retry`: those stay in the
     /// history but no longer count toward `max_attempts` or the backoff. Omitted until then.
     package var attemptsBeforeRetry: Int? = nil
@@ -120,7 +123,7 @@ package struct Manifest: Decodable, Sendable, Equatable {
         case version, id, profile, path, pathBase64 = "path_base64", size, mtime, sha256
         case contentType = "content_type", state, createdAt = "created_at", attempts
         case nextAttemptAt = "next_attempt_at", lastError = "last_error", storedAs = "stored_as"
-        case remote, sentAt = "sent_at", attemptsBeforeRetry = "attempts_before_retry", s3
+        case remote, sentAt = "sent_at", hooks, attemptsBeforeRetry = "attempts_before_retry", s3
     }
 
     package init(from decoder: Decoder) throws {
@@ -142,6 +145,7 @@ package struct Manifest: Decodable, Sendable, Equatable {
         storedAs = try c.decodeIfPresent(String.self, forKey: .storedAs)
         remote = try c.decodeIfPresent(Remote.self, forKey: .remote)
         sentAt = try c.decodeIfPresent(String.self, forKey: .sentAt)
+        hooks = try c.decodeIfPresent([HookRun].self, forKey: .hooks)
         attemptsBeforeRetry = try c.decodeIfPresent(Int.self, forKey: .attemptsBeforeRetry)
         s3 = try c.decodeIfPresent(S3UploadState.self, forKey: .s3)
     }
@@ -167,6 +171,7 @@ package struct Manifest: Decodable, Sendable, Equatable {
         w.field("stored_as", storedAs)
         w.field("remote", object: remote?.json)
         w.field("sent_at", sentAt)
+        if let hooks { w.field("hooks", array: hooks.map(\.json)) }
         if let attemptsBeforeRetry { w.field("attempts_before_retry", attemptsBeforeRetry) }
         if let s3 { w.field("s3", json: Array(try JSONEncoder().encode(s3))) }
         var data = Data(w.finished())

@@ -35,6 +35,8 @@ package struct Recovery: Sendable {
         package var directoriesIgnored: [RelativePath] = []
         /// Files whose cut move into retry/ this scan finished, and when each is due.
         package var retries: [(path: RelativePath, at: Date)] = []
+        /// Where the files whose cut move this scan finished are now (their hooks may be due).
+        package var moved: [(area: Spool.Area, path: RelativePath)] = []
     }
 
     /// Scans `directory` (the outbox root by default) and returns what to queue.
@@ -68,7 +70,7 @@ package struct Recovery: Sendable {
             for manifestName in manifests.removeValue(forKey: dir) ?? [] {
                 let file = Spool.fileName(forManifest: manifestName)
                 if here.contains(file) { continue }
-                if let brought = resolveOrphan(file, retries: &result.retries) { here.insert(brought) }
+                if let brought = resolveOrphan(file, into: &result) { here.insert(brought) }
             }
             result.files.append(contentsOf: here.filter { !ignore.ignores($0) }.sorted())
         })
@@ -90,7 +92,7 @@ package struct Recovery: Sendable {
     }
 
     /// A manifest in the outbox whose file is not there. Returns the file's path if it was brought back.
-    private func resolveOrphan(_ file: RelativePath, retries: inout [(path: RelativePath, at: Date)]) -> RelativePath? {
+    private func resolveOrphan(_ file: RelativePath, into result: inout Result) -> RelativePath? {
         switch spool.readManifest(for: file, in: .outbox) {
         case .failure(.missing):
             return nil
@@ -149,8 +151,9 @@ package struct Recovery: Sendable {
                     // The file has its new name, the manifest not yet: it follows its file.
                     try lifecycle.completeMove(file, manifest: manifest, to: area, as: target)
                     logger.info("paired a moved file with its manifest", ["file": file.logSafe, "stored_as": stored])
+                    result.moved.append((area, target))
                     if manifest.state == .retry {
-                        retries.append((target, manifest.nextAttemptAt.flatMap(Timestamp.parse) ?? clock.now))
+                        result.retries.append((target, manifest.nextAttemptAt.flatMap(Timestamp.parse) ?? clock.now))
                     }
                     return nil
                 case .queued, .uploading:

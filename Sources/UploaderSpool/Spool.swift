@@ -118,8 +118,10 @@ package struct Spool: Sendable {
     }
 
     /// Writes the manifest beside `path` atomically: a temporary file (in the outbox's hidden
-    /// `.upl-tmp/`, so the watcher sees one rename, or beside the manifest elsewhere), written
+    /// `.upl-tmp/`, so the watcher sees one rename, or beside the manifest in retry/), written
     /// and fsynced, then renamed over the manifest — its content is durable before its name is.
+    /// A manifest in sent/ (a hook's run recorded) is written through the outbox's `.upl-tmp/`
+    /// too (same file system): start-up never reads sent/, but it clears `.upl-tmp/`.
     /// With `syncDirectory` the rename is made durable too (a shared directory fsync).
     package func writeManifest(_ manifest: Manifest, for path: RelativePath, in area: Area, syncDirectory: Bool = false) throws {
         let name = Spool.manifestName(for: path)
@@ -136,7 +138,7 @@ package struct Spool: Sendable {
 
     /// Creates a fsynced temporary file holding `data` for the manifest `name` in `area`; returns where.
     private func createTemporary(_ data: [UInt8], beside name: RelativePath, in area: Area) throws -> (String, RelativePath) {
-        let inOutbox = area == .outbox
+        let inOutbox = area != .retry
         let dir = inOutbox ? paths.outboxTemporary : directory(area)
         for _ in 0..<100 {
             let base = RelativePath(TemporaryNames.prefix + temporaries.next())

@@ -19,6 +19,7 @@ package struct SpoolCensus: Sendable, Equatable {
     /// Outbox entries never uploaded: symlinks, FIFOs, sockets, devices, names too long for a sidecar.
     package var refused = Tally()
     package var nextDue: Date?
+    /// The mtime of the oldest file waiting in the outbox (not the ones being uploaded); nil when none waits.
     package var oldestQueued: Date?
     package var lastError: String?
     private var lastErrorAt: String = ""
@@ -67,8 +68,13 @@ package struct SpoolCensus: Sendable, Equatable {
                 state = manifest.state
                 note(manifest)
             }
-            if state == .uploading { uploading.add(status.size) } else { queued.add(status.size) }
-            if oldestQueued.map({ status.mtime < $0 }) ?? true { oldestQueued = status.mtime }
+            if state == .uploading {
+                uploading.add(status.size)
+            } else {
+                queued.add(status.size)
+                // Only what still waits: a file being uploaded is no longer queued (nor "oldest").
+                if oldestQueued.map({ status.mtime < $0 }) ?? true { oldestQueued = status.mtime }
+            }
         case .retry:
             guard Spool.isManifestName(entry.name),
                   case .success(let manifest) = spool.readManifest(for: Spool.fileName(forManifest: path), in: .retry) else { return }

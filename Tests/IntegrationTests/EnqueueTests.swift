@@ -21,8 +21,12 @@ import Testing
         #expect(puts.first?["uri"] as? String == "/up/big.bin")
         let sent = try FileManager.default.contentsOfDirectory(atPath: fixture.sentDirectory).sorted()
         #expect(sent == ["big.bin", "big.bin.manifest.json"])
-        let outbox = try FileManager.default.contentsOfDirectory(atPath: fixture.outbox).filter { $0 != ".upl-tmp" }
-        #expect(outbox.isEmpty, "left in the outbox: \(outbox)")
+        // The manifest's outbox name goes last, after two directory fsyncs: wait for the move's end.
+        var outbox: [String] = []
+        try waitUntil(timeout: 10, "the outbox to be empty (left: \(outbox))") {
+            outbox = try FileManager.default.contentsOfDirectory(atPath: fixture.outbox).filter { $0 != ".upl-tmp" }
+            return outbox.isEmpty
+        }
         let manifest = try fixture.manifest("sent", "big.bin")
         #expect(manifest["sha256"] as? String == (try sha256(ofFile: source)))
         #expect(manifest["size"] as? Int == 8 << 20)

@@ -120,6 +120,6 @@ final class HostileNamesTests: XCTestCase {
         XCTAssertEqual(HostileFiles.lines(second.stderr, "WARN not uploaded: name too long", "file=\(Self.longName)").count, 1)
         XCTAssertTrue(HostileFiles.exists(fx.outbox + "/" + Self.longName))
         let status = try fx.run(["status"])
-        XCTAssertTrue(status.stdout.contains("refused     1 files"), status.stdout)
+        XCTAssertTrue(status.stdout.contains("refused     1 file:"), status.stdout)
     }
 }

@@ -86,6 +86,13 @@ package struct ProfileState: Sendable, Equatable {
         claiming.contains(path) || sending.contains(path) || settling.contains(path) || ready.contains(path)
     }
 
+    /// Why no upload starts now (`status`'s `paused_reason`), or nil while uploads may start.
+    /// Only reachability pauses today; the upload window and allowed interfaces (#14) add theirs here.
+    package var pausedReason: PauseReason? {
+        if case .offline = reachability { return .offline }
+        return nil
+    }
+
     /// Nothing waits, runs or is due for this run.
     package var isIdle: Bool {
         waiting.isEmpty && claiming.isEmpty && ready.isEmpty && sending.isEmpty && settling.isEmpty && movingBack.isEmpty

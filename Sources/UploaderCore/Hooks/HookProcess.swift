@@ -20,6 +20,17 @@ struct HookProcess {
         case timedOut
         case cannotStart(String)
 
+        /// As the manifest records it: the exit status, or the shell's numbers for the rest
+        /// (128 + signal, 124 for a timeout as timeout(1) says it, 127 for a command that cannot start).
+        var exitStatus: Int {
+            switch self {
+            case .exited(let code): return Int(code)
+            case .signaled(let signal): return 128 + Int(signal)
+            case .timedOut: return 124
+            case .cannotStart: return 127
+            }
+        }
+
         var description: String {
             switch self {
             case .exited(let code): return "exit \(code)"

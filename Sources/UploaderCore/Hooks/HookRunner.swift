@@ -8,49 +8,54 @@ import UploaderTransfer
 import UploaderWatch
 
 /// Runs a profile's `on_sent` / `on_failed` hooks one after another on a queue of their own,
-/// so a slow or hanging hook never holds up an upload; a failure is logged, nothing more.
+/// so a slow or hanging hook never holds up an upload. What a run records is `DueHookRun`'s;
+/// this type owns the queue, the backlog bound and the process running now.
+///
+/// One per profile for the life of the process: a runner restarted by a reload takes over its
+/// predecessor's, so a hook due is never run twice at once by two generations.
 package final class HookRunner: Sendable {
-    /// Hooks waiting beyond this many are dropped (with a warning): a hook that cannot keep up
-    /// must not grow the daemon's memory without bound.
+    /// Hooks waiting beyond this many are not queued (with a warning): a hook that cannot keep
+    /// up must not grow the daemon's memory without bound. They stay due and run at the next start.
     static let maxBacklog = 10_000
 
     private let queue: DispatchQueue
     let backlog = Mutex(0)
     /// The process group of the hook running now, to kill it when the daemon exits.
     private let running = Mutex<pid_t?>(nil)
+    /// Set at exit just before the hook still running is killed: that run is not recorded as
+    /// finished, so the hook runs again at the next start.
+    private let exiting = Atomic<Bool>(false)
     private let group = DispatchGroup()
 
-    private let clock: any Clock
+    let clock: any Clock
 
     package init(label: String = "hooks", clock: any Clock = SystemClock()) {
         self.clock = clock
         queue = DispatchQueue(label: "uploader.\(label)")
     }
 
-    /// Queues `process`, run for `hook` (`on_sent`/`on_failed`) of `file` in `profile`.
-    func enqueue(_ process: HookProcess, logger: Logger, profile: String, hook: String, file: String) {
+    /// Queues `job` (one hook's whole run); false when the backlog is full.
+    func enqueue(_ job: @escaping @Sendable () -> Void) -> Bool {
         let accepted = backlog.withLock { count -> Bool in
             guard count < Self.maxBacklog else { return false }
             count += 1
             return true
         }
-        guard accepted else {
-            logger.warn("hook backlog full; hook not run", ["profile": profile, "hook": hook, "file": file])
-            return
-        }
+        guard accepted else { return false }
         queue.async(group: group) { [self] in
-            let started = clock.monotonic
-            let outcome = process.run(clock: clock) { pid in running.withLock { $0 = pid } }
+            job()
             backlog.withLock { $0 -= 1 }
-            let duration = LogNumbers.fixed(clock.monotonic - started, places: 3) + "s"
-            if outcome == .exited(0) {
-                logger.debug("hook finished", ["profile": profile, "hook": hook, "file": file, "duration": duration])
-            } else {
-                logger.warn("hook failed; the file's state is unchanged",
-                            ["profile": profile, "hook": hook, "file": file, "outcome": outcome.description, "duration": duration])
-            }
         }
+        return true
     }
+
+    /// Runs `process` to its end (from a queued job), where the exit path can kill it.
+    func run(_ process: HookProcess) -> HookProcess.Outcome {
+        process.run(clock: clock) { pid in running.withLock { $0 = pid } }
+    }
+
+    /// True once the daemon has killed the hook running at its exit.
+    var isExiting: Bool { exiting.load(ordering: .acquiring) }
 
     /// Waits until every queued hook has finished, at most until `deadline`; true when all did.
     package func waitUntilIdle(deadline: DispatchTime) -> Bool {
@@ -58,15 +63,17 @@ package final class HookRunner: Sendable {
     }
 
     /// At exit: gives the hooks still queued or running time to finish — a full `hook_timeout`
-    /// after `run --once` (a cron run must not drop its last hooks), a few seconds for the
-    /// daemon (systemd's stop timeout is counted from SIGTERM) — and says how many never ran.
+    /// after `run --once` (a cron run must not leave its last hooks to the next run), a few
+    /// seconds for the daemon (systemd's stop timeout is counted from SIGTERM) — then kills the
+    /// one running. Hooks not finished stay due and run at the next start.
     package static func drain(_ runners: [ProfileRunner], once: Bool, logger: Logger) {
         let wait = once ? (runners.map(\.profile.hookTimeout).max() ?? 0) + 2 : 5
         let deadline = DispatchTime.now() + wait
         for runner in runners where !runner.hooks.waitUntilIdle(deadline: deadline) {
             let left = runner.hooks.backlog.withLock { $0 }
-            logger.warn("exiting with hooks still queued or running; killing the running one, the rest are not run",
+            logger.warn("exiting with hooks still queued or running; killing the running one; they run at the next start",
                         ["profile": runner.profile.name, "hooks": String(left)])
+            runner.hooks.exiting.store(true, ordering: .releasing)
             if let pid = runner.hooks.running.withLock({ $0 }) { kill(-pid, SIGKILL) }
         }
     }

@@ -5,37 +5,44 @@ import UploaderSpool
 import UploaderTransfer
 import UploaderWatch
 
-/// Hooks after a file is filed away.
+/// Hooks: which are due when a file is filed, and queueing them (`DueHookRun` carries each out).
 extension ProfileExecutor {
-    /// Runs `on_sent` (state sent) or `on_failed` (state failed) for a file just moved to
-    /// `target` in `area`, off the worker's thread.
-    func afterFiling(_ target: RelativePath, in area: Spool.Area, manifest: Manifest) {
-        let hook: (key: String, command: String)
+    /// The final-state manifest names the hook due when that hook is configured (DESIGN §9);
+    /// with none configured it has no `hooks` entry, and so nothing due ever.
+    func markHookDue(_ manifest: inout Manifest) {
         switch manifest.state {
-        case .sent:
-            guard let command = profile.onSent else { return }
-            hook = ("on_sent", command)
-        case .failed:
-            guard let command = profile.onFailed else { return }
-            hook = ("on_failed", command)
-        case .queued, .uploading, .retry:
-            return
+        case .sent where profile.onSent != nil, .failed where profile.onFailed != nil:
+            manifest.markHookDue()
+        default:
+            break
         }
-        let directory = Array(spool.directory(area).utf8) + [UInt8(ascii: "/")]
-        let file = directory + target.bytes
-        let manifestPath = directory + Spool.manifestName(for: target).bytes
-        var inherited = environment
-        let own = ["UPLOADER_PROFILE", "UPLOADER_ID", "UPLOADER_FILE", "UPLOADER_MANIFEST", "UPLOADER_STATE", "UPLOADER_HTTP_STATUS"]
-        for name in own + ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"] { inherited[name] = nil }
-        var variables = inherited.map { Array("\($0.key)=\($0.value)".utf8) }
-        variables.append(Array("UPLOADER_PROFILE=\(profile.name)".utf8))
-        variables.append(Array("UPLOADER_ID=\(manifest.id)".utf8))
-        variables.append(Array("UPLOADER_FILE=".utf8) + file)
-        variables.append(Array("UPLOADER_MANIFEST=".utf8) + manifestPath)
-        variables.append(Array("UPLOADER_STATE=\(manifest.state.rawValue)".utf8))
-        variables.append(Array("UPLOADER_HTTP_STATUS=\(manifest.remote?.httpStatus.map(String.init) ?? "")".utf8))
-        let process = HookProcess(command: hook.command, arguments: [file, manifestPath], environment: variables,
-                                  workingDirectory: spool.paths.root, timeout: profile.hookTimeout)
-        hooks.enqueue(process, logger: logger, profile: profile.name, hook: hook.key, file: target.displayed(in: spool.directory(area)))
+    }
+
+    /// Queues the hook a file has due once filed at `target` in `area` (its marker is written).
+    func afterFiling(_ target: RelativePath, in area: Spool.Area, manifest: Manifest) {
+        guard let hook = manifest.dueHook else { return }
+        queueHook(HookLedger.Marker(area: area, path: target, hook: hook))
+    }
+
+    /// After recovery finished a move (a claim, a rescan): the hook its manifest has due, if any.
+    func queueDueHook(of target: RelativePath, in area: Spool.Area) {
+        guard case .success(let manifest) = spool.readManifest(for: target, in: area) else { return }
+        afterFiling(target, in: area, manifest: manifest)
+    }
+
+    /// Start-up, before any claim: queues every hook left due (a listing of `.hooks-due/`, one
+    /// manifest read per marker — never a read of sent/).
+    package func queueDueHooks() {
+        let due = HookLedger(spool: spool).dueMarkers { what, file in logger.warn(what, ["profile": profile.name, "file": file]) }
+        for marker in due { queueHook(marker) }
+        if !due.isEmpty { logger.info("running hooks left due", ["profile": profile.name, "hooks": String(due.count)]) }
+    }
+
+    private func queueHook(_ marker: HookLedger.Marker) {
+        let run = DueHookRun(profile: profile, spool: spool, hooks: hooks, environment: environment, logger: logger)
+        guard hooks.enqueue({ run.run(marker) }) else {
+            return logger.warn("hook backlog full; the hook runs at the next start",
+                               ["profile": profile.name, "hook": marker.hook, "file": marker.path.displayed(in: spool.directory(marker.area))])
+        }
     }
 }

@@ -36,8 +36,14 @@ extension ProfileExecutor {
             return AttemptReport(outcome: .notAttempted(reason: "\(error)"), countedAttempts: file.manifest.countedAttempts,
                                  size: size, id: file.manifest.id)
         }
-        request.progress = ProgressLog(file: file.path, size: size, profile: profile.name, logger: logger, clock: clock).callback
         let started = clock.monotonic
+        let tracker = inFlight.begin(path, size: size, started: clock.now, now: started)
+        defer { inFlight.end(path) }
+        let log = ProgressLog(file: file.path, size: size, profile: profile.name, logger: logger, clock: clock).callback
+        request.progress = { [clock] sent in
+            log(sent)
+            tracker.progress(sent, now: clock.monotonic)
+        }
         // S3 and tus run a sequence of requests of their own; a plain HTTP upload is one request.
         let sequence = sendSequence(file, values: values, request: request, transport: transport)
         // Answers can echo credentials back; none may reach the manifest or the log.

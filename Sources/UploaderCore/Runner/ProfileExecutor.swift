@@ -26,6 +26,8 @@ package final class ProfileExecutor: Sendable {
     let probe: (any ReachabilityProbe)?
     let hooks: HookRunner
     let jobs: any JobQueue
+    /// The uploads in flight and their progress, for `status`.
+    package let inFlight = InFlightBoard()
     private let held = HeldFiles()
     private let report: @Sendable (ProfileEvent) -> Void
     private let finished: @Sendable (ProfileEffect) -> Void
@@ -134,6 +136,7 @@ package final class ProfileExecutor: Sendable {
             return .refused(reason)
         case .finishedByRecovery(let area, let target, let due):
             held.release(path)
+            queueDueHook(of: target, in: area)
             return .finishedByRecovery(retry: area == .retry ? due.map { RetryEntry(path: target, due: $0) } : nil)
         case .cancelled:
             held.release(path)
@@ -159,6 +162,7 @@ package final class ProfileExecutor: Sendable {
         }
         var manifest = original
         let area = manifest.settle(settlement, facts: file.facts, now: clock.now)
+        if area != nil { markHookDue(&manifest) }
         guard let area else {
             do {
                 try spool.writeManifest(manifest, for: path, in: .outbox)

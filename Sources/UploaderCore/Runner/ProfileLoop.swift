@@ -63,6 +63,8 @@ package struct ProfileSnapshot: Sendable, Equatable {
     package var waiting = 0
     package var inFlight = 0
     package var online = true
+    /// Why no upload starts now, if that is so.
+    package var pausedReason: PauseReason?
     package var lastProblem: String?
     package var refused = 0
     package var totals = RunTotals()
@@ -78,6 +80,7 @@ package struct ProfileSnapshot: Sendable, Equatable {
         waiting = state.waiting.count + state.claimsAhead + state.ready.count
         inFlight = state.sending.count + state.settling.count
         online = state.reachability.isOnline
+        pausedReason = state.pausedReason
         lastProblem = state.lastProblem
         refused = state.refused.count
         totals = state.totals

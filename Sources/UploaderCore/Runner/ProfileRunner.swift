@@ -50,13 +50,14 @@ package final class ProfileRunner: Sendable {
         package init() {}
     }
 
-    /// `onFinished` hears `.drained` (`run --once` has nothing left) and `.stopped`.
+    /// `onFinished` hears `.drained` (`run --once` has nothing left) and `.stopped`. `hooks`: the
+    /// hook queue of the runner this one replaces (a reload), so no hook runs twice at once.
     package init(profile: Profile, mode: ProfilePolicy.Mode, logger: Logger, mimeTypes: MimeTypes, hostname: String,
-                 seams: Seams = Seams(), onFinished: @escaping @Sendable (ProfileEffect) -> Void = { _ in }) {
+                 seams: Seams = Seams(), hooks: HookRunner? = nil, onFinished: @escaping @Sendable (ProfileEffect) -> Void = { _ in }) {
         self.profile = profile
         self.logger = logger
         self.clock = seams.clock
-        hooks = HookRunner(clock: seams.clock)
+        self.hooks = hooks ?? HookRunner(clock: seams.clock)
         spool = Spool(paths: profile.spool, fs: seams.fs)
         ignore = IgnoreRules(patterns: profile.ignore)
         let lifecycle = FileLifecycle(spool: spool, logger: logger)
@@ -81,7 +82,7 @@ package final class ProfileRunner: Sendable {
             probe: probe,
             jobs: WorkerPool(size: policy.concurrency + policy.claimAhead, label: profile.name, makeTransport: seams.makeTransport),
             hostname: hostname, environment: seams.environment)
-        executor = ProfileExecutor(profile: profile, spool: spool, parts: parts, hooks: hooks, logger: logger, clock: seams.clock,
+        executor = ProfileExecutor(profile: profile, spool: spool, parts: parts, hooks: self.hooks, logger: logger, clock: seams.clock,
                                    report: { [loop] event in loop.send(event) }, finished: onFinished)
     }
 
@@ -104,6 +105,8 @@ package final class ProfileRunner: Sendable {
         let started = clock.now
         let retryScan = recovery.scanRetry()
         let scan = recovery.scanOutbox()
+        // After recovery (which finishes cut moves and writes their markers), before any claim.
+        executor.queueDueHooks()
         let retention = Retention(spool: spool, keep: profile.keepSent, logger: logger)
         retention.sweep(now: clock.now)
         let mode = loop.policy.mode
@@ -148,15 +151,23 @@ package final class ProfileRunner: Sendable {
             if !ignore.ignores(path) { loop.send(.found([path])) }
         case .directoryAppeared(let path):
             if profile.recursive {
-                loop.send(.found(recovery.scanOutbox(path).files))
+                let scan = recovery.scanOutbox(path)
+                queueHooks(finishedBy: scan)
+                loop.send(.found(scan.files))
             } else if !ignore.ignores(path) {
                 loop.send(.directoriesIgnored([path]))
             }
         case .rescanNeeded:
             let scan = recovery.scanOutbox()
+            queueHooks(finishedBy: scan)
             loop.send(.found(scan.files))
             if !scan.retries.isEmpty { loop.send(.retriesFound(scan.retries.map { RetryEntry(path: $0.path, due: $0.at) })) }
         }
+    }
+
+    /// The hooks due of files whose cut move a scan finished.
+    private func queueHooks(finishedBy scan: Recovery.Result) {
+        for (area, path) in scan.moved { executor.queueDueHook(of: path, in: area) }
     }
 
     /// Stops taking work, lets uploads in flight finish for `grace`, aborts the rest (they stay
@@ -187,10 +198,12 @@ package final class ProfileRunner: Sendable {
     /// What the owner last published.
     package var snapshot: ProfileSnapshot { loop.snapshot }
 
-    /// This runner's state for `status`: reachability as last seen, the reason when offline, refused names.
+    /// This runner's state for `status`: reachability as last seen, the reason when offline, refused
+    /// names, why it pauses, and the uploads in flight.
     package var daemonState: DaemonState {
         let s = snapshot
         return DaemonState(pid: getpid(), reachable: s.online, lastError: s.online ? nil : s.lastProblem,
-                           refused: s.refused, updatedAt: Timestamp.format(clock.now))
+                           refused: s.refused, updatedAt: Timestamp.format(clock.now), pausedReason: s.pausedReason,
+                           inFlight: executor.inFlight.files(at: clock.monotonic))
     }
 }

@@ -1,0 +1,103 @@
+import Foundation
+import UploaderSupport
+import UploaderConfig
+import UploaderSpool
+import UploaderTransfer
+import UploaderWatch
+
+/// One due hook carried out, in the order `HookLedger` explains: the manifest read again (a hook
+/// whose run is recorded as finished never runs again), the run's start recorded, the command
+/// run, its end and exit status recorded durably, and only then the marker dropped. A crash
+/// anywhere before that leaves the hook due, and start-up runs it again.
+struct DueHookRun: Sendable {
+    let profile: Profile
+    let spool: Spool
+    let hooks: HookRunner
+    /// The daemon's environment, passed on to hooks.
+    let environment: [String: String]
+    let logger: Logger
+    var clock: any Clock { hooks.clock }
+    var ledger: HookLedger { HookLedger(spool: spool) }
+
+    func run(_ marker: HookLedger.Marker) {
+        let file = marker.path.displayed(in: spool.directory(marker.area))
+        let context = [("profile", profile.name), ("hook", marker.hook), ("file", file)]
+        var manifest: Manifest
+        switch spool.readManifest(for: marker.path, in: marker.area) {
+        case .success(let read):
+            manifest = read
+        case .failure(.missing):
+            // A move between its marker and its manifest's link, or a marker left behind: start-up sorts it out.
+            logger.log(.debug, "hook due, but its manifest is not in place (yet); not run now", pairs: context)
+            return
+        case .failure(let problem):
+            logger.log(.warn, "hook due, but its manifest cannot be read; not run now", pairs: context + [("error", "\(problem)")])
+            return
+        }
+        guard manifest.dueHook == marker.hook else { return ledger.remove(marker) }
+        guard let command = command(marker.hook) else {
+            logger.log(.info, "hook due, but no longer configured; not run", pairs: context)
+            return ledger.remove(marker)
+        }
+        manifest.recordHookStart(marker.hook, at: clock.now)
+        // Run even if this cannot be written: at least once is the promise.
+        _ = record(manifest, marker, durable: false, context)
+        let started = clock.monotonic
+        let outcome = hooks.run(process(command, marker, manifest))
+        if case .signaled = outcome, hooks.isExiting { return }
+        manifest.recordHookEnd(marker.hook, at: clock.now, exitStatus: outcome.exitStatus)
+        let recorded = record(manifest, marker, durable: true, context)
+        if recorded { ledger.remove(marker) }
+        let duration = LogNumbers.fixed(clock.monotonic - started, places: 3) + "s"
+        if outcome == .exited(0) {
+            logger.log(.debug, "hook finished", pairs: context + [("duration", duration)])
+        } else {
+            logger.log(.warn, "hook failed; the file's state is unchanged",
+                       pairs: context + [("outcome", outcome.description), ("duration", duration)])
+        }
+    }
+
+    private func command(_ hook: String) -> String? {
+        switch hook {
+        case "on_sent": return profile.onSent
+        case "on_failed": return profile.onFailed
+        default: return nil
+        }
+    }
+
+    /// Writes the manifest with its run recorded; `durable` for the end (the marker goes next).
+    /// Not once the file has left (`uploader retry` took a failed file back to the outbox while its
+    /// hook ran): a record written then would be a manifest with no file.
+    private func record(_ manifest: Manifest, _ marker: HookLedger.Marker, durable: Bool, _ context: [(String, String)]) -> Bool {
+        guard spool.fs.exists(marker.path, in: spool.directory(marker.area)) else {
+            logger.log(.info, "the file left while its hook ran; the run is not recorded", pairs: context)
+            return true
+        }
+        do {
+            try spool.writeManifest(manifest, for: marker.path, in: marker.area, syncDirectory: durable)
+            return true
+        } catch {
+            logger.log(.warn, "cannot record the hook's run in the manifest; it stays due", pairs: context + [("error", "\(error)")])
+            return false
+        }
+    }
+
+    /// `CMD FILE_PATH MANIFEST_PATH`, in the spool, with the daemon's environment and UPLOADER_*.
+    private func process(_ command: String, _ marker: HookLedger.Marker, _ manifest: Manifest) -> HookProcess {
+        let directory = Array(spool.directory(marker.area).utf8) + [UInt8(ascii: "/")]
+        let file = directory + marker.path.bytes
+        let manifestPath = directory + Spool.manifestName(for: marker.path).bytes
+        var inherited = environment
+        let own = ["UPLOADER_PROFILE", "UPLOADER_ID", "UPLOADER_FILE", "UPLOADER_MANIFEST", "UPLOADER_STATE", "UPLOADER_HTTP_STATUS"]
+        for name in own + ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"] { inherited[name] = nil }
+        var variables = inherited.map { Array("\($0.key)=\($0.value)".utf8) }
+        variables.append(Array("UPLOADER_PROFILE=\(profile.name)".utf8))
+        variables.append(Array("UPLOADER_ID=\(manifest.id)".utf8))
+        variables.append(Array("UPLOADER_FILE=".utf8) + file)
+        variables.append(Array("UPLOADER_MANIFEST=".utf8) + manifestPath)
+        variables.append(Array("UPLOADER_STATE=\(manifest.state.rawValue)".utf8))
+        variables.append(Array("UPLOADER_HTTP_STATUS=\(manifest.remote?.httpStatus.map(String.init) ?? "")".utf8))
+        return HookProcess(command: command, arguments: [file, manifestPath], environment: variables,
+                           workingDirectory: spool.paths.root, timeout: profile.hookTimeout)
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import UploaderSupport
+import UploaderConfig
+
+/// The index of hooks due: one small marker per due hook in `<spool>/.hooks-due/`, so start-up
+/// finds every hook still to run by listing that directory — never by reading `sent/`, which
+/// may keep millions of files. The manifest stays the record; a marker only says where to look.
+///
+/// A marker is named after the place of the manifest it points to and its hook
+/// (`<32 hex digits of SHA-256(area/path)>.on_sent`) and holds that place (`sent\n` and the
+/// path's exact bytes). The order of writes, in the discipline of `FileLifecycle`:
+///
+///  2. the final-state manifest names the hook due (`hooks: [{"name": "on_sent", …null}]`),
+///     in the outbox. Crash here: the outbox is scanned whole at every start; recovery
+///     finishes the move, and the move writes the marker (next step).
+///  3. before the manifest gets its name in sent/ (or retry/), the marker is written —
+///     temporary file, fsync, rename, fsync of `.hooks-due/` — so a due manifest in sent/
+///     always has a durable marker, whatever a power cut keeps. Then the move's links.
+///  a. the run's start is recorded in the manifest (rewritten, fsynced), then the command runs.
+///  b. its end and exit status are recorded, and made durable (directory fsync).
+///     Crash before b: the marker is still there and the manifest shows no finished run, so
+///     start-up runs the hook again (a new entry).
+///  c. the marker is removed (no fsync: a marker that comes back points to a finished run, and
+///     start-up drops it).
+/// Start-up drops markers whose manifest is gone, is another file's, or has no hook due: a move
+/// cut before its manifest's link is finished by recovery, which writes the marker again.
+package struct HookLedger: Sendable {
+    package let spool: Spool
+    private var fs: any SpoolFileSystem { spool.fs }
+    private var directory: String { spool.paths.hooksDue }
+
+    package init(spool: Spool) { self.spool = spool }
+
+    /// One marker: the hook `hook` is due for the manifest of `path` in `area`.
+    package struct Marker: Sendable, Equatable {
+        package var area: Spool.Area
+        package var path: RelativePath
+        package var hook: String
+
+        package init(area: Spool.Area, path: RelativePath, hook: String) {
+            self.area = area
+            self.path = path
+            self.hook = hook
+        }
+
+        /// `<hash of the place>.<hook>`: one name per place and hook, safe whatever the path's bytes.
+        var name: RelativePath {
+            let place = Array("\(area.rawValue)/".utf8) + path.bytes
+            return RelativePath(String(SHA256.hash(place).hexString.prefix(32)) + "." + hook)
+        }
+
+        var content: [UInt8] { Array("\(area.rawValue)\n".utf8) + path.bytes }
+
+        init?(name: RelativePath, content: [UInt8]) {
+            guard let newline = content.firstIndex(of: 0x0A),
+                  let area = Spool.Area(rawValue: String(decoding: content[..<newline], as: UTF8.self)), area != .outbox,
+                  let dot = name.bytes.lastIndex(of: UInt8(ascii: ".")) else { return nil }
+            let path = RelativePath(bytes: Array(content[(newline + 1)...]))
+            guard Spool.staysInside(path) else { return nil }
+            self.init(area: area, path: path, hook: String(decoding: name.bytes[(dot + 1)...], as: UTF8.self))
+            guard self.name == name else { return nil }
+        }
+    }
+
+    /// Step 3: a durable marker for the hook `manifest` has due, once it is at `path` in `area`.
+    /// Nothing when no hook is due; nothing more when the marker is already there (a move run again).
+    package func ensureMarker(for manifest: Manifest, at path: RelativePath, in area: Spool.Area) throws {
+        guard let hook = manifest.dueHook else { return }
+        let marker = Marker(area: area, path: path, hook: hook)
+        if fs.exists(marker.name, in: directory) { return }
+        let temporary = RelativePath(TemporaryNames.prefix + spool.temporaries.next())
+        do {
+            try fs.createFile(marker.content, named: temporary, in: directory, sync: true)
+        } catch let error as SystemError where error.isNotFound {
+            // The first marker of this spool: its directory, made durable in the spool's root.
+            try fs.makeDirectories(directory)
+            try spool.syncer.syncDirectory(of: RelativePath(".hooks-due"), in: spool.paths.root)
+            try fs.createFile(marker.content, named: temporary, in: directory, sync: true)
+        }
+        do {
+            try fs.rename(temporary, in: directory, to: marker.name, in: directory, replace: true)
+        } catch {
+            try? fs.unlink(temporary, in: directory)
+            throw error
+        }
+        try spool.syncer.syncDirectory(of: marker.name, in: directory)
+    }
+
+    /// Every marker (a listing of `.hooks-due/` and a small read each). Leftover temporaries and
+    /// names that are not markers are removed; `problem` hears of each.
+    func markers(problem: (String, RelativePath) -> Void) -> [Marker] {
+        guard let entries = try? fs.list(RelativePath(bytes: []), in: directory) else { return [] }
+        var found: [Marker] = []
+        for entry in entries.sorted(by: { $0.name < $1.name }) where entry.kind != .directory {
+            if let content = try? fs.readAll(entry.name, in: directory), let marker = Marker(name: entry.name, content: content) {
+                found.append(marker)
+            } else {
+                if !entry.name.bytes.starts(with: Array(TemporaryNames.prefix.utf8)) { problem("not a hook marker; removed", entry.name) }
+                try? fs.unlink(entry.name, in: directory)
+            }
+        }
+        return found
+    }
+
+    /// Start-up, before any claim: the markers whose manifest has that hook due. Markers whose
+    /// manifest is gone, is finished or is another's are removed (a move cut before its manifest's
+    /// link is finished by recovery, which writes its marker again); `problem` hears of markers
+    /// that are not ours and of manifests that cannot be read (those markers stay).
+    package func dueMarkers(problem: (String, String) -> Void) -> [Marker] {
+        markers { what, name in problem(what, name.displayed(in: directory)) }.filter { marker in
+            switch spool.readManifest(for: marker.path, in: marker.area) {
+            case .success(let manifest) where manifest.dueHook == marker.hook:
+                return true
+            case .failure(.unreadable), .failure(.corrupt):
+                problem("hook due, but its manifest cannot be read; not run", marker.path.displayed(in: spool.directory(marker.area)))
+                return false
+            case .success, .failure(.missing):
+                remove(marker)
+                return false
+            }
+        }
+    }
+
+    /// Step c: the hook's finished run is durable in its manifest (or nothing is due any more).
+    package func remove(_ marker: Marker) {
+        try? fs.unlink(marker.name, in: directory)
+    }
+}
