@@ -48,6 +48,7 @@ enum StatusCommand {
                 "\"refused\": {\"files\": \(refused)}",
                 "\"oldest_queued_seconds\": \(oldest)",
                 "\"reachable\": \(state.map { $0.reachable ? "true" : "false" } ?? "null")",
+                "\"paused_reason\": \(optional(state?.pausedReason))",
                 "\"last_error\": \(optional(state?.lastError ?? c.lastError))",
                 "\"daemon_pid\": \(state.map { String($0.pid) } ?? "null")",
             ]
@@ -65,6 +66,7 @@ enum StatusCommand {
             lines.append("[\(profile.name)] \(profile.spool.root)")
             let daemon = state.map { "running (pid \($0.pid)), destination \($0.reachable ? "reachable" : "UNREACHABLE")" } ?? "not running"
             lines.append("  daemon      \(daemon)")
+            if let reason = state?.pausedReason { lines.append("  paused      \(reason)") }
             lines.append("  " + row("queued", c.queued, c.oldestQueued.map { ", oldest \(ByteCount.duration(now.timeIntervalSince($0)))" } ?? ""))
             lines.append("  " + row("uploading", c.uploading))
             lines.append("  " + row("retry", c.retry, c.nextDue.map { ", next due \(Timestamp.format($0))" } ?? ""))

@@ -119,7 +119,7 @@ package final class ServiceReporter: Sendable {
         let runners = state.withLock { $0.runners }
         for runner in runners {
             let current = runner.daemonState
-            let summary = "\(current.reachable) \(current.refused) \(current.lastError ?? "")"
+            let summary = "\(current.reachable) \(current.refused) \(current.pausedReason ?? "-") \(current.lastError ?? "")"
             let changed = state.withLock { s -> Bool in
                 let id = ObjectIdentifier(runner)
                 defer { s.lastWritten[id] = summary }

@@ -11,8 +11,11 @@ package struct DaemonState: Codable, Sendable, Equatable {
     package var lastError: String?
     package var refused: Int
     package var updatedAt: String
+    /// Why the profile starts nothing now: `offline`, `outside_window`, `interface`; nil when it does.
+    package var pausedReason: String?
 
-    package init(pid: Int32, reachable: Bool, lastError: String?, refused: Int, updatedAt: String) {
+    package init(pid: Int32, reachable: Bool, lastError: String?, refused: Int, updatedAt: String, pausedReason: String? = nil) {
+        self.pausedReason = pausedReason
         self.pid = pid
         self.reachable = reachable
         self.lastError = lastError
@@ -21,7 +24,7 @@ package struct DaemonState: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case pid, reachable, lastError = "last_error", refused, updatedAt = "updated_at"
+        case pid, reachable, lastError = "last_error", refused, updatedAt = "updated_at", pausedReason = "paused_reason"
     }
 
     /// Written without fsync: it is a hint, rebuilt every few seconds, not a record.

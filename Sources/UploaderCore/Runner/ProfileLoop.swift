@@ -64,6 +64,8 @@ package struct ProfileSnapshot: Sendable, Equatable {
     package var inFlight = 0
     package var online = true
     package var lastProblem: String?
+    /// Why nothing starts now (nil: nothing stops it).
+    package var pausedReason: PauseReason?
     package var refused = 0
     package var totals = RunTotals()
     package var stopping = false
@@ -79,6 +81,7 @@ package struct ProfileSnapshot: Sendable, Equatable {
         inFlight = state.sending.count + state.settling.count
         online = state.reachability.isOnline
         lastProblem = state.lastProblem
+        pausedReason = state.phase == .running ? state.pausedReason : nil
         refused = state.refused.count
         totals = state.totals
     }

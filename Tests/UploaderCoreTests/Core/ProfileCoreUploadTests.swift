@@ -37,7 +37,7 @@ struct ProfileCoreUploadTests {
         p.send(.settled(a, .filed(.retry, a, retryDue: due)))
         #expect(p.advance(by: max(0, delay - 0.5)).moveBacks.isEmpty, "nothing before it is due")
         #expect(p.advanceToNextDeadline().moveBacks == [a])
-        let back = p.send(.movedBack(a, to: a))
+        let back = p.send(.movedBack(a, to: QueuedFile(a)))
         #expect(back.claims == [a])
     }
 
@@ -92,7 +92,7 @@ struct ProfileCoreUploadTests {
 
     @Test func claimsRunAheadOnlyAsFarAsAllowed() {
         var p = EmbeddedProfile.daemon(concurrency: 2, claimAhead: 3)
-        let first = p.send(.recovered(files: (0..<10).map { RelativePath("f\($0)") }, retries: [], ignoredDirectories: []))
+        let first = p.send(.recovered(files: (0..<10).map { QueuedFile(RelativePath("f\($0)")) }, retries: [], ignoredDirectories: []))
         #expect(first.claims.count == 3)
         #expect(p.state.waiting.count == 7)
     }
@@ -100,7 +100,7 @@ struct ProfileCoreUploadTests {
     @Test func aFileSeenAgainWhileUploadingIsCheckedOnceMoreAndItsVanishingIsQuiet() {
         var p = EmbeddedProfile.daemon()
         p.recover(["a.bin"])
-        #expect(p.send(.found([a])).claims.isEmpty, "never two jobs on one file")
+        #expect(p.send(.found([QueuedFile(a)])).claims.isEmpty, "never two jobs on one file")
         p.send(.attempted(a, .outcome(.retryable(reason: "HTTP 503", retryAfter: 5))))
         let after = p.send(.settled(a, .filed(.retry, a, retryDue: p.now.wall.addingTimeInterval(5))))
         #expect(after.claims == [a], "the name is looked at once more")
@@ -110,7 +110,7 @@ struct ProfileCoreUploadTests {
 
     @Test func aFileThatVanishedBeforeItsClaimIsLoggedOnce() {
         var p = EmbeddedProfile.daemon()
-        let first = p.send(.recovered(files: [a], retries: [], ignoredDirectories: []))
+        let first = p.send(.recovered(files: [QueuedFile(a)], retries: [], ignoredDirectories: []))
         #expect(first.claims == [a])
         #expect(p.send(.claimed(a, .vanished)).logged("file vanished before upload; dropped from the queue").map(\.level) == [.info])
     }
