@@ -47,6 +47,20 @@ package struct PathQueue: Sendable, Equatable {
         siftUp(heap.count - 1)
     }
 
+    /// Adds many at once (the start-up backlog): appended, then the heap rebuilt in O(n) when
+    /// the batch outnumbers what waits already, instead of one sift per file.
+    package mutating func add(_ batch: [(path: RelativePath, rank: Int64)]) {
+        guard batch.count > heap.count else {
+            for item in batch { add(item.path, rank: item.rank) }
+            return
+        }
+        for item in batch where members.insert(item.path).inserted {
+            ranks[item.path] = item.rank
+            heap.append(Entry(rank: item.rank, path: item.path))
+        }
+        for index in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(index) }
+    }
+
     package mutating func popFirst() -> RelativePath? {
         guard let first = heap.first else { return nil }
         let last = heap.removeLast()

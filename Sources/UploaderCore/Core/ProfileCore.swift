@@ -122,6 +122,8 @@ struct Transition {
 
     mutating func queue(_ files: [QueuedFile]) {
         guard takingWork else { return }
+        var batch: [(path: RelativePath, rank: Int64)] = []
+        batch.reserveCapacity(files.count)
         for file in files {
             let path = file.path
             let rank = policy.order.rank(file)
@@ -129,11 +131,12 @@ struct Transition {
                 state.seenAgain.insert(path)
                 state.waiting.remember(path, rank: rank)
             } else if state.delayed[path] == nil {
-                state.waiting.add(path, rank: rank)
+                batch.append((path, rank))
             } else {
                 state.waiting.remember(path, rank: rank)
             }
         }
+        state.waiting.add(batch)
     }
 
     mutating func warnIgnored(_ directories: [RelativePath]) {
