@@ -40,3 +40,73 @@ int uploader_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *pat
 int uploader_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from) {
     return posix_spawn_file_actions_addclosefrom_np(actions, from);
 }
+
+#include <net/if.h>
+#include <netinet/in.h>
+
+int uploader_route_interface(const void *address, unsigned int addrlen, char *name) {
+    const struct sockaddr *addr = address;
+    struct {
+        struct nlmsghdr header;
+        struct rtmsg route;
+        char attributes[64];
+    } request;
+    memset(&request, 0, sizeof request);
+    const void *bytes;
+    int length;
+    if (addr->sa_family == AF_INET && addrlen >= sizeof(struct sockaddr_in)) {
+        bytes = &((const struct sockaddr_in *)addr)->sin_addr;
+        length = 4;
+    } else if (addr->sa_family == AF_INET6 && addrlen >= sizeof(struct sockaddr_in6)) {
+        bytes = &((const struct sockaddr_in6 *)addr)->sin6_addr;
+        length = 16;
+    } else {
+        errno = EAFNOSUPPORT;
+        return -1;
+    }
+    request.header.nlmsg_type = RTM_GETROUTE;
+    request.header.nlmsg_flags = NLM_F_REQUEST;
+    request.header.nlmsg_seq = 1;
+    request.route.rtm_family = addr->sa_family;
+    request.route.rtm_dst_len = length * 8;
+    struct rtattr *dst = (struct rtattr *)((char *)&request + NLMSG_ALIGN(NLMSG_LENGTH(sizeof(struct rtmsg))));
+    dst->rta_type = RTA_DST;
+    dst->rta_len = RTA_LENGTH(length);
+    memcpy(RTA_DATA(dst), bytes, length);
+    request.header.nlmsg_len = NLMSG_ALIGN(NLMSG_LENGTH(sizeof(struct rtmsg))) + RTA_ALIGN(dst->rta_len);
+
+    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+    if (fd < 0) return -1;
+    struct sockaddr_nl kernel;
+    memset(&kernel, 0, sizeof kernel);
+    kernel.nl_family = AF_NETLINK;
+    if (sendto(fd, &request, request.header.nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    char answer[8192];
+    ssize_t received;
+    do { received = recv(fd, answer, sizeof answer, 0); } while (received < 0 && errno == EINTR);
+    int saved = errno;
+    close(fd);
+    if (received < 0) { errno = saved; return -1; }
+    for (struct nlmsghdr *h = (struct nlmsghdr *)answer; NLMSG_OK(h, (unsigned int)received); h = NLMSG_NEXT(h, received)) {
+        if (h->nlmsg_type == NLMSG_ERROR) {
+            struct nlmsgerr *error = NLMSG_DATA(h);
+            errno = error->error ? -error->error : ENETUNREACH;
+            return -1;
+        }
+        if (h->nlmsg_type != RTM_NEWROUTE) continue;
+        struct rtmsg *route = NLMSG_DATA(h);
+        int remaining = RTM_PAYLOAD(h);
+        for (struct rtattr *a = RTM_RTA(route); RTA_OK(a, remaining); a = RTA_NEXT(a, remaining)) {
+            if (a->rta_type != RTA_OIF) continue;
+            unsigned int index = *(unsigned int *)RTA_DATA(a);
+            return if_indextoname(index, name) ? 0 : -1;
+        }
+    }
+    errno = ENETUNREACH;
+    return -1;
+}

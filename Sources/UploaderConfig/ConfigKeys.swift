@@ -11,7 +11,7 @@ package enum ConfigKeys {
         "concurrency", "connect_timeout", "stall_timeout", "timeout", "max_attempts", "digest",
         "backoff", "max_backoff", "max_rate", "recursive", "ignore", "rescan", "keep_sent",
         "shutdown_grace", "on_sent", "on_failed", "hook_timeout",
-    ] + TusSettings.keys + S3Settings.keys
+    ] + ProfileBuilder.policyKeys + TusSettings.keys + S3Settings.keys
 
     /// Families of keys named by the user: `form.NAME` and `header.NAME`.
     static let outboxPrefixes = ["form.", "header."]

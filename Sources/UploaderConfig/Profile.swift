@@ -47,7 +47,14 @@ package struct Profile: Sendable {
     package var digest: DigestMode = .sha256
     package var backoff: TimeInterval = 30
     package var maxBackoff: TimeInterval = 3600
-    package var maxRate: Int64 = 0
+    /// `max_rate`: one cap, or a timetable by local time.
+    package var maxRate: RateSchedule = .constant(0)
+    /// `order`: which waiting file starts next.
+    package var order: UploadOrder = .oldest
+    /// `upload_window`: when uploads may start (local time); empty = always.
+    package var uploadWindows = UploadWindows()
+    /// `interfaces`: the route to the destination must leave by one of these; empty = any.
+    package var interfaces: [String] = []
     package var recursive: Bool = false
     package var ignore: [String] = Profile.defaultIgnore
     package var rescan: TimeInterval = 0
@@ -114,6 +121,8 @@ package enum HTTPMethod: String, Sendable, CaseIterable {
 package enum UploadProtocol: String, Sendable, CaseIterable { case http, tus }
 package enum BodyFormat: String, Sendable, CaseIterable { case raw, multipart, json }
 package enum DigestMode: String, Sendable, CaseIterable { case sha256, none }
+/// `order`: by modification time (ties by name) or by size.
+package enum UploadOrder: String, Sendable, CaseIterable { case oldest, newest, smallest, largest }
 
 /// A `form.NAME` or `header.NAME` entry whose value is a template.
 package struct TemplatedField: Sendable {

@@ -57,9 +57,7 @@ struct ProfileBuilder {
             reader.diagnostics.error(reader.line(reader.entry("max_backoff") != nil ? "max_backoff" : "backoff"),
                 "max_backoff (\(ConfigValue.formatDuration(profile.maxBackoff))) is less than backoff (\(ConfigValue.formatDuration(profile.backoff)))")
         }
-        profile.maxRate = reader.value("max_rate", kind: "rate", hint: "use a size per second, e.g. 512KiB or 10MiB; 0 = no cap") { text in
-            ConfigValue.size(text.lowercased().hasSuffix("/s") ? String(text.dropLast(2)) : text)
-        } ?? profile.maxRate
+        readPolicy(into: &profile)
         profile.recursive = reader.boolean("recursive", default: profile.recursive)
         if let ignore = reader.text("ignore") {
             profile.ignore = ignore.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)

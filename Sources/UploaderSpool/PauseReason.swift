@@ -4,11 +4,17 @@
 package enum PauseReason: String, Codable, Sendable, CaseIterable {
     /// The destination cannot be reached; the profile probes it and resumes by itself.
     case offline
+    /// Outside every `upload_window`: uploads start again when the next window opens.
+    case outsideWindow = "outside_window"
+    /// The route to the destination leaves by an interface not in `interfaces`.
+    case interface
 
     /// The words plain `status` prints after `paused`.
     package var explanation: String {
         switch self {
         case .offline: return "offline: the destination cannot be reached; resumes by itself"
+        case .outsideWindow: return "outside_window: no upload window is open; resumes when one opens"
+        case .interface: return "interface: the route to the destination leaves by an interface not allowed"
         }
     }
 }

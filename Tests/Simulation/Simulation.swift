@@ -61,6 +61,7 @@ final class Simulation {
         profile.shutdownGrace = Double(choices.below(4))
         // The runner claims nothing ahead (one job per file); half the schedules also claim ahead.
         claimAhead = choices.chance(50) ? 0 : 1 + choices.below(3)
+        profile.order = UploadOrder.allCases[choices.below(UploadOrder.allCases.count)]
         self.profile = profile
         let collect = options.keepLog
         let lines = LineBox()
@@ -113,7 +114,7 @@ final class Simulation {
         let retries = recovery.scanRetry()
         let scan = recovery.scanOutbox()
         if process.view.dead { return crashed() }
-        process.post(.recovered(files: retries.requeued + scan.files,
+        process.post(.recovered(files: process.spool.queuedFiles(retries.requeued + scan.files),
                                 retries: (retries.due + scan.retries).map { RetryEntry(path: $0.path, due: $0.at) },
                                 ignoredDirectories: []))
         check(.manifestsParse)
@@ -247,7 +248,7 @@ final class Simulation {
         if let path = producer.act(note: { note($0) }) {
             // The watcher: an event for the name, unless inotify's queue overflowed (then a rescan, later).
             if choices.chance(90) {
-                process.post(.found([path]))
+                process.post(.found(process.spool.queuedFiles([path])))
             } else {
                 note("inotify overflow")
             }
@@ -261,7 +262,7 @@ final class Simulation {
             note("operator: uploader retry --all")
             for name in disk.names(in: profile.spool.retry) where Spool.isManifestName(RelativePath(name)) {
                 let file = Spool.fileName(forManifest: RelativePath(name))
-                if let back = try? process.lifecycle.moveBack(fromRetry: file, resetBackoff: true) { process.post(.found([back])) }
+                if let back = try? process.lifecycle.moveBack(fromRetry: file, resetBackoff: true) { process.post(.found(process.spool.queuedFiles([back]))) }
             }
         case 1 where process.stopRequested == nil:
             let grace = profile.shutdownGrace
@@ -337,7 +338,7 @@ final class Simulation {
     /// A rescan, as the watcher asks for one: the files, and the retries it finished moving.
     private func rescan(_ recovery: Recovery) {
         let scan = recovery.scanOutbox()
-        process.post(.found(scan.files))
+        process.post(.found(process.spool.queuedFiles(scan.files)))
         if !scan.retries.isEmpty { process.post(.retriesFound(scan.retries.map { RetryEntry(path: $0.path, due: $0.at) })) }
     }
 
@@ -365,15 +366,16 @@ final class Simulation {
     static func describe(_ event: ProfileEvent) -> String {
         switch event {
         case .recovered(let files, let retries, _): return "recovered(\(files.count) files, \(retries.count) retries)"
-        case .found(let paths): return "found(\(paths.map(\.logSafe).joined(separator: ",")))"
+        case .found(let files): return "found(\(files.map(\.path.logSafe).joined(separator: ",")))"
         case .retriesFound(let entries): return "retriesFound(\(entries.count))"
         case .directoriesIgnored: return "directoriesIgnored"
         case .claimed(let p, let r): return "claimed(\(p.logSafe), \(r))"
         case .attempted(let p, let r): return "attempted(\(p.logSafe), \(r.outcome))"
         case .settled(let p, let r): return "settled(\(p.logSafe), \(r))"
-        case .movedBack(let p, let to): return "movedBack(\(p.logSafe) → \(to?.logSafe ?? "nil"))"
+        case .movedBack(let p, let to): return "movedBack(\(p.logSafe) → \(to?.path.logSafe ?? "nil"))"
         case .probed(let t, let problem): return "probed(#\(t.number), \(problem ?? "ok"))"
         case .networkChanged: return "networkChanged"
+        case .routeChecked(let report): return "routeChecked(\(report))"
         case .tick: return "tick"
         case .stop(let grace): return "stop(grace \(grace))"
         }

@@ -21,7 +21,7 @@ import Testing
         #expect(p.method == .put && p.body == .raw && p.multipartField == "file")
         #expect(p.concurrency == 4 && p.maxAttempts == 10 && p.digest == .sha256)
         #expect(p.connectTimeout == 10 && p.stallTimeout == 60 && p.timeout == 0)
-        #expect(p.backoff == 30 && p.maxBackoff == 3600 && p.maxRate == 0)
+        #expect(p.backoff == 30 && p.maxBackoff == 3600 && p.maxRate == .constant(0))
         #expect(p.ignore == Profile.defaultIgnore && !p.recursive)
         #expect(p.shutdownGrace == 30 && p.hookTimeout == 30 && p.onSent == nil)
         if case .none = p.auth {} else { Issue.record("auth should default to none") }
@@ -85,7 +85,7 @@ import Testing
         #expect(p.tls.caFile == dir.path + "/ca.pem" && p.tls.insecureSkipVerify)
         #expect(p.concurrency == 8 && p.connectTimeout == 5 && p.stallTimeout == 120 && p.timeout == 3600)
         #expect(p.maxAttempts == 3 && p.digest == .none && p.backoff == 10 && p.maxBackoff == 1800)
-        #expect(p.maxRate == 10 << 20 && p.recursive && p.ignore == ["*.tmp", ".~lock*"])
+        #expect(p.maxRate == .constant(10 << 20) && p.recursive && p.ignore == ["*.tmp", ".~lock*"])
         #expect(p.rescan == 300 && p.keepSent == 604_800 && p.shutdownGrace == 0 && p.hookTimeout == 0.25)
         #expect(p.onSent == dir.path + "/hook.sh" && p.onFailed == "logger")
         #expect(config.secretValues == ["hunter2", "Y2FtNzpodW50ZXIy"], "the password and the base64 form the header carries")

@@ -12,6 +12,11 @@ int uploader_release_lease(int fd);
 /// An rtnetlink socket bound to the link, address and route multicast groups; -1 with errno on failure.
 int uploader_open_rtnetlink(void);
 
+/// The interface the kernel's route to `addr` (a `struct sockaddr` of AF_INET or AF_INET6,
+/// `addrlen` bytes) leaves by, asked with one RTM_GETROUTE request; its name is written to
+/// `name` (IF_NAMESIZE bytes). 0 on success, -1 with errno on failure (ENETUNREACH: no route).
+int uploader_route_interface(const void *addr, unsigned int addrlen, char *name);
+
 /// glibc's posix_spawn_file_actions_addchdir_np / _addclosefrom_np (GNU extensions).
 #include <spawn.h>
 int uploader_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *path);

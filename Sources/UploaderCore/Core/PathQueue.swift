@@ -4,56 +4,115 @@ import UploaderSpool
 import UploaderTransfer
 import UploaderWatch
 
-/// Paths waiting to be claimed, first in first out, each at most once.
+/// Paths waiting to be claimed, each at most once, smallest rank first (ties by path): a
+/// binary heap, so a backlog of 100,000 files costs O(log n) per file and never a full sort
+/// before the first upload starts.
+///
+/// It also remembers the rank of each path it has handed out until told to `forget` it, so a
+/// file put back (a pause let go of it, its upload was cut) waits in its place again.
 package struct PathQueue: Sendable, Equatable {
-    private var items: [RelativePath] = []
-    private var head = 0
+    private struct Entry: Sendable, Comparable {
+        var rank: Int64
+        var path: RelativePath
+
+        static func < (a: Entry, b: Entry) -> Bool { (a.rank, a.path) < (b.rank, b.path) }
+    }
+
+    private var heap: [Entry] = []
     private var members: Set<RelativePath> = []
+    /// The rank of every path waiting or handed out and not yet forgotten.
+    private var ranks: [RelativePath: Int64] = [:]
 
     package init() {}
 
-    package var count: Int { items.count - head }
-    package var isEmpty: Bool { head >= items.count }
+    package var count: Int { heap.count }
+    package var isEmpty: Bool { heap.isEmpty }
 
     package func contains(_ path: RelativePath) -> Bool { members.contains(path) }
 
-    /// Adds `path` unless it is already waiting; `front` puts it next in line.
-    package mutating func add(_ path: RelativePath, front: Bool = false) {
+    /// The rank `path` waits with, or last waited with.
+    package func rank(of path: RelativePath) -> Int64? { ranks[path] }
+
+    /// Notes a newer rank for a path that is not waiting now (it is held), for when it is put back.
+    package mutating func remember(_ path: RelativePath, rank: Int64) {
+        if !members.contains(path) { ranks[path] = rank }
+    }
+
+    /// Adds `path` unless it is already waiting; with no `rank`, the one remembered for it (else 0).
+    package mutating func add(_ path: RelativePath, rank: Int64? = nil) {
         guard members.insert(path).inserted else { return }
-        if front {
-            compact()
-            items.insert(path, at: 0)
-        } else {
-            items.append(path)
+        let rank = rank ?? ranks[path] ?? 0
+        ranks[path] = rank
+        heap.append(Entry(rank: rank, path: path))
+        siftUp(heap.count - 1)
+    }
+
+    /// Adds many at once (the start-up backlog): appended, then the heap rebuilt in O(n) when
+    /// the batch outnumbers what waits already, instead of one sift per file.
+    package mutating func add(_ batch: [(path: RelativePath, rank: Int64)]) {
+        guard batch.count > heap.count else {
+            for item in batch { add(item.path, rank: item.rank) }
+            return
         }
+        for item in batch where members.insert(item.path).inserted {
+            ranks[item.path] = item.rank
+            heap.append(Entry(rank: item.rank, path: item.path))
+        }
+        for index in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(index) }
     }
 
     package mutating func popFirst() -> RelativePath? {
-        guard head < items.count else { return nil }
-        let path = items[head]
-        head += 1
-        if head > 1024 && head * 2 > items.count { compact() }
-        members.remove(path)
-        return path
+        guard let first = heap.first else { return nil }
+        let last = heap.removeLast()
+        if !heap.isEmpty {
+            heap[0] = last
+            siftDown(0)
+        }
+        members.remove(first.path)
+        return first.path
+    }
+
+    /// Drops the remembered rank of a path that is neither waiting nor held any more.
+    package mutating func forget(_ path: RelativePath) {
+        if !members.contains(path) { ranks[path] = nil }
     }
 
     package mutating func removeAll() {
-        items = []
-        head = 0
+        heap = []
         members = []
+        ranks = [:]
     }
 
-    /// The waiting paths in order.
-    package var paths: ArraySlice<RelativePath> { items[head...] }
+    /// The waiting paths in the order they would start (sorts: for tests and traces only).
+    package var paths: [RelativePath] { heap.sorted().map(\.path) }
 
-    private mutating func compact() {
-        if head > 0 {
-            items.removeFirst(head)
-            head = 0
+    /// Paths with a remembered rank (waiting or held): lets tests see that nothing leaks.
+    package var remembered: Int { ranks.count }
+
+    private mutating func siftUp(_ index: Int) {
+        var child = index
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard heap[child] < heap[parent] else { return }
+            heap.swapAt(child, parent)
+            child = parent
         }
     }
 
-    package static func == (a: PathQueue, b: PathQueue) -> Bool { a.paths.elementsEqual(b.paths) }
+    private mutating func siftDown(_ index: Int) {
+        var parent = index
+        while true {
+            let left = 2 * parent + 1
+            guard left < heap.count else { return }
+            var smallest = left
+            if left + 1 < heap.count && heap[left + 1] < heap[left] { smallest = left + 1 }
+            guard heap[smallest] < heap[parent] else { return }
+            heap.swapAt(smallest, parent)
+            parent = smallest
+        }
+    }
+
+    package static func == (a: PathQueue, b: PathQueue) -> Bool { a.heap.sorted() == b.heap.sorted() && a.ranks == b.ranks }
 }
 
 /// A small seeded generator (SplitMix64) kept in the state, so backoff jitter is part of

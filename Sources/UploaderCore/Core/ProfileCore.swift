@@ -27,6 +27,7 @@ package enum ProfileCore {
         var transition = Transition(state: ProfileState(seed: 0), policy: policy, now: now)
         swap(&transition.state, &state)
         defer { swap(&transition.state, &state) }
+        transition.refreshWindow()
         transition.apply(event)
         transition.fireTimers()
         transition.startWork()
@@ -34,17 +35,19 @@ package enum ProfileCore {
         return transition.effects
     }
 
-    /// When the next timer is due — a retry (wall clock), a probe, a delayed file or the end of
-    /// the shutdown grace (monotonic) — as seconds from `now`; nil when nothing is timed.
+    /// When the next timer is due — a retry or a window's edge (wall clock), a probe, a delayed
+    /// file or the end of the shutdown grace (monotonic) — as seconds from `now`; nil when nothing is timed.
     package static func nextDeadline(_ state: ProfileState, policy: ProfilePolicy, now: Instant) -> Double? {
         var soonest: Double?
         func consider(_ seconds: Double) { soonest = min(soonest ?? seconds, seconds) }
         switch state.phase {
         case .running:
-            if policy.mode == .daemon && !state.closed && state.reachability.isOnline,
+            if policy.mode == .daemon && !state.closed && state.mayStart(policy),
                let due = state.retryDue.earliest {
                 consider(due.timeIntervalSince(now.wall))
             }
+            // The window opens or closes: wake then, without polling.
+            if let until = state.window?.until { consider(until.timeIntervalSince(now.wall)) }
             if case .offline(_, _, let nextProbe) = state.reachability, state.probing == nil {
                 consider(nextProbe - now.mono)
             }
@@ -80,6 +83,7 @@ struct Transition {
             warnIgnored(directories)
             queue(files)
             for entry in retries { scheduleRetry(entry) }
+            if !policy.interfaces.isEmpty { checkRoute() }
         case .found(let paths):
             queue(paths)
         case .retriesFound(let entries):
@@ -104,6 +108,9 @@ struct Transition {
         case .networkChanged:
             guard state.phase == .running, policy.mode == .daemon else { return }
             if state.probing != nil { state.probeAgain = true } else { startProbe() }
+            if !policy.interfaces.isEmpty { checkRoute() }
+        case .routeChecked(let report):
+            routeChecked(report)
         case .tick:
             break
         case .stop(let grace):
@@ -113,15 +120,23 @@ struct Transition {
 
     // MARK: Queue
 
-    mutating func queue(_ paths: [RelativePath]) {
+    mutating func queue(_ files: [QueuedFile]) {
         guard takingWork else { return }
-        for path in paths {
+        var batch: [(path: RelativePath, rank: Int64)] = []
+        batch.reserveCapacity(files.count)
+        for file in files {
+            let path = file.path
+            let rank = policy.order.rank(file)
             if state.holds(path) {
                 state.seenAgain.insert(path)
+                state.waiting.remember(path, rank: rank)
             } else if state.delayed[path] == nil {
-                state.waiting.add(path)
+                batch.append((path, rank))
+            } else {
+                state.waiting.remember(path, rank: rank)
             }
         }
+        state.waiting.add(batch)
     }
 
     mutating func warnIgnored(_ directories: [RelativePath]) {
@@ -140,7 +155,7 @@ struct Transition {
         switch report {
         case .ready:
             if takingWork {
-                state.ready.append(path)
+                makeReady(path)
             } else {
                 effects.append(.release(path))
             }
@@ -159,9 +174,9 @@ struct Transition {
         case .finishedByRecovery(let retry):
             if let retry { scheduleRetry(retry) }
         case .cancelled:
-            // By a stop, or (a claim in its slot) by an outage: then it waits again, first in line.
+            // By a stop, or (a claim in its slot) by an outage: then it waits again, in its place.
             if takingWork {
-                state.waiting.add(path, front: true)
+                state.waiting.add(path)
                 letGo(path, requeued: true)
                 return
             }
@@ -171,6 +186,7 @@ struct Transition {
 
     /// A held file is let go: if the watcher saw its name again meanwhile, that name is checked once more.
     mutating func letGo(_ path: RelativePath, requeued: Bool) {
+        defer { if !state.waiting.contains(path) && state.delayed[path] == nil { state.waiting.forget(path) } }
         guard state.seenAgain.remove(path) != nil, !requeued, takingWork, !state.waiting.contains(path) else { return }
         state.waiting.add(path)
         state.quiet.insert(path)
@@ -188,7 +204,7 @@ struct Transition {
             if let due, policy.mode == .daemon { scheduleRetry(RetryEntry(path: target, due: due)) }
             letGo(path, requeued: false)
         case .requeued:
-            if takingWork { state.waiting.add(path, front: true) }
+            if takingWork { state.waiting.add(path) }
             letGo(path, requeued: true)
         case .failed:
             letGo(path, requeued: false)
@@ -203,7 +219,7 @@ struct Transition {
             state.retryDue.set(entry.path, due: entry.due)
         case .once:
             // A cron run takes the retries due when it started, and no others.
-            if let cutoff = state.onceCutoff, entry.due <= cutoff, state.phase == .running {
+            if let cutoff = state.onceCutoff, entry.due <= cutoff, state.phase == .running, state.window?.open != false {
                 state.movingBack.insert(entry.path)
                 effects.append(.moveBack(entry.path))
             }
@@ -233,18 +249,19 @@ struct Transition {
             state.delayed[path] = nil
             if takingWork { state.waiting.add(path) }
         }
-        guard takingWork, state.reachability.isOnline, policy.mode == .daemon else { return }
+        guard takingWork, state.mayStart(policy), policy.mode == .daemon else { return }
         for path in state.retryDue.takeDue(at: now.wall) {
             state.movingBack.insert(path)
             effects.append(.moveBack(path))
         }
     }
 
-    /// Hands out transfer slots to claimed files, claims ahead as far as `claimAhead` allows,
-    /// then gives each slot still free the next waiting file, claimed and sent by one job.
-    /// Nothing starts while the destination is unreachable: that is what "paused" means.
+    /// Hands out transfer slots to claimed files and claims ahead as far as `claimAhead` allows;
+    /// with no claims ahead, gives each free slot the next waiting file, claimed and sent by one job.
+    /// Nothing starts while the profile is paused (`ProfileState.mayStart`): unreachable, a route
+    /// by a foreign interface, or outside the upload window.
     mutating func startWork() {
-        guard takingWork, state.reachability.isOnline else { return }
+        guard takingWork, state.mayStart(policy) else { return }
         while state.sending.count < policy.concurrency, !state.ready.isEmpty {
             let path = state.ready.removeFirst()
             state.sending.insert(path)
@@ -254,7 +271,8 @@ struct Transition {
             state.claiming.insert(path)
             effects.append(.claim(path))
         }
-        while state.sending.count < policy.concurrency, let path = state.waiting.popFirst() {
+        // Nothing claimed ahead (the runner's way): each free slot claims and sends its own file.
+        while policy.claimAhead == 0, state.sending.count < policy.concurrency, let path = state.waiting.popFirst() {
             state.sending.insert(path)
             state.claiming.insert(path)
             effects.append(.claimAndUpload(path))

@@ -31,6 +31,8 @@ package enum ProfileEffect: Sendable, Equatable {
     case moveBack(RelativePath)
     /// Try to reach the destination.
     case probe(ProbeTicket)
+    /// Ask the kernel which interface the route to the destination leaves by (`interfaces`).
+    case checkRoute
     /// One log line.
     case log(LogLine)
     /// `run --once`: nothing is left to do.

@@ -10,9 +10,9 @@ import UploaderWatch
 package enum ProfileEvent: Sendable, Equatable {
     /// The start-up scan: files to queue, files waiting in retry/ and when each is due,
     /// subdirectories a non-recursive outbox ignores. Nothing is finished before it.
-    case recovered(files: [RelativePath], retries: [RetryEntry], ignoredDirectories: [RelativePath])
+    case recovered(files: [QueuedFile], retries: [RetryEntry], ignoredDirectories: [RelativePath])
     /// Candidate files in the outbox (watcher events, rescans).
-    case found([RelativePath])
+    case found([QueuedFile])
     /// Files a rescan found waiting in retry/ (it finished their cut move there), and when each is due.
     case retriesFound([RetryEntry])
     /// Subdirectories of a non-recursive outbox: warned about once each.
@@ -24,11 +24,13 @@ package enum ProfileEvent: Sendable, Equatable {
     /// A settle job finished: the file was filed away or put back in the queue.
     case settled(RelativePath, SettleReport)
     /// A file due in retry/ was moved back to the outbox (its new outbox path), or could not be.
-    case movedBack(RelativePath, to: RelativePath?)
+    case movedBack(RelativePath, to: QueuedFile?)
     /// A reachability probe finished: nil when the destination answered, else why not.
     case probed(ProbeTicket, problem: String?)
     /// The kernel reported a link, address or route change.
     case networkChanged
+    /// A route lookup (`interfaces`) finished: the interface the route to the destination leaves by.
+    case routeChecked(RouteReport)
     /// Time passed: timers due by now fire.
     case tick
     /// SIGTERM/SIGINT or a reload: stop taking work; uploads in flight get `grace` seconds.

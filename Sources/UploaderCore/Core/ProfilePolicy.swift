@@ -27,6 +27,14 @@ package struct ProfilePolicy: Sendable, Equatable {
     package var probeDelayFraction: Double = 0.25
     /// A file whose manifest could not be written (disk full) is tried again after this long.
     package var unwritableRetry: TimeInterval = 5
+    /// Which waiting file starts next (`order`).
+    package var order: UploadOrder = .oldest
+    /// When uploads may start (`upload_window`), in `timeZone`'s local time.
+    package var windows = UploadWindows()
+    /// The zone local times are read in: the machine's, or a test's.
+    package var timeZone: TimeZone = .current
+    /// Interfaces the route to the destination may leave by (`interfaces`); empty = any.
+    package var interfaces: Set<String> = []
 
     package init(mode: Mode, concurrency: Int, claimAhead: Int = 16, maxAttempts: Int, backoff: TimeInterval, maxBackoff: TimeInterval) {
         self.mode = mode
@@ -37,9 +45,13 @@ package struct ProfilePolicy: Sendable, Equatable {
         self.maxBackoff = maxBackoff
     }
 
-    package init(profile: Profile, mode: Mode) {
+    package init(profile: Profile, mode: Mode, timeZone: TimeZone = .current) {
         self.init(mode: mode, concurrency: profile.concurrency, claimAhead: 0,
                   maxAttempts: profile.maxAttempts, backoff: profile.backoff, maxBackoff: profile.maxBackoff)
+        order = profile.order
+        windows = profile.uploadWindows
+        self.timeZone = timeZone
+        interfaces = Set(profile.interfaces)
     }
 
     /// How long to wait before the next probe after `offlineFor` seconds offline.

@@ -38,6 +38,14 @@ package struct ProfileState: Sendable, Equatable {
     package var probing: ProbeTicket?
     package var probeAgain = false
     package var lastProblem: String?
+    /// `upload_window`: open or not, and until when (wall clock); nil until first looked at, or
+    /// when the profile has no windows (always open).
+    package var window: WindowPhase?
+    /// `interfaces`: what the last route lookup said; nil before the first answer.
+    package var route: RouteVerdict?
+    /// A route lookup is running, and another is wanted when it returns (the network changed meanwhile).
+    package var routeChecking = false
+    package var routeCheckAgain = false
 
     /// Waiting to be claimed.
     package var waiting = PathQueue()
@@ -81,22 +89,37 @@ package struct ProfileState: Sendable, Equatable {
     /// Claims running for files without a transfer slot (claims ahead).
     package var claimsAhead: Int { claiming.count(where: { !sending.contains($0) }) }
 
+    /// Why nothing starts now, if something stops it: offline first, then the route, then the window.
+    package var pausedReason: PauseReason? {
+        if !reachability.isOnline { return .offline }
+        if case .elsewhere = route { return .interface }
+        if window?.open == false { return .outsideWindow }
+        return nil
+    }
+
     /// Files the owner holds at some step (claimed, sending, settling).
     package func holds(_ path: RelativePath) -> Bool {
         claiming.contains(path) || sending.contains(path) || settling.contains(path) || ready.contains(path)
-    }
-
-    /// Why no upload starts now (`status`'s `paused_reason`), or nil while uploads may start.
-    /// Only reachability pauses today; the upload window and allowed interfaces (#14) add theirs here.
-    package var pausedReason: PauseReason? {
-        if case .offline = reachability { return .offline }
-        return nil
     }
 
     /// Nothing waits, runs or is due for this run.
     package var isIdle: Bool {
         waiting.isEmpty && claiming.isEmpty && ready.isEmpty && sending.isEmpty && settling.isEmpty && movingBack.isEmpty
     }
+}
+
+/// Whether `upload_window` lets uploads start, and the next moment (wall clock) that may change.
+package struct WindowPhase: Sendable, Equatable {
+    package var open: Bool
+    package var until: Date?
+}
+
+/// Where the route to the destination leaves, as far as `interfaces` is concerned.
+package enum RouteVerdict: Sendable, Equatable {
+    /// By an allowed interface (named), or the lookup could not tell (nil: uploads find out).
+    case allowed(String?)
+    /// By this interface, which is not in the list: paused.
+    case elsewhere(String)
 }
 
 /// What one process run did for a profile: for `run --once` exit codes, the closing

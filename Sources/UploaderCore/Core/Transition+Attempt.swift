@@ -20,7 +20,7 @@ extension Transition {
         if case .claimOutdated = report.outcome {
             effects.append(.release(path))
             state.seenAgain.remove(path)
-            if takingWork { state.waiting.add(path, front: true) }
+            if takingWork { state.waiting.add(path) }
             return
         }
         if let filed = report.filed {
@@ -42,7 +42,7 @@ extension Transition {
         switch report.outcome {
         case .unreachable(let reason):
             if policy.mode == .once {
-                closeForOffline(reason)
+                close(leavingQueued: "destination unreachable; leaving files queued", reason)
             } else {
                 goOffline(reason)
             }
@@ -94,13 +94,14 @@ extension Transition {
         }
     }
 
-    /// `run --once` met an unreachable destination: it starts nothing more and leaves the rest queued.
-    private mutating func closeForOffline(_ reason: String) {
+    /// `run --once` met an unreachable destination (or a route by a foreign interface): it starts
+    /// nothing more and leaves the rest queued.
+    mutating func close(leavingQueued message: String, _ reason: String) {
         guard !state.closed else { return }
         state.closed = true
         state.totals.leftQueuedOffline = true
         state.lastProblem = reason
-        log(.warn, "destination unreachable; leaving files queued", ["error": reason])
+        log(.warn, message, ["error": reason])
         state.waiting.removeAll()
         for path in state.ready { effects.append(.release(path)) }
         state.ready = []

@@ -21,9 +21,9 @@ extension Transition {
     /// Lets go of claimed files that wait for a slot: a pause may last for hours, during which
     /// their names may be renamed or deleted; they are claimed afresh when work resumes.
     mutating func releaseReady() {
-        for path in state.ready.reversed() {
+        for path in state.ready {
             effects.append(.release(path))
-            if takingWork { state.waiting.add(path, front: true) }
+            if takingWork { state.waiting.add(path) }
         }
         state.ready = []
     }

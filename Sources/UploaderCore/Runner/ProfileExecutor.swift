@@ -24,6 +24,7 @@ package final class ProfileExecutor: Sendable {
     let logger: Logger
     let clock: any Clock
     let probe: (any ReachabilityProbe)?
+    let route: (any RouteLookup)?
     let hooks: HookRunner
     let jobs: any JobQueue
     /// The uploads in flight and their progress, for `status`.
@@ -42,9 +43,12 @@ package final class ProfileExecutor: Sendable {
         package var jobs: any JobQueue
         package var hostname: String
         package var environment: [String: String]
+        /// Asked which interface the route to the destination leaves by (`interfaces`).
+        package var route: (any RouteLookup)?
 
         package init(claimer: Claimer, lifecycle: FileLifecycle, rateLimiter: RateLimiter?, probe: (any ReachabilityProbe)?,
-                     jobs: any JobQueue, hostname: String, environment: [String: String]) {
+                     jobs: any JobQueue, hostname: String, environment: [String: String], route: (any RouteLookup)? = nil) {
+            self.route = route
             self.claimer = claimer
             self.lifecycle = lifecycle
             self.rateLimiter = rateLimiter
@@ -64,6 +68,7 @@ package final class ProfileExecutor: Sendable {
         self.lifecycle = parts.lifecycle
         self.rateLimiter = parts.rateLimiter
         self.probe = parts.probe
+        self.route = parts.route
         self.hostname = parts.hostname
         self.environment = parts.environment
         self.hooks = hooks
@@ -101,13 +106,16 @@ package final class ProfileExecutor: Sendable {
         case .moveBack(let path):
             jobs.submit { [self] _ in
                 do {
-                    report(.movedBack(path, to: try lifecycle.moveBack(fromRetry: path, resetBackoff: false)))
+                    let back = try lifecycle.moveBack(fromRetry: path, resetBackoff: false)
+                    report(.movedBack(path, to: spool.queuedFiles([back]).first))
                 } catch {
                     report(.movedBack(path, to: nil))
                 }
             }
         case .probe(let ticket):
             jobs.probe { [self] in report(.probed(ticket, problem: probe?.check())) }
+        case .checkRoute:
+            jobs.probe { [self] in report(.routeChecked(route?.check() ?? .unknown("no route lookup for this destination"))) }
         case .log(let line):
             logger.log(line.level, line.message, pairs: [("profile", profile.name)] + line.metadata.map { ($0.key, $0.value) })
         case .drained, .stopped:

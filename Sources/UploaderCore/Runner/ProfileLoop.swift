@@ -63,9 +63,9 @@ package struct ProfileSnapshot: Sendable, Equatable {
     package var waiting = 0
     package var inFlight = 0
     package var online = true
-    /// Why no upload starts now, if that is so.
-    package var pausedReason: PauseReason?
     package var lastProblem: String?
+    /// Why nothing starts now (nil: nothing stops it).
+    package var pausedReason: PauseReason?
     package var refused = 0
     package var totals = RunTotals()
     package var stopping = false
@@ -80,8 +80,8 @@ package struct ProfileSnapshot: Sendable, Equatable {
         waiting = state.waiting.count + state.claimsAhead + state.ready.count
         inFlight = state.sending.count + state.settling.count
         online = state.reachability.isOnline
-        pausedReason = state.pausedReason
         lastProblem = state.lastProblem
+        pausedReason = state.phase == .running ? state.pausedReason : nil
         refused = state.refused.count
         totals = state.totals
     }

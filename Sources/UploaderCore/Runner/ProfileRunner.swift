@@ -46,6 +46,10 @@ package final class ProfileRunner: Sendable {
         package var environment: [String: String] = ProcessInfo.processInfo.environment
         /// The file system the spool's code works on.
         package var fs: any SpoolFileSystem = LocalFileSystem()
+        /// The zone `upload_window` and the `max_rate` timetable read local time in.
+        package var timeZone: TimeZone = .current
+        /// Nil: the kernel's route to the destination's host (only asked with `interfaces`).
+        package var route: (any RouteLookup)?
 
         package init() {}
     }
@@ -63,25 +67,24 @@ package final class ProfileRunner: Sendable {
         let lifecycle = FileLifecycle(spool: spool, logger: logger)
         recovery = Recovery(spool: spool, lifecycle: lifecycle, ignore: ignore, recursive: profile.recursive, logger: logger,
                             clock: seams.clock)
-        let policy = ProfilePolicy(profile: profile, mode: mode)
+        let policy = ProfilePolicy(profile: profile, mode: mode, timeZone: seams.timeZone)
         loop = ProfileLoop(policy: policy, clock: seams.clock)
-        let probe: (any ReachabilityProbe)?
-        if let given = seams.probe {
-            probe = given
-        } else {
-            switch profile.destination {
-            case .http(let template): probe = TCPProbe(urlTemplate: template.description, timeout: profile.connectTimeout)
-            case .s3(let target): probe = TCPProbe(s3: target, timeout: profile.connectTimeout)
-            }
+        let tcpProbe: TCPProbe?
+        switch profile.destination {
+        case .http(let template): tcpProbe = TCPProbe(urlTemplate: template.description, timeout: profile.connectTimeout)
+        case .s3(let target): tcpProbe = TCPProbe(s3: target, timeout: profile.connectTimeout)
         }
+        let probe: (any ReachabilityProbe)? = seams.probe ?? tcpProbe
+        let route: (any RouteLookup)? = seams.route ?? tcpProbe.map { KernelRoute(host: $0.host) }
         let parts = ProfileExecutor.Parts(
             claimer: Claimer(spool: spool, profileName: profile.name, digest: profile.digest, mimeTypes: mimeTypes,
                              lifecycle: lifecycle, logger: logger),
             lifecycle: lifecycle,
-            rateLimiter: profile.maxRate > 0 ? RateLimiter(bytesPerSecond: profile.maxRate, clock: seams.clock) : nil,
+            rateLimiter: profile.maxRate.limitsSometimes
+                ? RateLimiter(schedule: profile.maxRate, timeZone: seams.timeZone, clock: seams.clock) : nil,
             probe: probe,
             jobs: WorkerPool(size: policy.concurrency + policy.claimAhead, label: profile.name, makeTransport: seams.makeTransport),
-            hostname: hostname, environment: seams.environment)
+            hostname: hostname, environment: seams.environment, route: route)
         executor = ProfileExecutor(profile: profile, spool: spool, parts: parts, hooks: self.hooks, logger: logger, clock: seams.clock,
                                    report: { [loop] event in loop.send(event) }, finished: onFinished)
     }
@@ -111,7 +114,7 @@ package final class ProfileRunner: Sendable {
         retention.sweep(now: clock.now)
         let mode = loop.policy.mode
         let state = ProfileState(onceCutoff: mode == .once ? started : nil)
-        loop.send(.recovered(files: retryScan.requeued + scan.files,
+        loop.send(.recovered(files: spool.queuedFiles(retryScan.requeued + scan.files),
                              retries: (retryScan.due + scan.retries).map { RetryEntry(path: $0.path, due: $0.at) },
                              ignoredDirectories: scan.directoriesIgnored.filter { !ignore.ignores($0) }))
         holdings.withLock { $0.begun = true }
@@ -148,19 +151,19 @@ package final class ProfileRunner: Sendable {
     private func watched(_ event: WatchEvent) {
         switch event {
         case .fileReady(let path):
-            if !ignore.ignores(path) { loop.send(.found([path])) }
+            if !ignore.ignores(path) { loop.send(.found(spool.queuedFiles([path]))) }
         case .directoryAppeared(let path):
             if profile.recursive {
                 let scan = recovery.scanOutbox(path)
                 queueHooks(finishedBy: scan)
-                loop.send(.found(scan.files))
+                loop.send(.found(spool.queuedFiles(scan.files)))
             } else if !ignore.ignores(path) {
                 loop.send(.directoriesIgnored([path]))
             }
         case .rescanNeeded:
             let scan = recovery.scanOutbox()
             queueHooks(finishedBy: scan)
-            loop.send(.found(scan.files))
+            loop.send(.found(spool.queuedFiles(scan.files)))
             if !scan.retries.isEmpty { loop.send(.retriesFound(scan.retries.map { RetryEntry(path: $0.path, due: $0.at) })) }
         }
     }

@@ -64,7 +64,7 @@ struct EmbeddedProfile {
     /// Sends the start-up scan with `names` in the outbox and answers their claims.
     @discardableResult
     mutating func recover(_ names: [String]) -> [ProfileEffect] {
-        let first = send(.recovered(files: names.map(RelativePath.init), retries: [], ignoredDirectories: []))
+        let first = send(.recovered(files: names.map { QueuedFile(RelativePath($0)) }, retries: [], ignoredDirectories: []))
         return first + claimAll(first)
     }
 }

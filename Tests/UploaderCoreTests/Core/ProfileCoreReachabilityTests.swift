@@ -151,7 +151,7 @@ struct ProfileCoreReachabilityTests {
                 effects = p.advance(by: Double(rng.next() % 400) / 1000)
             }
             effects += p.claimAll(effects)
-            for case .moveBack(let path) in effects { effects += p.claimAll(p.send(.movedBack(path, to: path))) }
+            for case .moveBack(let path) in effects { effects += p.claimAll(p.send(.movedBack(path, to: QueuedFile(path)))) }
             pendingUploads += effects.uploads
             pendingProbes += effects.probes
             Self.checkOnlineMeansNotPaused(p)

@@ -14,7 +14,7 @@ import Testing
 struct ProfileCoreStopTests {
     @Test func stopCancelsClaimsAtOnceLetsUploadsRunForTheGraceThenAbortsThem() {
         var p = EmbeddedProfile.daemon(concurrency: 1)
-        let first = p.send(.recovered(files: ["a", "b", "c"].map(RelativePath.init), retries: [], ignoredDirectories: []))
+        let first = p.send(.recovered(files: ["a", "b", "c"].map { QueuedFile(RelativePath($0)) }, retries: [], ignoredDirectories: []))
         p.send(.claimed(RelativePath("a"), .ready))          // a: uploading
         p.send(.claimed(RelativePath("b"), .ready))          // b: claimed, waiting for the slot
         #expect(first.claims.count == 3)                      // c: still hashing
@@ -44,7 +44,7 @@ struct ProfileCoreStopTests {
         var p = EmbeddedProfile.daemon()
         p.recover(["a"])
         p.send(.stop(grace: 30))
-        #expect(p.send(.found([RelativePath("z")])).claims.isEmpty)
+        #expect(p.send(.found([QueuedFile(RelativePath("z"))])).claims.isEmpty)
     }
 
     @Test func runOnceDrainsAndSaysSo() {
@@ -66,7 +66,7 @@ struct ProfileCoreStopTests {
         let start = p.send(.recovered(files: [], retries: [due, later], ignoredDirectories: []))
         #expect(start.moveBacks == [RelativePath("old")])
         #expect(!start.contains(.drained), "not drained while a file is on its way back")
-        let back = p.send(.movedBack(RelativePath("old"), to: RelativePath("old")))
+        let back = p.send(.movedBack(RelativePath("old"), to: QueuedFile(RelativePath("old"))))
         #expect(back.claims == [RelativePath("old")])
     }
 

@@ -37,7 +37,7 @@ struct ProfileCoreUploadTests {
         p.send(.settled(a, .filed(.retry, a, retryDue: due)))
         #expect(p.advance(by: max(0, delay - 0.5)).moveBacks.isEmpty, "nothing before it is due")
         #expect(p.advanceToNextDeadline().moveBacks == [a])
-        let back = p.send(.movedBack(a, to: a))
+        let back = p.send(.movedBack(a, to: QueuedFile(a)))
         #expect(back.claims == [a])
     }
 
@@ -90,18 +90,18 @@ struct ProfileCoreUploadTests {
         }
     }
 
-    @Test func claimsRunAheadOnlyAsFarAsAllowedAndEachFreeSlotClaimsItsOwnFile() {
+    @Test func claimsRunAheadOnlyAsFarAsAllowed() {
         var p = EmbeddedProfile.daemon(concurrency: 2, claimAhead: 3)
-        let first = p.send(.recovered(files: (0..<10).map { RelativePath("f\($0)") }, retries: [], ignoredDirectories: []))
+        let first = p.send(.recovered(files: (0..<10).map { QueuedFile(RelativePath("f\($0)")) }, retries: [], ignoredDirectories: []))
         #expect(first.claims.count == 3)
-        #expect(first.claimsInSlots.count == 2)
-        #expect(p.state.waiting.count == 5)
+        #expect(first.claimsInSlots.isEmpty)
+        #expect(p.state.waiting.count == 7)
     }
 
     @Test func withNothingClaimedAheadEachFileIsOneJobThatHoldsItsSlotFromTheClaimOn() {
         var p = EmbeddedProfile.daemon(concurrency: 2, claimAhead: 0)
         let names = (0..<4).map { RelativePath("f\($0)") }
-        let first = p.send(.recovered(files: names, retries: [], ignoredDirectories: []))
+        let first = p.send(.recovered(files: names.map { QueuedFile($0) }, retries: [], ignoredDirectories: []))
         #expect(first.claimsInSlots == [names[0], names[1]])
         #expect(first.claims.isEmpty && first.uploads.isEmpty)
         #expect(p.state.sending == [names[0], names[1]])
@@ -118,10 +118,10 @@ struct ProfileCoreUploadTests {
         #expect(!p.state.holds(names[0]))
     }
 
-    @Test func aFileTheJobFoundChangedWhileFilingItIsNeitherCountedNorLoggedAsSentAndWaitsFirstInLine() {
+    @Test func aFileTheJobFoundChangedWhileFilingItIsNeitherCountedNorLoggedAsSentAndWaitsAgain() {
         var p = EmbeddedProfile.daemon(concurrency: 1, claimAhead: 0)
         let name = RelativePath("log.txt")
-        p.send(.recovered(files: [name], retries: [], ignoredDirectories: []))
+        p.send(.recovered(files: [QueuedFile(name)], retries: [], ignoredDirectories: []))
         p.send(.claimed(name, .ready))
         var report = AttemptReport.outcome(.delivered(status: 201))
         report.filed = .requeued
@@ -134,16 +134,16 @@ struct ProfileCoreUploadTests {
     @Test func aClaimInItsSlotThatFindsNothingToSendFreesTheSlotForTheNextFile() {
         var p = EmbeddedProfile.daemon(concurrency: 1, claimAhead: 0)
         let names = [RelativePath("gone"), RelativePath("next")]
-        p.send(.recovered(files: names, retries: [], ignoredDirectories: []))
+        p.send(.recovered(files: names.map { QueuedFile($0) }, retries: [], ignoredDirectories: []))
         let after = p.send(.claimed(names[0], .vanished))
         #expect(after.claimsInSlots == [names[1]])
         #expect(p.state.sending == [names[1]])
     }
 
-    @Test func aClaimInItsSlotCutByAnOutageWaitsAgainFirstInLine() {
+    @Test func aClaimInItsSlotCutByAnOutageWaitsAgainInItsPlace() {
         var p = EmbeddedProfile.daemon(concurrency: 1, claimAhead: 0)
         let names = [RelativePath("a"), RelativePath("b")]
-        p.send(.recovered(files: names, retries: [], ignoredDirectories: []))
+        p.send(.recovered(files: names.map { QueuedFile($0) }, retries: [], ignoredDirectories: []))
         p.send(.claimed(names[0], .ready))
         // The upload part found the destination gone; meanwhile nothing else starts.
         let cut = p.send(.attempted(names[0], AttemptReport.outcome(.unreachable(reason: "refused"))))
@@ -153,7 +153,7 @@ struct ProfileCoreUploadTests {
         #expect(p.state.waiting.popFirst() == names[0])
         // A claim cancelled in its slot by an outage is queued again, not dropped.
         var q = EmbeddedProfile.daemon(concurrency: 1, claimAhead: 0)
-        q.send(.recovered(files: names, retries: [], ignoredDirectories: []))
+        q.send(.recovered(files: names.map { QueuedFile($0) }, retries: [], ignoredDirectories: []))
         q.send(.claimed(names[0], .cancelled))
         #expect(q.state.waiting.contains(names[0]) || q.state.sending.contains(names[0]))
         #expect(!q.state.refused.contains(names[0]))
@@ -162,7 +162,7 @@ struct ProfileCoreUploadTests {
     @Test func aFileSeenAgainWhileUploadingIsCheckedOnceMoreAndItsVanishingIsQuiet() {
         var p = EmbeddedProfile.daemon()
         p.recover(["a.bin"])
-        #expect(p.send(.found([a])).claims.isEmpty, "never two jobs on one file")
+        #expect(p.send(.found([QueuedFile(a)])).claims.isEmpty, "never two jobs on one file")
         p.send(.attempted(a, .outcome(.retryable(reason: "HTTP 503", retryAfter: 5))))
         let after = p.send(.settled(a, .filed(.retry, a, retryDue: p.now.wall.addingTimeInterval(5))))
         #expect(after.claims == [a], "the name is looked at once more")
@@ -172,7 +172,7 @@ struct ProfileCoreUploadTests {
 
     @Test func aFileThatVanishedBeforeItsClaimIsLoggedOnce() {
         var p = EmbeddedProfile.daemon()
-        let first = p.send(.recovered(files: [a], retries: [], ignoredDirectories: []))
+        let first = p.send(.recovered(files: [QueuedFile(a)], retries: [], ignoredDirectories: []))
         #expect(first.claims == [a])
         #expect(p.send(.claimed(a, .vanished)).logged("file vanished before upload; dropped from the queue").map(\.level) == [.info])
     }
