@@ -3,17 +3,24 @@ import UploaderSupport
 import UploaderConfig
 
 /// A file's upload id (sent as `Idempotency-Key`), derived from what identifies this very
-/// file: profile, path, device, inode, size, mtime, ctime and (when hashed) its SHA-256.
+/// file: profile, path, device, inode, size, mtime and its SHA-256 — or, when it is not
+/// hashed (`digest = none`), its ctime instead.
 ///
 /// Because the same file always gets the same id, the id need not be durable before the
 /// first request: if a power cut loses the claim's manifest, the file is claimed again
 /// under the same id, and a server that already has it can drop the repeat. A file that
-/// is rewritten or replaced changes its ctime (or inode), and so gets a new id.
+/// is rewritten or replaced changes its hash (or inode), and so gets a new id. The ctime
+/// stays out when the content is hashed: our own moves (links into retry/ and back) change
+/// it, and a power cut can bring an older one back, which would give the same bytes a new
+/// key after the record of their upload was lost (simulator seed 3335). Unhashed, it is
+/// what tells a rewrite that kept size and mtime.
 package enum ManifestID {
     package static func derive(profile: String, path: RelativePath, status: FileSystem.Status, sha256: String?) -> String {
-        var input = Array("uploader-id-v1\u{0}\(profile)\u{0}".utf8)
+        var input = Array("uploader-id-\(sha256 == nil ? "v1" : "v2")\u{0}\(profile)\u{0}".utf8)
         input += path.bytes
-        input += Array("\u{0}\(status.device):\(status.inode):\(status.size):\(status.mtimeNanos):\(status.ctimeNanos):\(sha256 ?? "-")".utf8)
+        let identity = sha256.map { "\(status.device):\(status.inode):\(status.size):\(status.mtimeNanos):\($0)" }
+            ?? "\(status.device):\(status.inode):\(status.size):\(status.mtimeNanos):\(status.ctimeNanos):-"
+        input += Array("\u{0}\(identity)".utf8)
         var bytes = Array(SHA256.hash(input).prefix(16))
         bytes[6] = (bytes[6] & 0x0F) | 0x80  // version 8: a custom, name-derived UUID (RFC 9562)
         bytes[8] = (bytes[8] & 0x3F) | 0x80  // RFC 9562 variant
