@@ -63,7 +63,7 @@ package struct Claimer: Sendable {
             fd = try fs.openForReading(path, in: outbox)
         } catch let error as SystemError {
             switch error.code {
-            case ENOENT: return .vanished
+            case ENOENT: return vanished(path, now: now)  // its record may still need finishing (seed 9095)
             case ELOOP: return .refused("symlink, never followed (swapped in after detection)")
             case ENXIO: return .refused("socket or device, not a regular file")
             case EACCES, EPERM, EIO: return .unreadable(error, freshManifest(path, status: seen, sha256: nil, now: now))

@@ -10,14 +10,12 @@ import UploaderWatch
 package enum ProfileEffect: Sendable, Equatable {
     /// Open, check and hash a file of the outbox, pairing it with its manifest.
     case claim(RelativePath)
-    /// A transfer slot is taken: record the attempt in the manifest, then send the file. A file
-    /// delivered and unchanged is then filed in sent/ by the same job (`AttemptReport.filed`):
-    /// that is the core's standing decision for this outcome (`Transition.attempted`), made
-    /// ahead so a file costs one round trip through the owner fewer.
+    /// A transfer slot is taken: record the attempt in the manifest, then send the file.
     case upload(RelativePath)
-    /// A transfer slot is taken for a file not claimed yet: one job claims it (reporting
-    /// `claimed`) and, when it is ready, uploads it as `upload` does (reporting `attempted`).
-    /// With nothing claimed ahead, a file costs one job.
+    /// A transfer slot is taken for a file not claimed yet (no claims ahead): one job claims it
+    /// (reporting `claimed`), uploads it when it is ready, and files it in sent/ when it was
+    /// delivered unchanged (`AttemptReport.filed`, the core's standing decision for that outcome,
+    /// `Transition.attempted`), reporting `attempted`. A file costs one job.
     case claimAndUpload(RelativePath)
     /// Write the file's next manifest and move it as `Settlement` says.
     case settle(RelativePath, Settlement)

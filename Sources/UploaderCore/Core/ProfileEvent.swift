@@ -99,7 +99,7 @@ package struct AttemptReport: Sendable, Equatable {
     package var httpStatus: Int?
     package var id: String
     /// Set when the job already filed the file as sent: only for `delivered` with no change (see
-    /// `ProfileEffect.upload`). Nil otherwise: the core then decides and asks for a `.settle`.
+    /// `ProfileEffect.claimAndUpload`). Nil otherwise: the core then decides and asks for a `.settle`.
     package var filed: SettleReport?
 
     package init(outcome: AttemptOutcome, changed: String? = nil, countedAttempts: Int, size: Int64 = 0,

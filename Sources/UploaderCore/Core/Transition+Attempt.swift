@@ -24,7 +24,7 @@ extension Transition {
             return
         }
         if let filed = report.filed {
-            // The job filed it already, as this very decision says (`ProfileEffect.upload`) — unless
+            // The job filed it already, as this very decision says (`ProfileEffect.claimAndUpload`) — unless
             // the file changed once out of the producer's reach: back in the outbox, neither
             // counted nor logged as sent (the job logged why).
             if filed != .requeued {

@@ -81,13 +81,8 @@ extension ProfileExecutor {
         case .interrupted(let connected):
             outcome = .interrupted(connected: connected)
         }
-        var report = AttemptReport(outcome: outcome, changed: changed, countedAttempts: file.manifest.countedAttempts, size: size,
-                                   bytesSent: bytesSent, seconds: seconds, httpStatus: response?.status, id: file.manifest.id)
-        if case .delivered = outcome, changed == nil {
-            // What the core decides for a file delivered unchanged, done here (`ProfileEffect.upload`).
-            report.filed = settle(path, .sent(at: clock.now))
-        }
-        return report
+        return AttemptReport(outcome: outcome, changed: changed, countedAttempts: file.manifest.countedAttempts, size: size,
+                             bytesSent: bytesSent, seconds: seconds, httpStatus: response?.status, id: file.manifest.id)
     }
 
     /// The S3 or tus upload of `file`, its progress kept in the manifest as it goes; nil for plain HTTP.

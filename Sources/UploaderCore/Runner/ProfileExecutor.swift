@@ -95,7 +95,12 @@ package final class ProfileExecutor: Sendable {
                 let claimed = claim(path, into: file)
                 report(.claimed(path, claimed))
                 guard claimed == .ready else { return }
-                report(.attempted(path, upload(path, transport: transport)))
+                var attempt = upload(path, transport: transport)
+                if case .delivered = attempt.outcome, attempt.changed == nil {
+                    // What the core decides for a file delivered unchanged, done in the same job.
+                    attempt.filed = settle(path, .sent(at: clock.now))
+                }
+                report(.attempted(path, attempt))
             }
         case .settle(let path, let settlement):
             jobs.submit { [self] _ in report(.settled(path, settle(path, settlement))) }
