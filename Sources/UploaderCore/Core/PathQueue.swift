@@ -20,7 +20,8 @@ package struct PathQueue: Sendable, Equatable {
 
     private var heap: [Entry] = []
     private var members: Set<RelativePath> = []
-    /// The rank of every path waiting or handed out and not yet forgotten.
+    /// The rank of every path handed out and not yet forgotten (a waiting path's is in the
+    /// heap: a backlog of 100,000 files keeps no second copy of theirs).
     private var ranks: [RelativePath: Int64] = [:]
 
     package init() {}
@@ -30,7 +31,7 @@ package struct PathQueue: Sendable, Equatable {
 
     package func contains(_ path: RelativePath) -> Bool { members.contains(path) }
 
-    /// The rank `path` waits with, or last waited with.
+    /// The rank `path` last waited with, while it is handed out (held).
     package func rank(of path: RelativePath) -> Int64? { ranks[path] }
 
     /// Notes a newer rank for a path that is not waiting now (it is held), for when it is put back.
@@ -42,7 +43,7 @@ package struct PathQueue: Sendable, Equatable {
     package mutating func add(_ path: RelativePath, rank: Int64? = nil) {
         guard members.insert(path).inserted else { return }
         let rank = rank ?? ranks[path] ?? 0
-        ranks[path] = rank
+        ranks[path] = nil
         heap.append(Entry(rank: rank, path: path))
         siftUp(heap.count - 1)
     }
@@ -55,7 +56,7 @@ package struct PathQueue: Sendable, Equatable {
             return
         }
         for item in batch where members.insert(item.path).inserted {
-            ranks[item.path] = item.rank
+            ranks[item.path] = nil
             heap.append(Entry(rank: item.rank, path: item.path))
         }
         for index in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(index) }
@@ -69,13 +70,12 @@ package struct PathQueue: Sendable, Equatable {
             siftDown(0)
         }
         members.remove(first.path)
+        ranks[first.path] = first.rank
         return first.path
     }
 
     /// Drops the remembered rank of a path that is neither waiting nor held any more.
-    package mutating func forget(_ path: RelativePath) {
-        if !members.contains(path) { ranks[path] = nil }
-    }
+    package mutating func forget(_ path: RelativePath) { ranks[path] = nil }
 
     package mutating func removeAll() {
         heap = []
@@ -86,7 +86,7 @@ package struct PathQueue: Sendable, Equatable {
     /// The waiting paths in the order they would start (sorts: for tests and traces only).
     package var paths: [RelativePath] { heap.sorted().map(\.path) }
 
-    /// Paths with a remembered rank (waiting or held): lets tests see that nothing leaks.
+    /// Paths with a remembered rank (held): lets tests see that nothing leaks.
     package var remembered: Int { ranks.count }
 
     private mutating func siftUp(_ index: Int) {
