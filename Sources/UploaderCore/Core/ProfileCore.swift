@@ -262,7 +262,7 @@ struct Transition {
     /// by a foreign interface, or outside the upload window.
     mutating func startWork() {
         guard takingWork, state.mayStart(policy) else { return }
-        while state.sending.count < policy.concurrency, !state.ready.isEmpty {
+        while state.sending.count < policy.concurrency, let first = state.ready.first, !betterClaimRunning(than: first) {
             let path = state.ready.removeFirst()
             state.sending.insert(path)
             effects.append(.upload(path))
@@ -276,6 +276,16 @@ struct Transition {
             state.sending.insert(path)
             state.claiming.insert(path)
             effects.append(.claimAndUpload(path))
+        }
+    }
+
+    /// Whether a claim ahead for a file that ranks before `path` is still running: claims finish
+    /// in any order (a big file hashes longer), so a free slot waits for it rather than let a
+    /// later file overtake — `order` holds for the requests, not only for the claims.
+    func betterClaimRunning(than path: RelativePath) -> Bool {
+        let key = (state.waiting.rank(of: path) ?? 0, path)
+        return state.claiming.contains { other in
+            !state.sending.contains(other) && (state.waiting.rank(of: other) ?? 0, other) < key
         }
     }
 

@@ -64,6 +64,33 @@ struct ProfileCoreOrderTests {
         #expect(Self.drain(&p, after) == ["b", "new", "d", "c"])
     }
 
+    /// Claims ahead run in parallel and finish in any order (a bigger file hashes longer): a
+    /// free slot waits for the better-ranked claim rather than let a later file overtake it.
+    @Test func aClaimThatFinishesFirstDoesNotOvertakeABetterRankedOneStillRunning() {
+        var policy = ProfilePolicy(mode: .daemon, concurrency: 1, claimAhead: 16, maxAttempts: 5, backoff: 30, maxBackoff: 3600)
+        policy.order = .smallest
+        var p = EmbeddedProfile(policy: policy)
+        let start = p.send(.recovered(files: Self.backlog, retries: [], ignoredDirectories: []))
+        #expect(start.claims == ["a", "d", "b", "c"].map { RelativePath($0) })
+        #expect(p.send(.claimed(RelativePath("d"), .ready)).uploads.isEmpty, "d finished first, but a ranks before it")
+        #expect(p.send(.claimed(RelativePath("c"), .ready)).uploads.isEmpty)
+        #expect(p.send(.claimed(RelativePath("a"), .ready)).uploads == [RelativePath("a")])
+        #expect(p.send(.attempted(RelativePath("a"), .outcome(.delivered(status: 201)))).uploads == [RelativePath("d")])
+        let next = p.send(.attempted(RelativePath("d"), .outcome(.delivered(status: 201))))
+        #expect(next.uploads.isEmpty, "b is still claiming and ranks before c")
+        #expect(Self.drain(&p, next) == ["b", "c"])
+    }
+
+    /// A better-ranked claim that ends without a file (vanished) stops holding the slot back.
+    @Test func aVanishedBetterRankedClaimLetsTheNextOneStart() {
+        var policy = ProfilePolicy(mode: .daemon, concurrency: 1, claimAhead: 16, maxAttempts: 5, backoff: 30, maxBackoff: 3600)
+        policy.order = .smallest
+        var p = EmbeddedProfile(policy: policy)
+        p.send(.recovered(files: Self.backlog, retries: [], ignoredDirectories: []))
+        #expect(p.send(.claimed(RelativePath("d"), .ready)).uploads.isEmpty)
+        #expect(p.send(.claimed(RelativePath("a"), .vanished)).uploads == [RelativePath("d")])
+    }
+
     @Test func aDueRetryTakesItsPlaceInTheOrder() {
         var p = Self.profile(.smallest)
         let retry = RetryEntry(path: RelativePath("r"), due: p.now.wall.addingTimeInterval(10))
