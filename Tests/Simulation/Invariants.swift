@@ -102,9 +102,14 @@ extension Simulation {
         }
     }
 
+    /// A free slot may wait only for a claim still running for a file that ranks before the first
+    /// ready one (`order` holds at the server, and claims finish in any order).
     func checkOnlineMeansWorking() {
         let s = process.state
-        if s.reachability.isOnline, s.phase == .running, !s.closed, !s.ready.isEmpty, s.sending.count < process.policy.concurrency {
+        func key(_ path: RelativePath) -> (Int64, RelativePath) { (s.waiting.rank(of: path) ?? 0, path) }
+        guard let first = s.ready.first else { return }
+        let waitsForBetterClaim = s.claiming.contains { !s.sending.contains($0) && key($0) < key(first) }
+        if s.reachability.isOnline, s.phase == .running, !s.closed, !waitsForBetterClaim, s.sending.count < process.policy.concurrency {
             fail(.onlineMeansWorking, "online with \(s.sending.count) of \(process.policy.concurrency) slots busy and \(s.ready.count) claimed files waiting")
         }
     }
