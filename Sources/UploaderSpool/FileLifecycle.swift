@@ -177,6 +177,14 @@ package struct FileLifecycle: Sendable {
         try spool.syncDirectory(of: path, in: area)
     }
 
+    /// A record in retry/ whose file is in neither retry/ nor the outbox: a move into retry/ cut by
+    /// a power cut that kept the record's new name and not the file's, the file then taken away by
+    /// its producer (simulator seed 4487). Nothing is left to send; the record is moved aside.
+    package struct RecordWithoutFile: Error, CustomStringConvertible {
+        package var path: String
+        package var description: String { "\(path): the manifest is in retry/, its file is not" }
+    }
+
     /// Steps 6–8: puts a file from retry/ back into the outbox as `queued`.
     /// `resetBackoff` (for `uploader retry`) starts the attempt count and the backoff afresh; the history stays.
     ///
@@ -213,9 +221,7 @@ package struct FileLifecycle: Sendable {
         let sameFileThere = fileHere && (try? sameFile(path, in: retryDir, path, in: outbox)) == true
         let target = resumed || sameFileThere ? path : spool.freeName(for: path, in: .outbox)
         if !resumed {
-            guard fileHere else {
-                throw SystemError("move back", path: path.displayed(in: retryDir), code: ENOENT)
-            }
+            guard fileHere else { throw RecordWithoutFile(path: path.displayed(in: retryDir)) }
             manifest.state = .queued
             manifest.nextAttemptAt = nil
             manifest.storedAs = spool.storedAs(path, in: .retry)

@@ -171,6 +171,28 @@ final class RecoveryTests: XCTestCase {
         XCTAssertEqual(uploads(), [], "not due yet")
     }
 
+    /// A power cut kept a move's record in retry/ but not its file, and the producer then took
+    /// the file away (simulator seed 4487): the record, due, is moved aside instead of waiting for ever.
+    func testADueRecordInRetryWithNoFileAnywhereIsMovedAside() throws {
+        let data = Data("taken away".utf8)
+        try put("j.txt", data, in: fx.retry)
+        var m = try manifest("j.txt", data, state: .retry, in: fx.retry)
+        m.storedAs = "retry/j.txt"
+        m.nextAttemptAt = Timestamp.format(Date().addingTimeInterval(-60))
+        try write(m, for: "j.txt", in: fx.retry)
+        try FileManager.default.removeItem(atPath: fx.retry + "/j.txt")
+
+        let result = try fx.runOnce()
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        XCTAssertEqual(fx.names(in: fx.retry), [])
+        XCTAssertEqual(fx.names(in: fx.outbox), [])
+        let aside = fx.names(in: fx.spool + "/.quarantine")
+        XCTAssertEqual(aside.count, 1)
+        XCTAssertTrue(aside.first?.hasPrefix("j.txt.manifest.json.") ?? false, "\(aside)")
+        XCTAssertTrue(result.stderr.contains("manifest in retry/ with no file"), result.stderr)
+        XCTAssertEqual(uploads(), [])
+    }
+
     func testQueuedManifestLeftInRetryIsMovedOnAndUploaded() throws {
         let data = Data("half moved back".utf8)
         try put("i.txt", data, in: fx.retry)

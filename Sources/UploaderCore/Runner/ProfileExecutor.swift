@@ -113,7 +113,14 @@ package final class ProfileExecutor: Sendable {
                 do {
                     let back = try lifecycle.moveBack(fromRetry: path, resetBackoff: false)
                     report(.movedBack(path, to: spool.queuedFiles([back]).first))
+                } catch let orphan as FileLifecycle.RecordWithoutFile {
+                    quarantineRetryRecord(path, because: orphan)
+                    report(.movedBack(path, to: nil))
                 } catch {
+                    if spool.fs.exists(Spool.manifestName(for: path), in: spool.directory(.retry)) {
+                        logger.warn("cannot move a file back from retry/; it stays there", ["profile": profile.name, "file": path.logSafe,
+                                                                                          "error": "\(error)"])
+                    }
                     report(.movedBack(path, to: nil))
                 }
             }
@@ -154,6 +161,19 @@ package final class ProfileExecutor: Sendable {
         case .cancelled:
             held.release(path)
             return .cancelled
+        }
+    }
+
+    /// A record in retry/ with no file anywhere: moved aside to `.quarantine/` (never deleted), so
+    /// it neither waits for ever nor counts in `status`.
+    private func quarantineRetryRecord(_ path: RelativePath, because orphan: FileLifecycle.RecordWithoutFile) {
+        do {
+            let aside = try spool.quarantineManifest(for: path, in: .retry, now: clock.now)
+            logger.warn("manifest in retry/ with no file (the file vanished); manifest moved aside",
+                        ["profile": profile.name, "file": path.logSafe, "manifest": aside])
+        } catch {
+            logger.error("manifest in retry/ with no file; cannot move it aside", ["profile": profile.name, "file": path.logSafe,
+                                                                                  "error": "\(error)"])
         }
     }
 
