@@ -185,6 +185,13 @@ package struct FileLifecycle: Sendable {
         package var description: String { "\(path): the manifest is in retry/, its file is not" }
     }
 
+    /// A stale move-back record in retry/ (a power cut brought it back) for a file the outbox
+    /// holds a later record of: it was removed, and nothing moved back.
+    package struct SupersededRecord: Error, CustomStringConvertible {
+        package var path: String
+        package var description: String { "\(path): an old record of a file the outbox has a later one of (removed)" }
+    }
+
     /// Steps 6–8: puts a file from retry/ back into the outbox as `queued`.
     /// `resetBackoff` (for `uploader retry`) starts the attempt count and the backoff afresh; the history stays.
     ///
@@ -206,11 +213,18 @@ package struct FileLifecycle: Sendable {
         // leaves the outbox before it comes back (simulator seeds 1286, 891: without a journal the
         // manifest's new name can persist while the file's does not, and a file still in the
         // outbox under its old name would be claimed afresh). A different file under that name
-        // (dropped since) is not this one: only the old record goes.
+        // (dropped since) is not this one: only the old record goes. A `queued` record here whose
+        // file has left retry/ is a move back that got as far as the outbox, where a later attempt
+        // has since finished: a power cut brought the old record back (simulator seed 5203). It
+        // goes; the outbox's record is the file's, and its claim finishes whatever it records.
         var resumed = false
         if case .success(let there) = spool.readManifest(for: path, in: .outbox), there.id == manifest.id {
             if there.state == .queued || there.state == .uploading {
                 resumed = true
+            } else if manifest.state == .queued && !fileHere {
+                try fs.unlink(Spool.manifestName(for: path), in: retryDir)
+                try spool.syncDirectory(of: path, in: .retry)
+                throw SupersededRecord(path: path.displayed(in: retryDir))
             } else if fs.exists(path, in: outbox), !fileHere || (try? sameFile(path, in: retryDir, path, in: outbox)) == true {
                 try completeMove(path, manifest: there, to: .retry, as: path)
                 fileHere = true

@@ -199,11 +199,17 @@ package struct Recovery: Sendable {
             case .retry:
                 due.append((file, manifest.nextAttemptAt.flatMap(Timestamp.parse) ?? clock.now))
             case .queued, .uploading:
-                if let back = try? lifecycle.moveBack(fromRetry: file, resetBackoff: false) {
-                    requeued.append(back)
-                } else if !fs.exists(file, in: spool.directory(.retry)) {
-                    // A move back whose file left long ago: a stale record, moved aside like any orphan.
-                    quarantine(file, in: .retry, because: "manifest in retry/ with no file")
+                do {
+                    requeued.append(try lifecycle.moveBack(fromRetry: file, resetBackoff: false))
+                } catch is FileLifecycle.SupersededRecord {
+                    logger.info("removed an old move-back record from retry/; the outbox has a later one", ["file": file.logSafe])
+                } catch {
+                    if !fs.exists(file, in: spool.directory(.retry)) && fs.exists(Spool.manifestName(for: file), in: spool.directory(.retry)) {
+                        // A move back whose file left long ago: a stale record, moved aside like any orphan.
+                        quarantine(file, in: .retry, because: "manifest in retry/ with no file")
+                    } else {
+                        logger.warn("cannot finish an interrupted move back from retry/", ["file": file.logSafe, "error": "\(error)"])
+                    }
                 }
             case .sent, .failed:
                 break

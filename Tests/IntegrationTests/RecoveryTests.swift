@@ -193,6 +193,30 @@ final class RecoveryTests: XCTestCase {
         XCTAssertEqual(uploads(), [])
     }
 
+    /// A move back reached the outbox, a later attempt there was recorded as sent, and a power
+    /// cut brought the old `queued` record back to retry/ (simulator seed 5203): the old record
+    /// goes, the file goes to sent/ alone — never a second name in retry/ — and is not uploaded again.
+    func testAnOldMoveBackRecordInRetryGivesWayToTheLaterRecordInTheOutbox() throws {
+        let data = Data("moved on".utf8)
+        try put("k.txt", data, in: fx.outbox)
+        var queued = try manifest("k.txt", data, state: .queued, in: fx.outbox)
+        queued.storedAs = "retry/k.txt"
+        try write(queued, for: "k.txt", in: fx.retry)
+        var sent = queued
+        sent.state = .sent
+        sent.storedAs = "sent/k.txt"
+        sent.sentAt = Timestamp.format(Date())
+        try write(sent, for: "k.txt", in: fx.outbox)
+
+        let result = try fx.runOnce()
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        XCTAssertEqual(fx.names(in: fx.retry), [])
+        XCTAssertEqual(fx.names(in: fx.outbox), [])
+        XCTAssertEqual(fx.names(in: fx.sent), ["k.txt", "k.txt.manifest.json"])
+        XCTAssertEqual(try fx.manifest("k.txt", in: fx.sent).state, .sent)
+        XCTAssertEqual(uploads(), [])
+    }
+
     func testQueuedManifestLeftInRetryIsMovedOnAndUploaded() throws {
         let data = Data("half moved back".utf8)
         try put("i.txt", data, in: fx.retry)

@@ -113,6 +113,9 @@ package final class ProfileExecutor: Sendable {
                 do {
                     let back = try lifecycle.moveBack(fromRetry: path, resetBackoff: false)
                     report(.movedBack(path, to: spool.queuedFiles([back]).first))
+                } catch is FileLifecycle.SupersededRecord {
+                    logger.info("removed an old move-back record from retry/; the outbox has a later one", ["profile": profile.name, "file": path.logSafe])
+                    report(.movedBack(path, to: nil))
                 } catch let orphan as FileLifecycle.RecordWithoutFile {
                     quarantineRetryRecord(path, because: orphan)
                     report(.movedBack(path, to: nil))
