@@ -17,6 +17,15 @@ package final class ClaimedFile: @unchecked Sendable {
     /// Where `fd` came from, and who closes it.
     package let fs: any SpoolFileSystem
 
+    /// Last written within `timestampGranularity` of its claim: a rewrite of the same size in the
+    /// same clock tick would leave size and mtime as they were, so only its content can tell
+    /// (`contentChanged`). Older files cannot change unseen: any later write moves the mtime.
+    package var writtenJustBefore = false
+
+    /// Coarser than the kernel's file time stamps ever are (one jiffy: 1–10 ms), with room for
+    /// the lag between the coarse clock they come from and the wall clock.
+    package static let timestampGranularity = 0.02
+
     package init(path: RelativePath, fd: Int32, status: FileSystem.Status, manifest: Manifest, fs: any SpoolFileSystem) {
         self.path = path
         self.fd = fd
@@ -26,4 +35,22 @@ package final class ClaimedFile: @unchecked Sendable {
     }
 
     deinit { fs.close(fd) }
+
+    /// Hex SHA-256 of the `size` bytes the descriptor holds now.
+    package static func contentHash(fd: Int32, size: Int64, fs: any SpoolFileSystem, display: String,
+                                    cancellation: CancellationFlag? = nil) throws -> String {
+        var hasher = SHA256()
+        try hasher.update(length: size, path: display, cancellation: cancellation) { buffer, offset in
+            try fs.read(fd: fd, into: buffer, at: offset, path: display)
+        }
+        return hasher.finish().hexString
+    }
+
+    /// For a file `writtenJustBefore` its claim, with a claimed hash: nil while its bytes are still
+    /// the ones hashed; else that they changed (a same-size rewrite within one clock tick).
+    package func contentChanged() -> String? {
+        guard writtenJustBefore, let claimedHash = manifest.sha256 else { return nil }
+        let now = try? ClaimedFile.contentHash(fd: fd, size: status.size, fs: fs, display: path.logSafe)
+        return now == claimedHash ? nil : "content changed (same size, within one clock tick)"
+    }
 }

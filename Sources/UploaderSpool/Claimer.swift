@@ -135,16 +135,14 @@ package struct Claimer: Sendable {
         do {
             var sha: String?
             if digest == .sha256 {
-                var hasher = SHA256()
-                try hasher.update(length: status.size, path: display, cancellation: cancellation) { buffer, offset in
-                    try fs.read(fd: fd, into: buffer, at: offset, path: display)
-                }
-                sha = hasher.finish().hexString
+                sha = try ClaimedFile.contentHash(fd: fd, size: status.size, fs: fs, display: display, cancellation: cancellation)
             }
             var fresh = freshManifest(path, status: status, sha256: sha, now: now)
             fresh.s3 = staleS3
             fresh.remote = staleTus.map { Manifest.Remote(url: $0.uploadURL, tus: $0) }
-            return .ready(ClaimedFile(path: path, fd: fd, status: status, manifest: fresh, fs: fs))
+            let claimed = ClaimedFile(path: path, fd: fd, status: status, manifest: fresh, fs: fs)
+            claimed.writtenJustBefore = now.timeIntervalSince(status.mtime) < ClaimedFile.timestampGranularity
+            return .ready(claimed)
         } catch is CancellationFlag.Cancelled {
             fs.close(fd)
             return .cancelled

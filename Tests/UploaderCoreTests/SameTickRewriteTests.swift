@@ -1,0 +1,68 @@
+@preconcurrency import Glibc
+import Foundation
+import Testing
+@testable import UploaderSupport
+@testable import UploaderConfig
+@testable import UploaderSpool
+
+/// A rewrite of the same size within one tick of the kernel's file clock leaves size and mtime
+/// as they were (simulator seed 6569): for a file written just before its claim, only its bytes
+/// can tell, so they are hashed again; an older file needs no second read.
+@Suite struct SameTickRewriteTests {
+    static func claim(_ content: String, mtimeAgo: TimeInterval) throws -> (ClaimedFile, String, TemporaryDirectory) {
+        let dir = try TemporaryDirectory()
+        let paths = SpoolPaths(root: dir.path + "/spool")
+        let spool = Spool(paths: paths)
+        try spool.prepare()
+        let logger = Logger(level: .error, sink: { _ in })
+        let claimer = Claimer(spool: spool, profileName: "t", digest: .sha256, mimeTypes: MimeTypes(byExtension: [:]),
+                              lifecycle: FileLifecycle(spool: spool, logger: logger), logger: logger)
+        let path = paths.outbox + "/cam.jpg"
+        try Data(content.utf8).write(to: URL(fileURLWithPath: path))
+        let now = Date()
+        try setMtime(path, now.addingTimeInterval(-mtimeAgo))
+        guard case .ready(let file) = claimer.claim(RelativePath("cam.jpg"), now: now) else {
+            throw HarnessFailure("not claimed")
+        }
+        return (file, path, dir)
+    }
+
+    /// Rewrites `path` in place (same size) and puts its mtime back: what one clock tick looks like.
+    static func rewriteWithinTheSameTick(_ path: String, _ content: String) throws {
+        let before = try FileSystem.status(path: path)
+        let fd = open(path, O_WRONLY)
+        #expect(fd >= 0)
+        _ = Array(content.utf8).withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        close(fd)
+        try setMtime(path, before.mtime)
+        #expect(try FileSystem.status(path: path).mtimeNanos == before.mtimeNanos)
+    }
+
+    static func setMtime(_ path: String, _ date: Date) throws {
+        let seconds = date.timeIntervalSince1970.rounded(.down)
+        let spec = timespec(tv_sec: Int(seconds), tv_nsec: Int((date.timeIntervalSince1970 - seconds) * 1e9))
+        var times = [spec, spec]
+        guard utimensat(AT_FDCWD, path, &times, 0) == 0 else { throw HarnessFailure("utimensat \(path)") }
+    }
+
+    struct HarnessFailure: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    @Test func aFileWrittenJustBeforeItsClaimAndRewrittenInTheSameTickCountsAsChanged() throws {
+        let (file, path, dir) = try Self.claim("frame-0001", mtimeAgo: 0.001)
+        defer { _ = dir }
+        #expect(file.writtenJustBefore)
+        #expect(file.contentChanged() == nil, "unchanged so far")
+        try Self.rewriteWithinTheSameTick(path, "frame-0002")
+        #expect(file.contentChanged() != nil, "same size, same mtime, other bytes")
+    }
+
+    @Test func aFileWrittenLongBeforeItsClaimIsNotReadAgain() throws {
+        let (file, _, dir) = try Self.claim("frame-0001", mtimeAgo: 5)
+        defer { _ = dir }
+        #expect(!file.writtenJustBefore, "any later write would move its mtime")
+        #expect(file.contentChanged() == nil)
+    }
+}
