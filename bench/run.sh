@@ -18,6 +18,8 @@
 #   BENCH_BEFORE=PATH   an earlier build of uploader, run beside this one in every row, run by
 #                       run, as "<tool>-before": a change to the core shows as a side-by-side ratio
 #   BENCH_NO_INSTALL=1  do not touch apt
+#   BENCH_PEERS="..."   peer tools run in the small and medium rows (default: all five); "none"
+#                       with BENCH_BEFORE gives a quick A/B of two builds, not a report to commit
 #   BENCH_SINK=tmpfs    where nginx stores what it receives: tmpfs (default) stands in for a
 #                       remote server; "disk" puts it on the spool's disk, where every fsync
 #                       of ours (ext4, data=ordered) also flushes what nginx just wrote
@@ -335,6 +337,7 @@ batch_row() { # row set sha peers...
         run_ours "$row" uploader "$run" "$set" "$sha"
         run_before "$row" uploader "$run" "$set" "$sha"
         for peer in "$@"; do
+            case " ${BENCH_PEERS:-$*} " in *" $peer "*) ;; *) continue ;; esac
             case "$peer" in
                 inotify-curl) run_watcher_batch "$row" "$run" "$set" "$sha" ;;
                 curl-loop) run_peer "$row" curl-loop "$run" "$set" "$sha" tool_curl_loop ;;
