@@ -185,6 +185,10 @@ package struct Claimer: Sendable {
             return .vanished
         }
         do {
+            // Written to through its second name after its upload (simulator seed 3808): uploaded again.
+            if try lifecycle.requeueIfChangedAfterUpload(path, manifest: manifest, in: area, as: target) {
+                return claim(path, now: now)
+            }
             if !fs.exists(Spool.manifestName(for: target), in: spool.directory(area)) {
                 try lifecycle.completeMove(path, manifest: manifest, to: area, as: target)
             } else {

@@ -167,6 +167,29 @@ package struct FileLifecycle: Sendable {
         return sa.inode == sb.inode && sa.device == sb.device
     }
 
+    /// A recorded move to sent/ whose file (at `target`, a second name the move gave it) no longer
+    /// has the size or mtime it was sent with: written to after its upload, through the name the
+    /// move had not taken away yet — never sent as it is now. It goes back to the outbox as
+    /// `queued` (its record's second name dropped) and true is returned; false when nothing changed.
+    package func requeueIfChangedAfterUpload(_ file: RelativePath, manifest: Manifest, in area: Spool.Area,
+                                            as target: RelativePath) throws -> Bool {
+        let dir = spool.directory(area)
+        guard manifest.state == .sent, let now = try? fs.status(target, in: dir),
+              now.size != manifest.size || now.mtimeText != manifest.mtime else { return false }
+        let targetManifest = Spool.manifestName(for: target)
+        let ours = (try? sameFile(Spool.manifestName(for: file), in: spool.directory(.outbox), targetManifest, in: dir)) == true
+            || (try? spool.readManifest(for: target, in: area).get())?.id == manifest.id
+        if ours && fs.exists(targetManifest, in: dir) { try fs.unlink(targetManifest, in: dir) }
+        try bringBack(target, from: area, to: file)
+        var again = manifest
+        again.state = .queued
+        again.storedAs = nil
+        again.lastError = "file changed after its upload"
+        try spool.writeManifest(again, for: file, in: .outbox)
+        logger.warn("file changed after its upload was recorded; uploading it again", ["file": file.logSafe])
+        return true
+    }
+
     /// Gives the file at `path` in `area` its outbox name `file` back, durably, then takes the old
     /// name away (a move back cut after its manifest reached the outbox).
     package func bringBack(_ path: RelativePath, from area: Spool.Area, to file: RelativePath) throws {

@@ -120,19 +120,7 @@ package struct Recovery: Sendable {
                     let targetManifest = Spool.manifestName(for: target)
                     let ours = (try? lifecycle.sameFile(Spool.manifestName(for: file), in: spool.directory(.outbox), targetManifest, in: dir)) == true
                         || (try? spool.readManifest(for: target, in: area).get())?.id == manifest.id
-                    if manifest.state == .sent, let now = try? fs.status(target, in: dir),
-                       now.size != manifest.size || now.mtimeText != manifest.mtime {
-                        // Written to before it left the outbox, after its upload: never sent as it is now.
-                        if ours && fs.exists(targetManifest, in: dir) { try fs.unlink(targetManifest, in: dir) }
-                        try lifecycle.bringBack(target, from: area, to: file)
-                        var again = manifest
-                        again.state = .queued
-                        again.storedAs = nil
-                        again.lastError = "file changed after its upload"
-                        try spool.writeManifest(again, for: file, in: .outbox)
-                        logger.warn("file changed after its upload was recorded; uploading it again", ["file": file.logSafe])
-                        return file
-                    }
+                    if try lifecycle.requeueIfChangedAfterUpload(file, manifest: manifest, in: area, as: target) { return file }
                     if fs.exists(targetManifest, in: dir) {
                         if ours {
                             // Step 4 was done, step 5 was not: the record is in place; this is its old name.
