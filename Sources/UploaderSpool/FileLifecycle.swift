@@ -47,16 +47,26 @@ package struct FileLifecycle: Sendable {
 
     /// Step 1: records the start of an attempt. An attempt left open by a crash is closed as interrupted.
     package func beginAttempt(_ file: ClaimedFile, now: Date) throws {
+        try commitAttempt(prepareAttempt(file, now: now), of: file)
+    }
+
+    /// Step 1's record, written and fsynced aside (while the previous upload's record is still
+    /// being rewritten); `commitAttempt` puts it in place.
+    package func prepareAttempt(_ file: ClaimedFile, now: Date) throws -> Spool.PreparedManifest {
         var manifest = file.manifest
         manifest.closeOpenAttempt(at: now, interrupted: true)
         manifest.state = .uploading
         manifest.nextAttemptAt = nil
         manifest.attempts.append(Manifest.Attempt(startedAt: Timestamp.format(now)))
-        // No directory fsync: if a power cut undoes this rename, the file is claimed again
-        // under the same id (`ManifestID` derives it from the file), so the Idempotency-Key
-        // of a request already sent is the same as the one sent again.
-        try spool.writeManifest(manifest, for: file.path, in: .outbox)
-        file.manifest = manifest
+        return try spool.prepareManifest(manifest, for: file.path, in: .outbox)
+    }
+
+    /// Step 1 done: the record says `uploading`. No directory fsync: if a power cut undoes this
+    /// rename, the file is claimed again under the same id (`ManifestID` derives it from the
+    /// file), so the Idempotency-Key of a request already sent is the same as the one sent again.
+    package func commitAttempt(_ prepared: Spool.PreparedManifest, of file: ClaimedFile) throws {
+        try spool.commit(prepared)
+        file.manifest = prepared.manifest
     }
 
     /// Steps 2–5: moves the file and its manifest to sent/ or retry/ with `manifest` as final record.
@@ -65,16 +75,20 @@ package struct FileLifecycle: Sendable {
     /// `unchanged` is asked once the file also has its name in `area`: a change it reports (a
     /// producer wrote to the file between the last check and the move) takes that name away
     /// again and throws `ChangedDuringMove`, so content never sent is never filed as sent.
+    /// `recorded` is called as soon as the final record is in place (before the fsync that makes
+    /// it durable): from then on the outbox no longer says this file is uploading.
     @discardableResult
     package func finish(_ path: RelativePath, manifest original: Manifest, to area: Spool.Area,
-                        unchanged: (() -> String?)? = nil) throws -> RelativePath {
+                        unchanged: (() -> String?)? = nil, recorded: () -> Void = {}) throws -> RelativePath {
         precondition(area != .outbox)
         let target = spool.freeName(for: path, in: area)
         var manifest = original
         manifest.storedAs = spool.storedAs(target, in: area)
         // Durable before anything moves (DESIGN §4: a manifest write ends with a directory fsync):
         // without it a power cut could keep the file's move and lose the record of why.
-        try spool.writeManifest(manifest, for: path, in: .outbox, syncDirectory: true)
+        try spool.writeManifest(manifest, for: path, in: .outbox)
+        recorded()
+        try spool.syncDirectory(of: path, in: .outbox)
         try completeMove(path, manifest: manifest, to: area, as: target, unchanged: unchanged)
         return target
     }

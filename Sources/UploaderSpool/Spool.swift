@@ -124,16 +124,41 @@ package struct Spool: Sendable {
     /// too (same file system): start-up never reads sent/, but it clears `.upl-tmp/`.
     /// With `syncDirectory` the rename is made durable too (a shared directory fsync).
     package func writeManifest(_ manifest: Manifest, for path: RelativePath, in area: Area, syncDirectory: Bool = false) throws {
+        let written = try prepareManifest(manifest, for: path, in: area)
+        try commit(written)
+        if syncDirectory { try syncer.syncDirectory(of: written.name, in: directory(area)) }
+    }
+
+    /// A manifest written and fsynced under a temporary name, not yet renamed into place.
+    package struct PreparedManifest: Sendable {
+        package let manifest: Manifest
+        fileprivate let name: RelativePath
+        fileprivate let area: Area
+        fileprivate let temporaryDirectory: String
+        fileprivate let temporary: RelativePath
+    }
+
+    /// The first half of `writeManifest`: the content, durable under a temporary name. Nothing
+    /// reads it until `commit` renames it over the manifest; `discard` removes it.
+    package func prepareManifest(_ manifest: Manifest, for path: RelativePath, in area: Area) throws -> PreparedManifest {
         let name = Spool.manifestName(for: path)
-        let data = Array(try manifest.encoded())
-        let (temporaryDirectory, temporary) = try createTemporary(data, beside: name, in: area)
+        let (temporaryDirectory, temporary) = try createTemporary(Array(try manifest.encoded()), beside: name, in: area)
+        return PreparedManifest(manifest: manifest, name: name, area: area, temporaryDirectory: temporaryDirectory, temporary: temporary)
+    }
+
+    /// The second half: the prepared content replaces the manifest in one rename.
+    package func commit(_ prepared: PreparedManifest) throws {
         do {
-            try fs.rename(temporary, in: temporaryDirectory, to: name, in: directory(area), replace: true)
+            try fs.rename(prepared.temporary, in: prepared.temporaryDirectory, to: prepared.name, in: directory(prepared.area), replace: true)
         } catch {
-            try? fs.unlink(temporary, in: temporaryDirectory)
+            discard(prepared)
             throw error
         }
-        if syncDirectory { try syncer.syncDirectory(of: name, in: directory(area)) }
+    }
+
+    /// Removes a prepared manifest that will not be committed (a crash leaves it to start-up's sweep).
+    package func discard(_ prepared: PreparedManifest) {
+        try? fs.unlink(prepared.temporary, in: prepared.temporaryDirectory)
     }
 
     /// Creates a fsynced temporary file holding `data` for the manifest `name` in `area`; returns where.

@@ -35,6 +35,9 @@ enum Invariant: String, CaseIterable, Sendable {
     case slotBeforeAttempt
     /// No manifest counts more attempts than `max_attempts`.
     case maxAttemptsRespected
+    /// No more records in the outbox say `uploading` with an attempt this process opened than
+    /// there are transfer slots (`concurrency`).
+    case recordsWithinSlots
 
     static let atTheEnd: [Invariant] = [.manifestsParse, .noFileLost, .noFileInTwoPlaces, .filesAndManifestsPaired,
                                         .attemptsMatchRequests, .sentOnlyWithExactBytes, .duplicatesShareKey,
@@ -90,6 +93,8 @@ extension Simulation {
             checkOnlineMeansWorking()
         case .shutdownWithinGrace:
             break
+        case .recordsWithinSlots:
+            checkRecordsWithinSlots()
         case .slotBeforeAttempt:
             for path in process.state.ready {
                 guard let bytes = disk.contents(profile.spool.outbox + "/" + Spool.manifestName(for: path).display),
@@ -102,14 +107,30 @@ extension Simulation {
         }
     }
 
+    func checkRecordsWithinSlots() {
+        let view = SpoolView(disk: disk, paths: profile.spool)
+        let open = view.manifests.filter { entry in
+            guard entry.area == .outbox, let m = entry.manifest, m.state == .uploading, let last = m.attempts.last,
+                  last.endedAt == nil, let started = Timestamp.parse(last.startedAt) else { return false }
+            return started >= process.bootedAt
+        }
+        if open.count > process.policy.concurrency {
+            fail(.recordsWithinSlots, "\(open.count) records say uploading with \(process.policy.concurrency) slots: \(open.map(\.name).sorted())")
+        }
+    }
+
     /// A free slot may wait only for a claim still running for a file that ranks before the first
-    /// ready one (`order` holds at the server, and claims finish in any order).
+    /// ready one (`order` holds at the server, and claims finish in any order), or for a settle
+    /// to rewrite a record that still says `uploading`.
     func checkOnlineMeansWorking() {
         let s = process.state
         func key(_ path: RelativePath) -> (Int64, RelativePath) { (s.waiting.rank(of: path) ?? 0, path) }
         guard let first = s.ready.first else { return }
         let waitsForBetterClaim = s.claiming.contains { !s.sending.contains($0) && key($0) < key(first) }
-        if s.reachability.isOnline, s.phase == .running, !s.closed, !waitsForBetterClaim, s.sending.count < process.policy.concurrency {
+        // Nor while as many records as slots still say `uploading` (a settle is rewriting one).
+        let waitsForARecord = s.openRecords.count >= process.policy.concurrency
+        if s.reachability.isOnline, s.phase == .running, !s.closed, !waitsForBetterClaim, !waitsForARecord,
+           s.sending.count < process.policy.concurrency {
             fail(.onlineMeansWorking, "online with \(s.sending.count) of \(process.policy.concurrency) slots busy and \(s.ready.count) claimed files waiting")
         }
     }
@@ -187,7 +208,7 @@ extension Simulation {
                 guard let m = entry.manifest, m.countedAttempts > profile.maxAttempts else { continue }
                 return fail(invariant, "\(entry.area.rawValue)/\(entry.name) counts \(m.countedAttempts) attempts (max \(profile.maxAttempts))")
             }
-        case .neverTwoUploadsAtOnce, .onlineMeansWorking, .shutdownWithinGrace, .slotBeforeAttempt:
+        case .neverTwoUploadsAtOnce, .onlineMeansWorking, .shutdownWithinGrace, .slotBeforeAttempt, .recordsWithinSlots:
             break
         }
     }

@@ -17,6 +17,8 @@ final class SimJobQueue: JobQueue, @unchecked Sendable {
     var makeTransport: () -> any Transport = { preconditionFailure("no transport yet") }
     /// Called at the yield points of a running job.
     var interfere: () -> Void = {}
+    /// Called as a request leaves for the server (its attempt is on record by then).
+    var requestLeaves: () -> Void = {}
     private(set) var running = false
 
     func submit(_ job: @escaping @Sendable (any Transport) -> Void) { pending.append(job) }

@@ -84,6 +84,7 @@ final class SimTransport: Transport {
 
     func send(_ request: UploadRequest) -> Result<UploadResponse, TransferFailure> {
         let id = request.headers.first { $0.name == "Idempotency-Key" }?.value ?? ""
+        scheduler.requestLeaves()
         scheduler.yield()
         if request.cancellation.isCancelled { return .failure(.cancelled(bytesSent: 0, connected: false)) }
         guard server.reachable, !disk.dead else { return .failure(.unreachable("connect to destination: Connection refused")) }

@@ -104,6 +104,8 @@ final class Simulation {
         // Crashes during start-up recovery are part of the game.
         if !settling && choices.chance(8) { armCrash() }
         process.scheduler.interfere = { [unowned self] in interfere() }
+        // The one moment a record may newly say `uploading` with a request behind it.
+        process.scheduler.requestLeaves = { [unowned self] in check(.recordsWithinSlots) }
         // A restart takes a moment: what the dead process wrote is stamped before this one started.
         clock.advance(by: 0.01)
         process.bootedAt = clock.now
@@ -371,6 +373,7 @@ final class Simulation {
         case .directoriesIgnored: return "directoriesIgnored"
         case .claimed(let p, let r): return "claimed(\(p.logSafe), \(r))"
         case .attempted(let p, let r): return "attempted(\(p.logSafe), \(r.outcome))"
+        case .recordRewritten(let p): return "recordRewritten(\(p.logSafe))"
         case .settled(let p, let r): return "settled(\(p.logSafe), \(r))"
         case .movedBack(let p, let to): return "movedBack(\(p.logSafe) → \(to?.path.logSafe ?? "nil"))"
         case .probed(let t, let problem): return "probed(#\(t.number), \(problem ?? "ok"))"

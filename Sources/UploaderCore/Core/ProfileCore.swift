@@ -94,7 +94,10 @@ struct Transition {
             claimed(path, report)
         case .attempted(let path, let report):
             attempted(path, report)
+        case .recordRewritten(let path):
+            state.openRecords.remove(path)
         case .settled(let path, let report):
+            state.openRecords.remove(path)
             settled(path, report)
         case .movedBack(let from, let to):
             state.movingBack.remove(from)
@@ -150,7 +153,10 @@ struct Transition {
         // Claimed in its slot (`claimAndUpload`): ready, its job goes on to send it; else the slot is free.
         let inSlot = state.sending.contains(path)
         if inSlot && report == .ready { return }
-        if inSlot { state.sending.remove(path) }
+        if inSlot {
+            state.sending.remove(path)
+            state.openRecords.remove(path)
+        }
         let quiet = state.quiet.remove(path) != nil
         switch report {
         case .ready:
@@ -262,9 +268,10 @@ struct Transition {
     /// by a foreign interface, or outside the upload window.
     mutating func startWork() {
         guard takingWork, state.mayStart(policy) else { return }
-        while state.sending.count < policy.concurrency, let first = state.ready.first, !betterClaimRunning(than: first) {
+        while state.sending.count < policy.concurrency, recordFree, let first = state.ready.first, !betterClaimRunning(than: first) {
             let path = state.ready.removeFirst()
             state.sending.insert(path)
+            state.openRecords.insert(path)
             effects.append(.upload(path))
         }
         while state.claimsAhead + state.ready.count < policy.claimAhead, let path = state.waiting.popFirst() {
@@ -272,12 +279,18 @@ struct Transition {
             effects.append(.claim(path))
         }
         // Nothing claimed ahead (the runner's way): each free slot claims and sends its own file.
-        while policy.claimAhead == 0, state.sending.count < policy.concurrency, let path = state.waiting.popFirst() {
+        while policy.claimAhead == 0, state.sending.count < policy.concurrency, recordFree, let path = state.waiting.popFirst() {
             state.sending.insert(path)
+            state.openRecords.insert(path)
             state.claiming.insert(path)
             effects.append(.claimAndUpload(path))
         }
     }
+
+    /// Fewer than `concurrency` records say `uploading`: another may. A slot frees as its request
+    /// ends, its record is rewritten a moment later by the settle; the next upload in the slot
+    /// waits for that, so the spool never shows more uploads than there are slots.
+    var recordFree: Bool { state.openRecords.count < policy.concurrency }
 
     /// Whether a claim ahead for a file that ranks before `path` is still running: claims finish
     /// in any order (a big file hashes longer), so a free slot waits for it rather than let a

@@ -8,9 +8,11 @@ import UploaderWatch
 /// What the owner asks to be done after a transition. The runner performs each one (file
 /// system, network, processes, log) and reports back with a `ProfileEvent`.
 package enum ProfileEffect: Sendable, Equatable {
-    /// Open, check and hash a file of the outbox, pairing it with its manifest.
+    /// Open, check and hash a file of the outbox, pairing it with its manifest; write the record
+    /// of its next attempt aside (fsynced, not in place), so its upload only has to rename it.
     case claim(RelativePath)
-    /// A transfer slot is taken: record the attempt in the manifest, then send the file.
+    /// A transfer slot is taken: record the attempt in the manifest (putting in place the record
+    /// the claim wrote aside, when it is fresh), then send the file.
     case upload(RelativePath)
     /// A transfer slot is taken for a file not claimed yet (no claims ahead): one job claims it
     /// (reporting `claimed`), uploads it when it is ready, and files it in sent/ when it was

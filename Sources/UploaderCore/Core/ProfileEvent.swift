@@ -21,6 +21,8 @@ package enum ProfileEvent: Sendable, Equatable {
     case claimed(RelativePath, ClaimReport)
     /// An upload job finished: the attempt was made (or could not be) with this outcome.
     case attempted(RelativePath, AttemptReport)
+    /// A settle job rewrote the file's record: it no longer says `uploading` (its moves go on).
+    case recordRewritten(RelativePath)
     /// A settle job finished: the file was filed away or put back in the queue.
     case settled(RelativePath, SettleReport)
     /// A file due in retry/ was moved back to the outbox (its new outbox path), or could not be.
@@ -84,6 +86,14 @@ package enum AttemptOutcome: Sendable, Equatable {
     /// The name no longer leads to the file claimed (renamed, deleted, replaced while it waited
     /// for a slot): nothing was written or sent; the name is claimed afresh.
     case claimOutdated
+
+    /// Whether the job wrote the attempt into the record (it says `uploading` until the settle).
+    package var wroteRecord: Bool {
+        switch self {
+        case .manifestUnwritable, .claimOutdated: false
+        case .delivered, .retryable, .permanent, .unreachable, .interrupted, .notAttempted: true
+        }
+    }
 }
 
 /// An upload job's report: the outcome and the facts the decision needs.

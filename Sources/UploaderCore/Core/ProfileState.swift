@@ -57,6 +57,11 @@ package struct ProfileState: Sendable, Equatable {
     package var sending: Set<RelativePath> = []
     /// Being filed away or put back after the upload.
     package var settling: Set<RelativePath> = []
+    /// Files whose record may say `uploading`: from the upload handed out until the settle has
+    /// rewritten the record. No more than `concurrency` at once, so the spool never shows more
+    /// uploads than there are slots (a slot frees when the request ends; its record is rewritten
+    /// a moment later, by the settle).
+    package var openRecords: Set<RelativePath> = []
     /// Seen again by the watcher while held: checked once more when let go.
     package var seenAgain: Set<RelativePath> = []
     /// Waiting again only because they were seen again: finding them gone is no news.

@@ -9,6 +9,7 @@ import UploaderWatch
 extension Transition {
     mutating func attempted(_ path: RelativePath, _ report: AttemptReport) {
         state.sending.remove(path)
+        if report.filed != nil || !report.outcome.wroteRecord { state.openRecords.remove(path) }
         if case .manifestUnwritable(let reason) = report.outcome {
             // Nothing was sent. The file stays as it is and is tried again a little later.
             warnOnce(path, "cannot write manifest; file stays queued and is tried again later: \(reason)")

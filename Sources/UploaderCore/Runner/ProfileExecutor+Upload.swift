@@ -8,19 +8,44 @@ import UploaderWatch
 
 /// The upload job: record the attempt, send the file, report what came of it.
 extension ProfileExecutor {
+    /// At the end of a claim ahead: the record of the file's next attempt, written and fsynced
+    /// aside, so that when the slot's last record has been rewritten (`ProfileState.openRecords`)
+    /// the upload only renames it into place — its fsync is off the slot's path. Should it fail,
+    /// the upload writes the record itself (and reports what stops it).
+    func prepareAttempt(_ held: HeldFile) {
+        guard let file = held.claimed else { return }
+        held.preparedRecord = try? lifecycle.prepareAttempt(file, now: clock.now)
+        held.preparedAt = clock.monotonic
+    }
+
+    /// How long a record written aside stands for the attempt's start: an upload that waited
+    /// longer for its slot writes a fresh one.
+    static let preparedRecordLifetime = 1.0
+
     func upload(_ path: RelativePath, transport: any Transport) -> AttemptReport {
         guard let held = heldFile(path), let file = held.claimed else {
             preconditionFailure("upload for a file not claimed: \(path.logSafe)")
         }
         let size = file.status.size
+        var prepared = held.preparedRecord
+        held.preparedRecord = nil
+        if let stale = prepared, clock.monotonic - held.preparedAt > Self.preparedRecordLifetime {
+            spool.discard(stale)
+            prepared = nil
+        }
         if let change = outdatedClaim(file) {
             logger.debug("claimed file changed while it waited for a slot; claiming it afresh",
                          ["profile": profile.name, "file": path.logSafe, "change": change])
+            if let prepared { spool.discard(prepared) }
             return AttemptReport(outcome: .claimOutdated, countedAttempts: file.manifest.countedAttempts, size: size, id: file.manifest.id)
         }
         // The transfer slot is already ours: only now is the attempt written down (step 1 of FileLifecycle).
         do {
-            try lifecycle.beginAttempt(file, now: clock.now)
+            if let prepared {
+                try lifecycle.commitAttempt(prepared, of: file)
+            } else {
+                try lifecycle.beginAttempt(file, now: clock.now)
+            }
         } catch {
             return AttemptReport(outcome: .manifestUnwritable(reason: "\(error)"), countedAttempts: file.manifest.countedAttempts,
                                  size: size, id: file.manifest.id)
@@ -106,7 +131,7 @@ extension ProfileExecutor {
     /// Nil when the file is as it was claimed; otherwise what differs. Checks both the open
     /// descriptor (written in place) and the path (replaced by another file).
     private func changedSinceClaim(_ file: ClaimedFile) -> String? {
-        file.uploadSource.changeSinceClaim() ?? outdatedClaim(file)
+        file.uploadSource.changeSinceClaim() ?? outdatedClaim(file) ?? file.contentChanged()
     }
 
     /// Nil while the name still leads to the file claimed; otherwise what happened to it.

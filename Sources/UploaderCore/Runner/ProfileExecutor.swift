@@ -86,9 +86,14 @@ package final class ProfileExecutor: Sendable {
         switch effect {
         case .claim(let path):
             let file = held.hold(path)
-            jobs.submit { [self] _ in report(.claimed(path, claim(path, into: file))) }
+            jobs.submit { [self] _ in
+                let claimed = claim(path, into: file)
+                if claimed == .ready { prepareAttempt(file) }
+                report(.claimed(path, claimed))
+            }
         case .upload(let path):
             jobs.submit { [self] transport in report(.attempted(path, upload(path, transport: transport))) }
+
         case .claimAndUpload(let path):
             let file = held.hold(path)
             jobs.submit { [self] transport in
@@ -105,7 +110,7 @@ package final class ProfileExecutor: Sendable {
         case .settle(let path, let settlement):
             jobs.submit { [self] _ in report(.settled(path, settle(path, settlement))) }
         case .release(let path):
-            held.release(path)
+            if let record = held.release(path)?.preparedRecord { spool.discard(record) }
         case .cancelUploads(let paths), .cancelClaims(let paths):
             held.cancel(paths)
         case .moveBack(let path):
@@ -210,8 +215,9 @@ package final class ProfileExecutor: Sendable {
         do {
             // A file filed away must be the one that was sent: checked again once it has its new name
             // (and one the producer took away meanwhile is not filed at all).
-            let unchanged: (() -> String?)? = file.claimed.map { claimed in { claimed.uploadSource.changeSinceClaim() } } ?? { nil }
-            let target = try lifecycle.finish(path, manifest: manifest, to: area, unchanged: unchanged)
+            let unchanged: (() -> String?)? = file.claimed.map { claimed in { claimed.uploadSource.changeSinceClaim() ?? claimed.contentChanged() } } ?? { nil }
+            let target = try lifecycle.finish(path, manifest: manifest, to: area, unchanged: unchanged,
+                                              recorded: { report(.recordRewritten(path)) })
             afterFiling(target, in: area, manifest: manifest)
             if case .retry(_, let due) = settlement { return .filed(area, target, retryDue: due) }
             return .filed(area, target, retryDue: nil)

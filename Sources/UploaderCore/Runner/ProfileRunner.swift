@@ -83,7 +83,10 @@ package final class ProfileRunner: Sendable {
             rateLimiter: profile.maxRate.limitsSometimes
                 ? RateLimiter(schedule: profile.maxRate, timeZone: seams.timeZone, clock: seams.clock) : nil,
             probe: probe,
-            jobs: WorkerPool(size: policy.concurrency + policy.claimAhead, label: profile.name, makeTransport: seams.makeTransport),
+            // Threads for the uploads, for the settles of the uploads just ended (the next upload in
+            // a slot waits for its predecessor's record to be rewritten: a settle must never queue
+            // behind claims; each runs three directory fsyncs after it), and for the claims ahead.
+            jobs: WorkerPool(size: 3 * policy.concurrency + policy.claimAhead, label: profile.name, makeTransport: seams.makeTransport),
             hostname: hostname, environment: seams.environment, route: route)
         executor = ProfileExecutor(profile: profile, spool: spool, parts: parts, hooks: self.hooks, logger: logger, clock: seams.clock,
                                    report: { [loop] event in loop.send(event) }, finished: onFinished)

@@ -82,12 +82,31 @@ struct ProfileCoreUploadTests {
         #expect(p.state.ready == ["b", "c", "d"].map(RelativePath.init))
         let names = ["a", "b", "c", "d"].map(RelativePath.init)
         for i in 0..<3 {
-            // The request ended: its slot goes to the next claimed file at once; filing away needs no slot.
-            let next = p.send(.attempted(names[i], .outcome(.delivered(status: 200))))
-            #expect(next.uploads == [names[i + 1]])
+            // The request ended and the slot is free, but the record still says `uploading` until
+            // the settle rewrites it: only then does the next file's attempt get written.
+            let ended = p.send(.attempted(names[i], .outcome(.delivered(status: 200))))
+            #expect(ended.uploads.isEmpty && ended.settlements.count == 1)
+            #expect(p.state.sending.isEmpty)
+            let rewritten = p.send(.recordRewritten(names[i]))
+            #expect(rewritten.uploads == [names[i + 1]])
             #expect(p.state.sending == [names[i + 1]])
-            p.send(.settled(names[i], .filed(.sent, names[i], retryDue: nil)))
+            // Its moves go on beside the next upload: filing away needs no slot.
+            #expect(p.send(.settled(names[i], .filed(.sent, names[i], retryDue: nil))).uploads.isEmpty)
         }
+    }
+
+    /// A settle that ends without rewriting the record first (requeued, or its write failed) frees
+    /// the record's place too; an upload that never wrote its attempt frees it at once.
+    @Test func aRecordsPlaceIsFreedByTheSettleOrAtOnceWhenNothingWasWritten() {
+        var p = EmbeddedProfile.daemon(concurrency: 1)
+        p.recover(["a", "b", "c"])
+        let a = RelativePath("a"), b = RelativePath("b"), c = RelativePath("c")
+        p.send(.attempted(a, .outcome(.interrupted(connected: false))))
+        #expect(p.send(.settled(a, .requeued)).uploads == [b], "requeued: the settle rewrote the record and said so by ending")
+        // b's claim is outdated: nothing was written for it. a, requeued, is being claimed again and ranks before c.
+        #expect(p.send(.attempted(b, .outcome(.claimOutdated))).uploads.isEmpty)
+        #expect(p.send(.claimed(a, .ready)).uploads == [a], "b's place was freed")
+        #expect(p.state.ready == [c])
     }
 
     @Test func claimsRunAheadOnlyAsFarAsAllowed() {
