@@ -107,15 +107,20 @@ extension Simulation {
         }
     }
 
+    /// Checked as every request leaves, so it reads the outbox's records only, and decodes only
+    /// those whose bytes mention `uploading`.
     func checkRecordsWithinSlots() {
-        let view = SpoolView(disk: disk, paths: profile.spool)
-        let open = view.manifests.filter { entry in
-            guard entry.area == .outbox, let m = entry.manifest, m.state == .uploading, let last = m.attempts.last,
+        let outbox = profile.spool.outbox
+        let marker = Array("uploading".utf8)
+        let open = disk.names(in: outbox).filter { name in
+            guard !name.hasPrefix("."), Spool.isManifestName(RelativePath(name)),
+                  let bytes = disk.contents(outbox + "/" + name), bytes.contains(marker),
+                  let m = try? Manifest.decode(Data(bytes)), m.state == .uploading, let last = m.attempts.last,
                   last.endedAt == nil, let started = Timestamp.parse(last.startedAt) else { return false }
             return started >= process.bootedAt
         }
         if open.count > process.policy.concurrency {
-            fail(.recordsWithinSlots, "\(open.count) records say uploading with \(process.policy.concurrency) slots: \(open.map(\.name).sorted())")
+            fail(.recordsWithinSlots, "\(open.count) records say uploading with \(process.policy.concurrency) slots: \(open.sorted())")
         }
     }
 
