@@ -6,15 +6,15 @@ import Testing
 /// daemon dies while it runs; the manifest records each run; a finished run never runs again, and
 /// a manifest with no `hooks` key has none due.
 @Suite struct HookRestartTests {
-    /// A hook that appends `run PID` to `hooks/runs.txt`, then waits until `hooks/go` exists
-    /// (30 s at most: a test that fails never leaves a hook behind for ever).
+    /// A hook that appends `run PID` to `hooks/runs.txt`, then waits until `hooks/go` exists:
+    /// woken by inotify when it is created (each wait bounded by 1 s, in case it came between the
+    /// test and the watch), 30 s at most, so a test that fails never leaves a hook behind for ever.
     private func blockingHook(_ fixture: ServiceFixture) throws -> String {
         let path = try fixture.tmp.write("hooks/blocking.sh", """
             #!/bin/sh
             dir="$(dirname "$0")"
             echo "run $$ $1" >> "$dir/runs.txt"
-            i=0
-            while [ ! -e "$dir/go" ] && [ "$i" -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+            timeout 30 sh -c 'until [ -e "$1/go" ]; do inotifywait -qq -t 1 -e create -e moved_to "$1"; done' sh "$dir"
 
             """)
         chmod(path, 0o755)
