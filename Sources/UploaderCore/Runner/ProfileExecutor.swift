@@ -93,7 +93,6 @@ package final class ProfileExecutor: Sendable {
             }
         case .upload(let path):
             jobs.submit { [self] transport in report(.attempted(path, upload(path, transport: transport))) }
-
         case .claimAndUpload(let path):
             let file = held.hold(path)
             jobs.submit { [self] transport in
