@@ -12,12 +12,13 @@ package enum ProfileEffect: Sendable, Equatable {
     /// of its next attempt aside (fsynced, not in place), so its upload only has to rename it.
     case claim(RelativePath)
     /// A transfer slot is taken: record the attempt in the manifest (putting in place the record
-    /// the claim wrote aside, when it is fresh), then send the file.
+    /// the claim wrote aside, when it is fresh), then send the file. A file delivered unchanged
+    /// is filed in sent/ by the same job — the core's standing decision for that outcome
+    /// (`Transition.attempted`), made ahead so the file costs no settle job: `attempted` (with
+    /// `filing`) leaves as soon as its record says sent, then `settled`.
     case upload(RelativePath)
     /// A transfer slot is taken for a file not claimed yet (no claims ahead): one job claims it
-    /// (reporting `claimed`), uploads it when it is ready, and files it in sent/ when it was
-    /// delivered unchanged (`AttemptReport.filed`, the core's standing decision for that outcome,
-    /// `Transition.attempted`), reporting `attempted`. A file costs one job.
+    /// (reporting `claimed`), then goes on as `upload` when it is ready. A file costs one job.
     case claimAndUpload(RelativePath)
     /// Write the file's next manifest and move it as `Settlement` says.
     case settle(RelativePath, Settlement)

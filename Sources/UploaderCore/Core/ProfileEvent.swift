@@ -108,14 +108,16 @@ package struct AttemptReport: Sendable, Equatable {
     package var seconds: Double
     package var httpStatus: Int?
     package var id: String
-    /// Set when the job already filed the file as sent: only for `delivered` with no change (see
-    /// `ProfileEffect.claimAndUpload`). Nil otherwise: the core then decides and asks for a `.settle`.
-    package var filed: SettleReport?
+    /// The job is filing the file in sent/ itself — the core's standing decision for a file
+    /// delivered unchanged (`ProfileEffect.upload`) — and its record says so already (the report
+    /// leaves once the record is in place): a `.settled` follows. False otherwise: the core then
+    /// decides and asks for a `.settle`.
+    package var filing: Bool
 
     package init(outcome: AttemptOutcome, changed: String? = nil, countedAttempts: Int, size: Int64 = 0,
                  bytesSent: Int64 = 0, seconds: Double = 0, httpStatus: Int? = nil, id: String = "",
-                 filed: SettleReport? = nil) {
-        self.filed = filed
+                 filing: Bool = false) {
+        self.filing = filing
         self.outcome = outcome
         self.changed = changed
         self.countedAttempts = countedAttempts

@@ -9,7 +9,7 @@ import UploaderWatch
 extension Transition {
     mutating func attempted(_ path: RelativePath, _ report: AttemptReport) {
         state.sending.remove(path)
-        if report.filed != nil || !report.outcome.wroteRecord { state.openRecords.remove(path) }
+        if report.filing || !report.outcome.wroteRecord { state.openRecords.remove(path) }
         if case .manifestUnwritable(let reason) = report.outcome {
             // Nothing was sent. The file stays as it is and is tried again a little later.
             warnOnce(path, "cannot write manifest; file stays queued and is tried again later: \(reason)")
@@ -24,15 +24,11 @@ extension Transition {
             if takingWork { state.waiting.add(path) }
             return
         }
-        if let filed = report.filed {
-            // The job filed it already, as this very decision says (`ProfileEffect.claimAndUpload`) — unless
-            // the file changed once out of the producer's reach: back in the outbox, neither
-            // counted nor logged as sent (the job logged why).
-            if filed != .requeued {
-                guard case .sent = settlement(for: path, report) else { preconditionFailure("a job filed a file the core would not file as sent") }
-            }
+        if report.filing {
+            // The job is filing it, as this very decision says (`ProfileEffect.upload`); its
+            // `.settled` follows, as a settle job's would.
+            guard case .sent = settlement(for: path, report) else { preconditionFailure("a job files a file the core would not file as sent") }
             state.settling.insert(path)
-            settled(path, filed)
             return
         }
         settle(path, settlement(for: path, report))

@@ -92,22 +92,19 @@ package final class ProfileExecutor: Sendable {
                 report(.claimed(path, claimed))
             }
         case .upload(let path):
-            jobs.submit { [self] transport in report(.attempted(path, upload(path, transport: transport))) }
+            jobs.submit { [self] transport in send(path, transport: transport) }
         case .claimAndUpload(let path):
             let file = held.hold(path)
             jobs.submit { [self] transport in
                 let claimed = claim(path, into: file)
                 report(.claimed(path, claimed))
                 guard claimed == .ready else { return }
-                var attempt = upload(path, transport: transport)
-                if case .delivered = attempt.outcome, attempt.changed == nil {
-                    // What the core decides for a file delivered unchanged, done in the same job.
-                    attempt.filed = settle(path, .sent(at: clock.now))
-                }
-                report(.attempted(path, attempt))
+                send(path, transport: transport)
             }
         case .settle(let path, let settlement):
-            jobs.submit { [self] _ in report(.settled(path, settle(path, settlement))) }
+            jobs.submit { [self] _ in
+                report(.settled(path, settle(path, settlement, recorded: { report(.recordRewritten(path)) })))
+            }
         case .release(let path):
             if let record = held.release(path)?.preparedRecord { spool.discard(record) }
         case .cancelUploads(let paths), .cancelClaims(let paths):
@@ -143,6 +140,26 @@ package final class ProfileExecutor: Sendable {
     }
 
     func heldFile(_ path: RelativePath) -> HeldFile? { held.get(path) }
+
+    /// The upload job's whole work: send the file and report the attempt. A file delivered
+    /// unchanged is filed in sent/ here, as the core decides for that outcome: the attempt is
+    /// reported as soon as its record says sent (which frees the slot's record), then the move
+    /// is. One handoff per file fewer than a settle job of its own.
+    private func send(_ path: RelativePath, transport: any Transport) {
+        var attempt = upload(path, transport: transport)
+        guard case .delivered = attempt.outcome, attempt.changed == nil else {
+            report(.attempted(path, attempt))
+            return
+        }
+        attempt.filing = true
+        var reported = false
+        let filed = settle(path, .sent(at: clock.now), recorded: {
+            reported = true
+            report(.attempted(path, attempt))
+        })
+        if !reported { report(.attempted(path, attempt)) }
+        report(.settled(path, filed))
+    }
 
     // MARK: Claim
 
@@ -196,7 +213,9 @@ package final class ProfileExecutor: Sendable {
 
     // MARK: Settle
 
-    func settle(_ path: RelativePath, _ settlement: Settlement) -> SettleReport {
+    /// Writes the file's final record and moves it; `recorded` is called once that record is in
+    /// place (before its fsyncs and the move), when it no longer says `uploading`.
+    func settle(_ path: RelativePath, _ settlement: Settlement, recorded: () -> Void) -> SettleReport {
         guard let file = held.release(path), let original = file.manifest else {
             preconditionFailure("settle for a file not held: \(path.logSafe)")
         }
@@ -215,8 +234,7 @@ package final class ProfileExecutor: Sendable {
             // A file filed away must be the one that was sent: checked again once it has its new name
             // (and one the producer took away meanwhile is not filed at all).
             let unchanged: (() -> String?)? = file.claimed.map { claimed in { claimed.uploadSource.changeSinceClaim() ?? claimed.contentChanged() } } ?? { nil }
-            let target = try lifecycle.finish(path, manifest: manifest, to: area, unchanged: unchanged,
-                                              recorded: { report(.recordRewritten(path)) })
+            let target = try lifecycle.finish(path, manifest: manifest, to: area, unchanged: unchanged, recorded: recorded)
             afterFiling(target, in: area, manifest: manifest)
             if case .retry(_, let due) = settlement { return .filed(area, target, retryDue: due) }
             return .filed(area, target, retryDue: nil)

@@ -127,26 +127,45 @@ struct ProfileCoreUploadTests {
         // Ready: the same job sends it; nothing new is asked for, the slot stays taken.
         #expect(p.send(.claimed(names[0], .ready)).isEmpty)
         #expect(p.state.sending.contains(names[0]) && p.state.claiming.isEmpty == false)
-        // The request ended, filed by its job: the slot goes to the next file, again as one job.
+        // The request ended and its job files it: once its record says sent, the slot goes to the
+        // next file, again as one job; the file is held until its move is reported.
         var delivered = AttemptReport.outcome(.delivered(status: 201))
-        delivered.filed = .filed(.sent, names[0], retryDue: nil)
+        delivered.filing = true
         let next = p.send(.attempted(names[0], delivered))
         #expect(next.claimsInSlots == [names[2]])
         #expect(next.settlements.isEmpty)
         #expect(p.state.totals.sent == 1)
+        #expect(p.state.holds(names[0]))
+        #expect(p.send(.settled(names[0], .filed(.sent, names[0], retryDue: nil))).isEmpty)
         #expect(!p.state.holds(names[0]))
     }
 
-    @Test func aFileTheJobFoundChangedWhileFilingItIsNeitherCountedNorLoggedAsSentAndWaitsAgain() {
+    @Test func anUploadJobFilingItsFileFreesTheSlotAndTheRecordAtOnceWithClaimsAhead() {
+        var p = EmbeddedProfile.daemon(concurrency: 1, claimAhead: 2)
+        let names = [RelativePath("a"), RelativePath("b")]
+        p.send(.recovered(files: names.map { QueuedFile($0) }, retries: [], ignoredDirectories: []))
+        #expect(p.send(.claimed(names[0], .ready)).uploads == [names[0]])
+        #expect(p.send(.claimed(names[1], .ready)).uploads.isEmpty)
+        var delivered = AttemptReport.outcome(.delivered(status: 201))
+        delivered.filing = true
+        // No settle is asked for (the job files it); the record says sent, so b may go.
+        let next = p.send(.attempted(names[0], delivered))
+        #expect(next.settlements.isEmpty && next.uploads == [names[1]])
+        #expect(next.logged("sent").count == 1)
+        #expect(p.state.settling == [names[0]])
+        p.send(.settled(names[0], .filed(.sent, names[0], retryDue: nil)))
+        #expect(p.state.settling.isEmpty && !p.state.holds(names[0]))
+    }
+
+    @Test func aFileTheJobFoundChangedWhileFilingItWaitsAgainAfterItsMove() {
         var p = EmbeddedProfile.daemon(concurrency: 1, claimAhead: 0)
         let name = RelativePath("log.txt")
         p.send(.recovered(files: [QueuedFile(name)], retries: [], ignoredDirectories: []))
         p.send(.claimed(name, .ready))
         var report = AttemptReport.outcome(.delivered(status: 201))
-        report.filed = .requeued
-        let effects = p.send(.attempted(name, report))
-        #expect(p.state.totals.sent == 0)
-        #expect(effects.logged("sent").isEmpty)
+        report.filing = true
+        #expect(p.send(.attempted(name, report)).claimsInSlots.isEmpty, "the file is held until its move is reported")
+        let effects = p.send(.settled(name, .requeued))
         #expect(effects.claimsInSlots == [name])
     }
 
