@@ -1,45 +1,89 @@
 import Foundation
+import Synchronization
 
 /// A queue of messages for one consumer thread: any thread may `send`, one thread takes them
 /// in order, waiting until a message arrives or a deadline passes.
 ///
 /// This is how events reach a profile's owner and signals reach the daemon's main loop: the
 /// senders never touch the consumer's state, so the consumer needs no lock of its own.
-package final class Mailbox<Message: Sendable>: @unchecked Sendable {
-    // Guards `messages` and `head`; the condition wakes the consumer.
-    private let condition = NSCondition()
-    private var messages: [Message] = []
-    private var head = 0
+///
+/// Senders hold the lock only to append; the consumer is woken (its own semaphore) only when
+/// it said it would sleep. A condition variable made dozens of reporting workers fight the
+/// waking consumer for its mutex: most of the owner's futex calls in the small-file bench.
+package final class Mailbox<Message: Sendable>: Sendable {
+    private struct Box: ~Copyable {
+        var messages: [Message] = []
+        var head = 0
+        /// The consumer is about to wait, or waits, on `wake`: the next `send` signals it.
+        var sleeping = false
+    }
+
+    private let box = Mutex(Box())
+    private let wake = DispatchSemaphore(value: 0)
 
     package init() {}
 
     package func send(_ message: Message) {
-        condition.lock()
-        messages.append(message)
-        condition.unlock()
-        // After the unlock: a woken consumer does not at once block on the lock still held here.
-        condition.signal()
+        let wakeConsumer = box.withLock { box in
+            box.messages.append(message)
+            defer { box.sleeping = false }
+            return box.sleeping
+        }
+        if wakeConsumer { wake.signal() }
     }
 
     /// The next message, waiting at most `timeout` seconds (nil: without limit); nil when none came.
     package func take(timeout: Double?) -> Message? {
-        condition.lock()
-        defer { condition.unlock() }
-        if head >= messages.count, let timeout {
-            let deadline = Date().addingTimeInterval(timeout)
-            while head >= messages.count {
-                if !condition.wait(until: deadline) { break }
+        waitForMessages(timeout: timeout)
+        return box.withLock { box in
+            guard box.head < box.messages.count else { return nil }
+            let message = box.messages[box.head]
+            box.head += 1
+            if box.head == box.messages.count {
+                box.messages.removeAll(keepingCapacity: true)
+                box.head = 0
             }
-        } else {
-            while head >= messages.count { condition.wait() }
+            return message
         }
-        guard head < messages.count else { return nil }
-        let message = messages[head]
-        head += 1
-        if head == messages.count {
-            messages.removeAll(keepingCapacity: true)
-            head = 0
+    }
+
+    /// Every message waiting, in order, taking the lock once: a consumer that wakes to find
+    /// several messages pays for one wake and one lock, not one each. Empty when none came
+    /// within `timeout` seconds (nil: without limit).
+    package func takeAll(timeout: Double?) -> [Message] {
+        waitForMessages(timeout: timeout)
+        return box.withLock { box in
+            var taken: [Message] = []
+            swap(&taken, &box.messages)
+            if box.head > 0 { taken.removeFirst(box.head) }
+            box.head = 0
+            return taken
         }
-        return message
+    }
+
+    /// Returns once a message waits or `timeout` seconds have passed (nil: without limit).
+    private func waitForMessages(timeout: Double?) {
+        let deadline = timeout.map { DispatchTime.now() + $0 }
+        while true {
+            let empty = box.withLock { box in
+                let empty = box.head >= box.messages.count
+                box.sleeping = empty
+                return empty
+            }
+            guard empty else { return }
+            guard let deadline else {
+                wake.wait()
+                continue
+            }
+            if wake.wait(timeout: deadline) == .success { continue }
+            // Timed out. A sender that saw us sleeping has signalled, or is about to: take that
+            // signal, so the semaphore is at zero for the next wait.
+            let signalled = box.withLock { box in
+                defer { box.sleeping = false }
+                return !box.sleeping
+            }
+            if signalled { wake.wait() }
+            return
+        }
     }
 }

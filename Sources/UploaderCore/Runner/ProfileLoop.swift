@@ -42,12 +42,17 @@ package final class ProfileLoop: Sendable {
         var steps = 0
         while true {
             let wait = ProfileCore.nextDeadline(state, policy: policy, now: clock.instant)
-            let event = mailbox.take(timeout: wait) ?? .tick
-            let effects = ProfileCore.step(&state, event, policy: policy, now: clock.instant)
-            steps += 1
-            published.withLock { $0 = ProfileSnapshot(state, steps: steps) }
-            for effect in effects { perform(effect) }
-            if state.phase == .stopped { return }
+            // Reports arrive from many workers at once: the owner takes all that wait with one
+            // lock and one wake, then steps through them one at a time as ever.
+            var events = mailbox.takeAll(timeout: wait)
+            if events.isEmpty { events = [.tick] }
+            for event in events {
+                let effects = ProfileCore.step(&state, event, policy: policy, now: clock.instant)
+                steps += 1
+                published.withLock { $0 = ProfileSnapshot(state, steps: steps) }
+                for effect in effects { perform(effect) }
+                if state.phase == .stopped { return }
+            }
         }
     }
 

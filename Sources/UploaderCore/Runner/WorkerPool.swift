@@ -22,19 +22,18 @@ package protocol JobQueue: Sendable {
 package final class WorkerPool: JobQueue {
     package typealias Job = @Sendable (any Transport) -> Void
 
-    private let jobs = Mailbox<Job?>()
+    private let jobs = JobBoard<Job>()
     private let done = DispatchGroup()
-    private let size: Int
     private let probes = DispatchQueue(label: "uploader.probe")
 
     /// Starts `size` threads named after `label`; `makeTransport` runs once on each.
     package init(size: Int, label: String, makeTransport: @escaping @Sendable () -> any Transport) {
-        self.size = size
         for index in 0..<size {
             done.enter()
             let thread = Thread { [jobs, done] in
                 let transport = makeTransport()
-                while let job = jobs.take(timeout: nil) ?? nil {
+                let seat = JobBoard<Job>.Seat()
+                while let job = jobs.next(at: seat) {
                     job(transport)
                 }
                 done.leave()
@@ -44,13 +43,13 @@ package final class WorkerPool: JobQueue {
         }
     }
 
-    package func submit(_ job: @escaping Job) { jobs.send(job) }
+    package func submit(_ job: @escaping Job) { jobs.post(job) }
 
     package func probe(_ work: @escaping @Sendable () -> Void) { probes.async(execute: work) }
 
     /// Lets every thread finish the jobs already queued, then end; waits for them.
     package func shutDown() {
-        for _ in 0..<size { jobs.send(nil) }
+        jobs.close()
         done.wait()
     }
 }

@@ -1,0 +1,94 @@
+import Foundation
+@preconcurrency import Glibc
+import Synchronization
+import Testing
+@testable import UploaderSupport
+@testable import UploaderCore
+
+/// The worker pool's hand-off: a job reaches an idle worker directly or waits for the next one,
+/// and closing lets the backlog finish first. The owner's mailbox hands over all it holds at once.
+@Suite struct JobBoardTests {
+    /// Waits (with a deadline, never a bare sleep) until `count` workers sleep on the board.
+    private func waitUntilIdle(_ board: JobBoard<Int>, _ count: Int) throws {
+        let deadline = Date().addingTimeInterval(10)
+        while board.idleCount < count {
+            guard Date() < deadline else { throw CancellationError() }
+            sched_yield()
+        }
+    }
+
+    /// Starts a worker that takes one job and hands it to `got`.
+    private func worker(_ board: JobBoard<Int>, _ got: Mailbox<Int?>) {
+        Thread { got.send(board.next(at: JobBoard<Int>.Seat())) }.start()
+    }
+
+    @Test func aJobPostedWithNoWorkerFreeWaitsForTheNextWorker() {
+        let board = JobBoard<Int>()
+        board.post(1)
+        board.post(2)
+        let seat = JobBoard<Int>.Seat()
+        #expect(board.next(at: seat) == 1)
+        #expect(board.next(at: seat) == 2)
+        #expect(board.idleCount == 0)
+    }
+
+    @Test func aJobPostedWhileWorkersSleepGoesToTheOneThatWentIdleLast() throws {
+        let board = JobBoard<Int>()
+        let first = Mailbox<Int?>(), second = Mailbox<Int?>()
+        worker(board, first)
+        try waitUntilIdle(board, 1)
+        worker(board, second)
+        try waitUntilIdle(board, 2)
+        board.post(7)
+        #expect(second.take(timeout: 10) == .some(7))
+        #expect(board.idleCount == 1)
+        board.post(8)
+        #expect(first.take(timeout: 10) == .some(8))
+    }
+
+    @Test func closingLetsTheBacklogFinishThenEndsEveryWorker() throws {
+        let board = JobBoard<Int>()
+        let sleeper = Mailbox<Int?>()
+        worker(board, sleeper)
+        try waitUntilIdle(board, 1)
+        board.close()
+        #expect(sleeper.take(timeout: 10) == .some(nil), "a sleeping worker is woken and ends")
+
+        let late = JobBoard<Int>()
+        late.post(1)
+        late.post(2)
+        late.close()
+        let seat = JobBoard<Int>.Seat()
+        #expect(late.next(at: seat) == 1)
+        #expect(late.next(at: seat) == 2)
+        #expect(late.next(at: seat) == nil)
+    }
+
+    @Test func manyWorkersTakeEveryJobExactlyOnce() {
+        let board = JobBoard<Int>()
+        let taken = Mutex<[Int]>([])
+        let done = DispatchGroup()
+        for _ in 0..<8 {
+            done.enter()
+            Thread {
+                let seat = JobBoard<Int>.Seat()
+                while let job = board.next(at: seat) { taken.withLock { $0.append(job) } }
+                done.leave()
+            }.start()
+        }
+        for job in 0..<10_000 { board.post(job) }
+        board.close()
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(taken.withLock { $0.sorted() } == Array(0..<10_000))
+    }
+
+    @Test func theMailboxHandsOverEverythingWaitingInOrder() {
+        let mailbox = Mailbox<Int>()
+        for n in 1...4 { mailbox.send(n) }
+        #expect(mailbox.take(timeout: 0) == 1)
+        #expect(mailbox.takeAll(timeout: 0) == [2, 3, 4])
+        #expect(mailbox.takeAll(timeout: 0.01) == [])
+        mailbox.send(5)
+        #expect(mailbox.take(timeout: 0) == 5)
+    }
+}
