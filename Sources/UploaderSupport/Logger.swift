@@ -90,17 +90,24 @@ package final class Logger: @unchecked Sendable {
             for (key, value) in metadata { object.append((key, value)) }
             line = "{" + object.map { "\(JSONText.quote($0.0)):\(JSONText.quote($0.1))" }.joined(separator: ",") + "}"
         }
-        for secret in secrets where line.contains(secret) {
+        for secret in secrets where line.utf8.firstRange(of: secret.utf8) != nil {
             line = line.replacingOccurrences(of: secret, with: "<redacted>")
         }
         sink(line)
     }
 
-    private static func quoteIfNeeded(_ value: String) -> String {
-        if value.isEmpty || value.contains(" ") || value.contains("\"") || value.contains("=") {
-            return "\"" + value.replacingOccurrences(of: "\"", with: "\\\"") + "\""
+    /// A value with a space, a quote or `=` (or none at all) goes in quotes. The bytes are
+    /// scanned directly: Foundation's `contains` on a String bridges to NSString, and made the
+    /// "sent" line of each file the costliest thing the owner's thread did.
+    static func quoteIfNeeded(_ value: String) -> String {
+        let needsQuotes = value.isEmpty || value.utf8.contains { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "=") }
+        guard needsQuotes else { return value }
+        var quoted = "\""
+        for character in value.unicodeScalars {
+            if character == "\"" { quoted += "\\" }
+            quoted.unicodeScalars.append(character)
         }
-        return value
+        return quoted + "\""
     }
 }
 

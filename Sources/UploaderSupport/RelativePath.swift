@@ -10,6 +10,12 @@ package struct RelativePath: Hashable, Sendable, Comparable, CustomStringConvert
     package init(bytes: [UInt8]) { self.bytes = bytes }
     package init(_ text: String) { self.bytes = Array(text.utf8) }
 
+    /// The bytes hashed as one block: the synthesized hash fed them to the hasher one at a
+    /// time, and paths are the keys of every set and map the owner touches for each event.
+    package func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+
     /// Path components (split on `/`).
     package var components: [[UInt8]] {
         bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true).map(Array.init)

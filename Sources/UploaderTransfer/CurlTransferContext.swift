@@ -137,7 +137,7 @@ final class CurlTransferContext {
 
     /// Handles one response header line (status lines reset what an earlier response set).
     func header(_ line: String) {
-        let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = Self.trimmingHTTPWhitespace(Substring(line))
         if trimmed.hasPrefix("HTTP/") {
             let parts = trimmed.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
             status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
@@ -148,13 +148,22 @@ final class CurlTransferContext {
         }
         guard let colon = trimmed.firstIndex(of: ":") else { return }
         let name = trimmed[..<colon].lowercased()
-        let value = trimmed[trimmed.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        let value = String(Self.trimmingHTTPWhitespace(trimmed[trimmed.index(after: colon)...]))
         switch name {
         case "etag": etag = value
         case "location": location = value
         case "retry-after": retryAfter = value
         default: if keptPrefixes.contains(Array((name + ":").utf8)) { keptHeaders[name] = value }
         }
+    }
+
+    /// `text` without the spaces, tabs and line ends around it (RFC 9110's OWS, and the CRLF
+    /// libcurl leaves on each line); Foundation's `trimmingCharacters` bridged to NSString on
+    /// every response.
+    static func trimmingHTTPWhitespace(_ text: Substring) -> Substring {
+        func isSpace(_ c: Character) -> Bool { c == " " || c == "\t" || c == "\r" || c == "\n" || c == "\r\n" }
+        guard let first = text.firstIndex(where: { !isSpace($0) }), let last = text.lastIndex(where: { !isSpace($0) }) else { return "" }
+        return text[first...last]
     }
 
     /// Header lines `header(_:)` acts on: status lines and the three headers it keeps.
