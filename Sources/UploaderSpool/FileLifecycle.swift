@@ -24,8 +24,8 @@ import UploaderConfig
 ///     already lead to it count as done.
 ///  4. unlink the file's outbox name; fsync the outbox. Crash after 4: outbox holds the manifest
 ///     alone, and sent/ has the same record → recovery removes the outbox copy.
-///  5. unlink the manifest's outbox name (three directory fsyncs per file in all, each shared
-///     by the concurrent moves through `DirectorySyncer`).
+///  5. unlink the manifest's outbox name (three directory fsyncs per move in all; moves that
+///     finish together share each of them, `Batcher`, and `DirectorySyncer` shares what is left).
 ///     A manifest that names a hook due gets its marker (`HookLedger`) before step 3, so no due
 ///     hook is ever only in sent/ or retry/, where start-up does not look.
 ///     Links, not renames: on a file system without a journal each directory's entries persist
@@ -39,6 +39,11 @@ package struct FileLifecycle: Sendable {
     package let spool: Spool
     private var fs: any SpoolFileSystem { spool.fs }
     package let logger: Logger
+    /// Live moves that finish together run as one batch and share each directory fsync (one per
+    /// directory and step): on a disk like the bench's, a directory fsync (a flush request and
+    /// its interrupt) costs as much CPU as the rest of a small file's bookkeeping, and
+    /// `DirectorySyncer` alone shares one only among callers that ask while it runs.
+    private let moves = Batcher<PendingMove, Bool>()
 
     package init(spool: Spool, logger: Logger) {
         self.spool = spool
@@ -80,17 +85,24 @@ package struct FileLifecycle: Sendable {
     @discardableResult
     package func finish(_ path: RelativePath, manifest original: Manifest, to area: Spool.Area,
                         unchanged: (() -> String?)? = nil, recorded: () -> Void = {}) throws -> RelativePath {
+        let move = try recordFinal(path, manifest: original, to: area, live: unchanged != nil)
+        recorded()
+        let fileHere = try moves.run(move) { batch in moveTogether(batch) }
+        try endMove(move, fileHere: fileHere, unchanged: unchanged)
+        return move.target
+    }
+
+    /// Step 2's write: the final record, naming the file's free name in `area`, in place in the
+    /// outbox (its directory fsync comes first in the move, shared by the batch). Durable before
+    /// anything moves (DESIGN §4: a manifest write ends with a directory fsync): without it a
+    /// power cut could keep the file's move and lose the record of why.
+    func recordFinal(_ path: RelativePath, manifest original: Manifest, to area: Spool.Area, live: Bool) throws -> PendingMove {
         precondition(area != .outbox)
         let target = spool.freeName(for: path, in: area)
         var manifest = original
         manifest.storedAs = spool.storedAs(target, in: area)
-        // Durable before anything moves (DESIGN §4: a manifest write ends with a directory fsync):
-        // without it a power cut could keep the file's move and lose the record of why.
         try spool.writeManifest(manifest, for: path, in: .outbox)
-        recorded()
-        try spool.syncDirectory(of: path, in: .outbox)
-        try completeMove(path, manifest: manifest, to: area, as: target, unchanged: unchanged)
-        return target
+        return PendingMove(path: path, manifest: manifest, area: area, target: target, live: live, recordFirst: true)
     }
 
     /// The file changed between the last check and its move; it is still in the outbox.
@@ -109,33 +121,71 @@ package struct FileLifecycle: Sendable {
     /// reports a change, the file goes back to the outbox and `ChangedDuringMove` is thrown.
     package func completeMove(_ path: RelativePath, manifest: Manifest, to area: Spool.Area, as target: RelativePath,
                               unchanged: (() -> String?)? = nil) throws {
+        let move = PendingMove(path: path, manifest: manifest, area: area, target: target, live: unchanged != nil, recordFirst: false)
+        let fileHere = try moveTogether([move])[0].get()
+        try endMove(move, fileHere: fileHere, unchanged: unchanged)
+    }
+
+    /// Step 2's fsync (when asked) and steps 3–4 for several moves at once: each file's writes in
+    /// the order above, each directory fsynced once per step for all of them. Says for each
+    /// move whether its file was in the outbox, or what stopped it; one move failing stops only
+    /// that one.
+    func moveTogether(_ batch: [PendingMove]) -> [Result<Bool, any Error>] {
         let outbox = spool.directory(.outbox)
-        let dest = spool.directory(area)
-        try makeDurableParents(of: target, in: area)
-        let fileHere = fs.exists(path, in: outbox)
-        if !fileHere && (unchanged != nil || !fs.exists(target, in: dest)) {
-            // The producer took the file away after its upload: a live move files nothing; nor
-            // does recovery when the file has no new name either (simulator seed 7464).
-            throw ChangedDuringMove(change: "removed from the outbox")
-        }
-        try HookLedger(spool: spool).ensureMarker(for: manifest, at: target, in: area)
-        // Both new names first, made durable by one fsync of `area` (the group commit shares it).
-        if fileHere { try link(path, in: outbox, to: target, in: dest) }
-        try link(Spool.manifestName(for: path), in: outbox, to: Spool.manifestName(for: target), in: dest)
-        try spool.syncDirectory(of: target, in: area)
-        if fileHere {
-            try fs.unlink(path, in: outbox)
-            // The file's outbox name must be gone for good before its manifest's is: a file left
-            // alone in the outbox would be claimed and uploaded again.
-            try spool.syncDirectory(of: path, in: .outbox)
-            if let change = unchanged?() {
-                // Out of the producer's reach now, and changed after its upload: back to the outbox.
-                try fs.unlink(Spool.manifestName(for: target), in: dest)
-                try bringBack(target, from: area, to: path)
-                throw ChangedDuringMove(change: change)
+        var results = [Result<Bool, any Error>](repeating: .success(false), count: batch.count)
+        /// Runs `step` for each move still going; a throw ends that move.
+        func each(_ step: (Int, PendingMove) throws -> Void) {
+            for (index, move) in batch.enumerated() where (try? results[index].get()) != nil {
+                do { try step(index, move) } catch { results[index] = .failure(error) }
             }
         }
-        try fs.unlink(Spool.manifestName(for: path), in: outbox)
+        /// One fsync for each directory the moves still going (and `including`) name.
+        func syncEach(_ name: (PendingMove) -> (RelativePath, Spool.Area), including: (Int) -> Bool = { _ in true }) {
+            var synced: [[UInt8]: Result<Void, any Error>] = [:]
+            each { index, move in
+                guard including(index) else { return }
+                let (path, area) = name(move)
+                let key = Array(area.rawValue.utf8) + [0] + (path.parent?.bytes ?? [])
+                let done = synced[key] ?? Result { try spool.syncDirectory(of: path, in: area) }
+                synced[key] = done
+                try done.get()
+            }
+        }
+        syncEach({ ($0.path, .outbox) }, including: { batch[$0].recordFirst })
+        each { index, move in
+            let dest = spool.directory(move.area)
+            try makeDurableParents(of: move.target, in: move.area)
+            let fileHere = fs.exists(move.path, in: outbox)
+            if !fileHere && (move.live || !fs.exists(move.target, in: dest)) {
+                // The producer took the file away after its upload: a live move files nothing; nor
+                // does recovery when the file has no new name either (simulator seed 7464).
+                throw ChangedDuringMove(change: "removed from the outbox")
+            }
+            try HookLedger(spool: spool).ensureMarker(for: move.manifest, at: move.target, in: move.area)
+            // Both new names first, made durable by one fsync of `area` for the whole batch.
+            if fileHere { try link(move.path, in: outbox, to: move.target, in: dest) }
+            try link(Spool.manifestName(for: move.path), in: outbox, to: Spool.manifestName(for: move.target), in: dest)
+            results[index] = .success(fileHere)
+        }
+        syncEach { ($0.target, $0.area) }
+        let here = results.map { (try? $0.get()) == true }
+        // The file's outbox name must be gone for good before its manifest's is: a file left
+        // alone in the outbox would be claimed and uploaded again.
+        each { index, move in if here[index] { try fs.unlink(move.path, in: outbox) } }
+        syncEach({ ($0.path, .outbox) }, including: { here[$0] })
+        return results
+    }
+
+    /// Step 5, by each mover itself: `unchanged` is asked once the file is out of the producer's
+    /// reach; a change takes its new name away again (back to the outbox, `ChangedDuringMove`).
+    /// Then the manifest's outbox name goes.
+    func endMove(_ move: PendingMove, fileHere: Bool, unchanged: (() -> String?)?) throws {
+        if fileHere, let change = unchanged?() {
+            try fs.unlink(Spool.manifestName(for: move.target), in: spool.directory(move.area))
+            try bringBack(move.target, from: move.area, to: move.path)
+            throw ChangedDuringMove(change: change)
+        }
+        try fs.unlink(Spool.manifestName(for: move.path), in: spool.directory(.outbox))
     }
 
     /// The subdirectories `path` needs in `area` (recursive spools), each made durable in its
