@@ -114,8 +114,11 @@ package struct Claimer: Sendable {
                 } catch {
                     return .refused("cannot finish recorded move: \(error)")
                 }
-            } else if unchanged && (manifest.sha256 != nil || digest == .none) {
-                return .ready(ClaimedFile(path: path, fd: fd, status: status, manifest: manifest, fs: fs))
+            } else if unchanged && (manifest.sha256 != nil || digest == .none)
+                        && !hashMayBeStale(manifest, status: status, fd: fd, display: display, cancellation: cancellation) {
+                let claimed = ClaimedFile(path: path, fd: fd, status: status, manifest: manifest, fs: fs)
+                claimed.writtenJustBefore = now.timeIntervalSince(status.mtime) < ClaimedFile.timestampGranularity
+                return .ready(claimed)
             } else {
                 staleS3 = manifest.s3
                 staleTus = manifest.remote?.tus
@@ -159,6 +162,19 @@ package struct Claimer: Sendable {
             fs.close(fd)
             return .refused("\(error)")
         }
+    }
+
+    /// The record's hash was taken within one clock tick of the file's last write (its claim came
+    /// at once), and the bytes no longer hash to it: a same-size rewrite in that tick left size and
+    /// mtime as they were (simulator seed 30821: the first attempt found the destination down, the
+    /// next claim reused the record and sent the new bytes under the old digest). Only such
+    /// records are hashed again; any later write moves the mtime.
+    private func hashMayBeStale(_ manifest: Manifest, status: FileSystem.Status, fd: Int32, display: String,
+                                cancellation: CancellationFlag?) -> Bool {
+        guard let recorded = manifest.sha256, let hashedAt = Timestamp.parse(manifest.createdAt),
+              hashedAt.timeIntervalSince(status.mtime) < ClaimedFile.timestampGranularity else { return false }
+        let now = try? ClaimedFile.contentHash(fd: fd, size: status.size, fs: fs, display: display, cancellation: cancellation)
+        return now != recorded
     }
 
     /// A move cut after its links leaves the file's and the record's new names behind (second

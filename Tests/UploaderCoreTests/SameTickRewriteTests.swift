@@ -59,6 +59,36 @@ import Testing
         #expect(file.contentChanged() != nil, "same size, same mtime, other bytes")
     }
 
+    /// Seed 30821: the first claim's record was kept (its upload found the destination down) and
+    /// the file rewritten in the tick of its claim; the next claim must not trust size and mtime.
+    @Test(arguments: [(0.001, true), (5.0, false)])
+    func aRecordHashedWithinATickOfTheWriteIsHashedAgainAtTheNextClaim(mtimeAgo: Double, hashedAgain: Bool) throws {
+        let dir = try TemporaryDirectory()
+        let paths = SpoolPaths(root: dir.path + "/spool")
+        let spool = Spool(paths: paths)
+        try spool.prepare()
+        let logger = Logger(level: .error, sink: { _ in })
+        let claimer = Claimer(spool: spool, profileName: "t", digest: .sha256, mimeTypes: MimeTypes(byExtension: [:]),
+                              lifecycle: FileLifecycle(spool: spool, logger: logger), logger: logger)
+        let name = RelativePath("cam.jpg"), path = paths.outbox + "/cam.jpg"
+        try Data("frame-0001".utf8).write(to: URL(fileURLWithPath: path))
+        let now = Date()
+        try Self.setMtime(path, now.addingTimeInterval(-mtimeAgo))
+        guard case .ready(let first) = claimer.claim(name, now: now) else { throw HarnessFailure("not claimed") }
+        try spool.writeManifest(first.manifest, for: name, in: .outbox)
+        try Self.rewriteWithinTheSameTick(path, "frame-0002")
+        guard case .ready(let second) = claimer.claim(name, now: now.addingTimeInterval(30)) else { throw HarnessFailure("not claimed again") }
+        let newHash = SHA256.hash(Array("frame-0002".utf8)).hexString
+        if hashedAgain {
+            #expect(second.manifest.sha256 == newHash, "the bytes sent are the bytes hashed")
+            #expect(second.manifest.id != first.manifest.id, "other content, other key")
+        } else {
+            // Hashed long after its last write: a rewrite would have moved the mtime. (The rewrite
+            // here is one no clock allows; it shows the record is reused, not read again.)
+            #expect(second.manifest.id == first.manifest.id && second.manifest.sha256 == first.manifest.sha256)
+        }
+    }
+
     @Test func aFileWrittenLongBeforeItsClaimIsNotReadAgain() throws {
         let (file, _, dir) = try Self.claim("frame-0001", mtimeAgo: 5)
         defer { _ = dir }
