@@ -10,6 +10,9 @@ package protocol SpoolFileSystem: Sendable {
     /// `lstat`, never following a symlink on the way.
     func status(_ path: RelativePath, in directory: String) throws -> FileSystem.Status
     func status(fd: Int32, path: String) throws -> FileSystem.Status
+    /// `status` of many paths in one directory (nil for each that cannot be read): a start-up
+    /// backlog asks it of every file.
+    func statuses(_ paths: [RelativePath], in directory: String) -> [FileSystem.Status?]
     func exists(_ path: RelativePath, in directory: String) -> Bool
     /// Opens for reading without following symlinks or blocking on a FIFO.
     func openForReading(_ path: RelativePath, in directory: String) throws -> Int32
@@ -37,9 +40,32 @@ package protocol SpoolFileSystem: Sendable {
     func list(_ path: RelativePath, in directory: String) throws -> [FileSystem.Entry]
 }
 
+extension SpoolFileSystem {
+    package func statuses(_ paths: [RelativePath], in directory: String) -> [FileSystem.Status?] {
+        paths.map { try? status($0, in: directory) }
+    }
+}
+
 /// The kernel's file system: each call is the `FileSystem` function of the same name.
 package struct LocalFileSystem: SpoolFileSystem {
     package init() {}
+
+    /// The directory is opened once and each file looked up relative to it: the kernel then walks
+    /// one name per file, not the spool's whole path (a third of a 100,000-file start-up).
+    package func statuses(_ paths: [RelativePath], in directory: String) -> [FileSystem.Status?] {
+        let dir = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard dir >= 0 else { return paths.map { try? status($0, in: directory) } }
+        defer { Glibc.close(dir) }
+        return paths.map { path in
+            // Below a subdirectory, the careful way (no symlinked directory on the way).
+            guard path.parent == nil else { return try? status(path, in: directory) }
+            var st = stat()
+            let result = (path.bytes + [0]).withUnsafeBufferPointer { name in
+                name.baseAddress!.withMemoryRebound(to: CChar.self, capacity: name.count) { fstatat(dir, $0, &st, AT_SYMLINK_NOFOLLOW) }
+            }
+            return result == 0 ? FileSystem.Status(st) : nil
+        }
+    }
 
     package func status(_ path: RelativePath, in directory: String) throws -> FileSystem.Status {
         try FileSystem.status(path, in: directory)

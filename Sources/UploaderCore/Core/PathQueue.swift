@@ -55,6 +55,10 @@ package struct PathQueue: Sendable, Equatable {
             for item in batch { add(item.path, rank: item.rank) }
             return
         }
+        // Room for all at once: grown by doubling, the heap and the set would each hold two
+        // buffers for a moment, the peak of a start-up with a backlog.
+        heap.reserveCapacity(heap.count + batch.count)
+        members.reserveCapacity(members.count + batch.count)
         for item in batch where members.insert(item.path).inserted {
             ranks[item.path] = nil
             heap.append(Entry(rank: item.rank, path: item.path))
