@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <string.h>
+#include <malloc.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include "CSysShims.h"
@@ -110,3 +111,5 @@ int uploader_route_interface(const void *address, unsigned int addrlen, char *na
     errno = ENETUNREACH;
     return -1;
 }
+
+int uploader_malloc_arena_max(int count) { return mallopt(M_ARENA_MAX, count); }

@@ -51,6 +51,7 @@ package final class Daemon {
             return ExitCode.usage
         }
         Signals.blockHandled()
+        MallocArenas.limit(to: 2, environment: environment)
         let clock = SystemClock()
         var seams = ProfileRunner.Seams()
         seams.clock = clock

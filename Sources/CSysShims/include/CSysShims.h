@@ -22,4 +22,7 @@ int uploader_route_interface(const void *addr, unsigned int addrlen, char *name)
 int uploader_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *path);
 int uploader_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from);
 
+/// mallopt(M_ARENA_MAX, count) (malloc.h is not in Swift's Glibc module); 1 on success.
+int uploader_malloc_arena_max(int count);
+
 #endif
