@@ -23,13 +23,8 @@ import UploaderSpool
 
         init(_ model: SimDisk.Model, path: RelativePath = RelativePath("a.bin")) throws {
             disk = SimDiskTesting.disk(model)
-            spool = Spool(paths: SpoolPaths(root: "/spool"), fs: disk, temporaries: TemporaryNames(start: 0))
-            let logger = Logger(level: .error, sink: { _ in })
-            lifecycle = FileLifecycle(spool: spool, logger: logger)
-            claimer = Claimer(spool: spool, profileName: "sim", digest: .sha256, mimeTypes: MimeTypes(byExtension: [:]),
-                              lifecycle: lifecycle, logger: logger)
+            (spool, lifecycle, claimer) = try SimDiskTesting.spool(on: disk)
             self.path = path
-            try spool.prepare()
             try disk.makeParents(of: path, in: spool.paths.outbox)
             disk.createFile(path.displayed(in: spool.paths.outbox), data: SimDiskLifecycleTests.payload, sync: true)
             try disk.syncAll()

@@ -24,12 +24,7 @@ import UploaderConfig
 
         init(_ model: SimDisk.Model) throws {
             disk = SimDiskTesting.disk(model)
-            spool = Spool(paths: SpoolPaths(root: "/spool"), fs: disk, temporaries: TemporaryNames(start: 0))
-            let logger = Logger(level: .error, sink: { _ in })
-            lifecycle = FileLifecycle(spool: spool, logger: logger)
-            claimer = Claimer(spool: spool, profileName: "sim", digest: .sha256, mimeTypes: MimeTypes(byExtension: [:]),
-                              lifecycle: lifecycle, logger: logger)
-            try spool.prepare()
+            (spool, lifecycle, claimer) = try SimDiskTesting.spool(on: disk)
             var finals: [Manifest] = []
             for path in SimDiskMoveBatchTests.names {
                 try disk.makeParents(of: path, in: spool.paths.outbox)

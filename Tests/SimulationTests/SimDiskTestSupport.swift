@@ -2,6 +2,8 @@ import Foundation
 @testable import UploaderSimulation
 import UploaderSupport
 import UploaderCore
+import UploaderConfig
+import UploaderSpool
 
 /// What the disk tests share: a disk on a fixed clock, durable starting states, power cuts over
 /// many seeds (with the core's `SplitMix64`), and a picture of every regular file below a
@@ -14,6 +16,17 @@ enum SimDiskTesting {
     }
 
     static func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+    /// The real spool code on `disk`: a prepared spool at /spool, its lifecycle and a claimer.
+    static func spool(on disk: SimDisk) throws -> (Spool, FileLifecycle, Claimer) {
+        let spool = Spool(paths: SpoolPaths(root: "/spool"), fs: disk, temporaries: TemporaryNames(start: 0))
+        let logger = Logger(level: .error, sink: { _ in })
+        let lifecycle = FileLifecycle(spool: spool, logger: logger)
+        let claimer = Claimer(spool: spool, profileName: "sim", digest: .sha256, mimeTypes: MimeTypes(byExtension: [:]),
+                              lifecycle: lifecycle, logger: logger)
+        try spool.prepare()
+        return (spool, lifecycle, claimer)
+    }
 
     /// Makes `directories` and `files` (path → text), then makes all of it durable.
     static func durable(_ disk: SimDisk, directories: [String], files: KeyValuePairs<String, String> = [:]) throws {

@@ -8,7 +8,8 @@ import Testing
 /// The worker pool's hand-off: a job reaches an idle worker directly or waits for the next one,
 /// and closing lets the backlog finish first. The owner's mailbox hands over all it holds at once.
 @Suite struct JobBoardTests {
-    /// Waits (with a deadline, never a bare sleep) until `count` workers sleep on the board.
+    /// Waits until `count` workers are idle on the board, yielding the processor meanwhile; gives up
+    /// after a deadline.
     private func waitUntilIdle(_ board: JobBoard<Int>, _ count: Int) throws {
         let deadline = Date().addingTimeInterval(10)
         while board.idleCount < count {

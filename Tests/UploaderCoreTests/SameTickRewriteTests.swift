@@ -9,22 +9,37 @@ import Testing
 /// as they were (simulator seed 6569): for a file written just before its claim, only its bytes
 /// can tell, so they are hashed again; an older file needs no second read.
 @Suite struct SameTickRewriteTests {
-    static func claim(_ content: String, mtimeAgo: TimeInterval) throws -> (ClaimedFile, String, TemporaryDirectory) {
-        let dir = try TemporaryDirectory()
-        let paths = SpoolPaths(root: dir.path + "/spool")
-        let spool = Spool(paths: paths)
-        try spool.prepare()
-        let logger = Logger(level: .error, sink: { _ in })
-        let claimer = Claimer(spool: spool, profileName: "t", digest: .sha256, mimeTypes: MimeTypes(byExtension: [:]),
+    /// A spool whose outbox holds `cam.jpg` (`content`, last written `mtimeAgo` before `now`).
+    struct Setup {
+        let dir: TemporaryDirectory
+        let spool: Spool
+        let claimer: Claimer
+        let name = RelativePath("cam.jpg")
+        let path: String
+
+        init(_ content: String, mtimeAgo: TimeInterval, now: Date) throws {
+            dir = try TemporaryDirectory()
+            let paths = SpoolPaths(root: dir.path + "/spool")
+            spool = Spool(paths: paths)
+            try spool.prepare()
+            let logger = Logger(level: .error, sink: { _ in })
+            claimer = Claimer(spool: spool, profileName: "t", digest: .sha256, mimeTypes: MimeTypes(byExtension: [:]),
                               lifecycle: FileLifecycle(spool: spool, logger: logger), logger: logger)
-        let path = paths.outbox + "/cam.jpg"
-        try Data(content.utf8).write(to: URL(fileURLWithPath: path))
-        let now = Date()
-        try setMtime(path, now.addingTimeInterval(-mtimeAgo))
-        guard case .ready(let file) = claimer.claim(RelativePath("cam.jpg"), now: now) else {
-            throw HarnessFailure("not claimed")
+            path = paths.outbox + "/cam.jpg"
+            try Data(content.utf8).write(to: URL(fileURLWithPath: path))
+            try SameTickRewriteTests.setMtime(path, now.addingTimeInterval(-mtimeAgo))
         }
-        return (file, path, dir)
+
+        func claim(now: Date) throws -> ClaimedFile {
+            guard case .ready(let file) = claimer.claim(name, now: now) else { throw HarnessFailure("not claimed") }
+            return file
+        }
+    }
+
+    static func claim(_ content: String, mtimeAgo: TimeInterval) throws -> (ClaimedFile, String, TemporaryDirectory) {
+        let now = Date()
+        let setup = try Setup(content, mtimeAgo: mtimeAgo, now: now)
+        return (try setup.claim(now: now), setup.path, setup.dir)
     }
 
     /// Rewrites `path` in place (same size) and puts its mtime back: what one clock tick looks like.
@@ -63,21 +78,12 @@ import Testing
     /// the file rewritten in the tick of its claim; the next claim must not trust size and mtime.
     @Test(arguments: [(0.001, true), (5.0, false)])
     func aRecordHashedWithinATickOfTheWriteIsHashedAgainAtTheNextClaim(mtimeAgo: Double, hashedAgain: Bool) throws {
-        let dir = try TemporaryDirectory()
-        let paths = SpoolPaths(root: dir.path + "/spool")
-        let spool = Spool(paths: paths)
-        try spool.prepare()
-        let logger = Logger(level: .error, sink: { _ in })
-        let claimer = Claimer(spool: spool, profileName: "t", digest: .sha256, mimeTypes: MimeTypes(byExtension: [:]),
-                              lifecycle: FileLifecycle(spool: spool, logger: logger), logger: logger)
-        let name = RelativePath("cam.jpg"), path = paths.outbox + "/cam.jpg"
-        try Data("frame-0001".utf8).write(to: URL(fileURLWithPath: path))
         let now = Date()
-        try Self.setMtime(path, now.addingTimeInterval(-mtimeAgo))
-        guard case .ready(let first) = claimer.claim(name, now: now) else { throw HarnessFailure("not claimed") }
-        try spool.writeManifest(first.manifest, for: name, in: .outbox)
-        try Self.rewriteWithinTheSameTick(path, "frame-0002")
-        guard case .ready(let second) = claimer.claim(name, now: now.addingTimeInterval(30)) else { throw HarnessFailure("not claimed again") }
+        let setup = try Setup("frame-0001", mtimeAgo: mtimeAgo, now: now)
+        let first = try setup.claim(now: now)
+        try setup.spool.writeManifest(first.manifest, for: setup.name, in: .outbox)
+        try Self.rewriteWithinTheSameTick(setup.path, "frame-0002")
+        let second = try setup.claim(now: now.addingTimeInterval(30))
         let newHash = SHA256.hash(Array("frame-0002".utf8)).hexString
         if hashedAgain {
             #expect(second.manifest.sha256 == newHash, "the bytes sent are the bytes hashed")
