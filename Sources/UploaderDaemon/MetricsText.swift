@@ -14,12 +14,16 @@ package struct ProfileMetrics: Sendable {
     /// The spool as last counted; nil until the first count is done.
     package var census: SpoolCensus?
     package var destinationUp: Bool
+    /// Why nothing starts now (offline, outside every upload window, a route by an interface not
+    /// allowed); nil while uploads may start.
+    package var pausedReason: PauseReason?
 
-    package init(profile: String, totals: RunTotals, census: SpoolCensus?, destinationUp: Bool) {
+    package init(profile: String, totals: RunTotals, census: SpoolCensus?, destinationUp: Bool, pausedReason: PauseReason? = nil) {
         self.profile = profile
         self.totals = totals
         self.census = census
         self.destinationUp = destinationUp
+        self.pausedReason = pausedReason
     }
 }
 
@@ -63,6 +67,13 @@ package enum MetricsText {
         }
         family("uploader_destination_up", "gauge", "1 when the destination is reachable, 0 while the profile is paused offline.") { out in
             for p in profiles { line(&out, "uploader_destination_up", [("profile", p.profile)], p.destinationUp ? "1" : "0") }
+        }
+        family("uploader_paused", "gauge", "1 for the reason a profile starts no upload now (offline, outside_window, interface), 0 for the others; all 0 while uploads may start.") { out in
+            for p in profiles {
+                for reason in PauseReason.allCases {
+                    line(&out, "uploader_paused", [("profile", p.profile), ("reason", reason.rawValue)], p.pausedReason == reason ? "1" : "0")
+                }
+            }
         }
         family("uploader_oldest_queued_seconds", "gauge", "Age of the oldest queued file (by mtime); 0 when none is queued.") { out in
             for p in profiles {

@@ -161,7 +161,8 @@ package final class ServiceReporter: Sendable {
         let profiles = runners.map { runner in
             ProfileMetrics(profile: runner.profile.name,
                            totals: (retired[runner.profile.name] ?? RunTotals()) + runner.snapshot.totals,
-                           census: counter.latest(runner.profile.name), destinationUp: runner.snapshot.online)
+                           census: counter.latest(runner.profile.name), destinationUp: runner.snapshot.online,
+                           pausedReason: runner.snapshot.pausedReason)
         }
         metrics.write(MetricsText.render(profiles, now: clock.now), to: path)
     }
@@ -170,13 +171,22 @@ package final class ServiceReporter: Sendable {
     private func statusText() -> String {
         let runners = state.withLock { $0.runners }
         return runners.map { runner in
-            let counts = runner.snapshot
-            let census = counter.latest(runner.profile.name)
-            var text = "\(runner.profile.name): "
-            if !counts.online { text += "OFFLINE, " }
-            text += "\(counts.waiting) queued, \(counts.inFlight) uploading"
-            if let census { text += ", \(census.retry.files) in retry, \(census.failed.files) failed" }
-            return text
+            Self.statusPart(runner.profile.name, runner.snapshot, census: counter.latest(runner.profile.name))
         }.joined(separator: "; ")
+    }
+
+    /// One profile's part of the `STATUS=` line: why it is paused, if it is (`OFFLINE`,
+    /// `PAUSED outside upload window`, `PAUSED route by an interface not allowed`), then its counts.
+    static func statusPart(_ name: String, _ snapshot: ProfileSnapshot, census: SpoolCensus?) -> String {
+        var text = "\(name): "
+        switch snapshot.pausedReason {
+        case .offline?: text += "OFFLINE, "
+        case .outsideWindow?: text += "PAUSED outside upload window, "
+        case .interface?: text += "PAUSED route by an interface not allowed, "
+        case nil: if !snapshot.online { text += "OFFLINE, " }
+        }
+        text += "\(snapshot.waiting) queued, \(snapshot.inFlight) uploading"
+        if let census { text += ", \(census.retry.files) in retry, \(census.failed.files) failed" }
+        return text
     }
 }

@@ -56,6 +56,13 @@ import Testing
         #expect(running.types["uploader_queue_files"] == "gauge")
         #expect(running.types["uploader_upload_duration_seconds"] == "histogram")
         try waitUntil(timeout: 15, "the profile to go offline") { daemon.stderrText().contains("destination unreachable") }
+        // Rewritten every 10 s: the running daemon's file names why it is paused.
+        try waitUntil(timeout: 15, poll: 0.5, "the metrics to say paused offline") {
+            try Self.parse(metrics)["uploader_paused", ["profile": "p", "reason": "offline"]] == 1
+        }
+        let paused = try Self.parse(metrics)
+        #expect(paused["uploader_paused", ["profile": "p", "reason": "outside_window"]] == 0)
+        #expect(paused["uploader_paused", ["profile": "p", "reason": "interface"]] == 0)
         #expect(try stopDaemon(daemon).exitCode == 0)
 
         let m = try Self.parse(metrics)
@@ -107,6 +114,9 @@ import Testing
         }
         #expect(m["uploader_queue_bytes", p] == 0)
         #expect(m["uploader_destination_up", p] == 1)
+        for reason in ["offline", "outside_window", "interface"] {
+            #expect(m["uploader_paused", ["profile": "p", "reason": reason]] == 0, "\(reason)")
+        }
         #expect(m["uploader_oldest_queued_seconds", p] == 0)
         #expect(m["uploader_upload_duration_seconds_count", p] == 3)
         #expect(m["uploader_upload_duration_seconds_bucket", ["profile": "p", "le": "+Inf"]] == 3)

@@ -20,6 +20,7 @@ import Testing
         let text = MetricsText.render([ProfileMetrics(profile: "p", totals: RunTotals(), census: nil, destinationUp: true)], now: Date())
         let families = ["uploader_files_total": "counter", "uploader_bytes_sent_total": "counter",
                         "uploader_queue_files": "gauge", "uploader_queue_bytes": "gauge", "uploader_destination_up": "gauge",
+                        "uploader_paused": "gauge",
                         "uploader_oldest_queued_seconds": "gauge", "uploader_upload_duration_seconds": "histogram"]
         let lines = text.split(separator: "\n").map(String.init)
         for (name, type) in families {
@@ -46,6 +47,22 @@ import Testing
         #expect(text.contains(#"uploader_upload_duration_seconds_count{profile="p"} 3"#))
         #expect(text.contains(#"uploader_bytes_sent_total{profile="p"} 60"#))
         #expect(text.contains(#"uploader_destination_up{profile="p"} 0"#))
+    }
+
+    @Test func pausedGaugeSaysWhichReasonHoldsAndIsAllZeroWhileUploading() {
+        let text = MetricsText.render([
+            ProfileMetrics(profile: "night", totals: RunTotals(), census: nil, destinationUp: true, pausedReason: .outsideWindow),
+            ProfileMetrics(profile: "live", totals: RunTotals(), census: nil, destinationUp: true),
+        ], now: Date())
+        let paused = text.split(separator: "\n").filter { $0.hasPrefix("uploader_paused{") }.map(String.init)
+        #expect(paused == [
+            #"uploader_paused{profile="night",reason="offline"} 0"#,
+            #"uploader_paused{profile="night",reason="outside_window"} 1"#,
+            #"uploader_paused{profile="night",reason="interface"} 0"#,
+            #"uploader_paused{profile="live",reason="offline"} 0"#,
+            #"uploader_paused{profile="live",reason="outside_window"} 0"#,
+            #"uploader_paused{profile="live",reason="interface"} 0"#,
+        ])
     }
 
     @Test func countersOfAReplacedRunnerAddUp() {
