@@ -141,11 +141,11 @@ package struct FileLifecycle: Sendable {
         }
         /// One fsync for each directory the moves still going (and `including`) name.
         func syncEach(_ name: (PendingMove) -> (RelativePath, Spool.Area), including: (Int) -> Bool = { _ in true }) {
-            var synced: [[UInt8]: Result<Void, any Error>] = [:]
+            var synced: [DirectoryKey: Result<Void, any Error>] = [:]
             each { index, move in
                 guard including(index) else { return }
                 let (path, area) = name(move)
-                let key = Array(area.rawValue.utf8) + [0] + (path.parent?.bytes ?? [])
+                let key = DirectoryKey(area: area, directory: path.parent)
                 let done = synced[key] ?? Result { try spool.syncDirectory(of: path, in: area) }
                 synced[key] = done
                 try done.get()
@@ -174,6 +174,12 @@ package struct FileLifecycle: Sendable {
         each { index, move in if here[index] { try fs.unlink(move.path, in: outbox) } }
         syncEach({ ($0.path, .outbox) }, including: { here[$0] })
         return results
+    }
+
+    /// A directory of the spool, as `moveTogether` fsyncs it once per step.
+    private struct DirectoryKey: Hashable {
+        var area: Spool.Area
+        var directory: RelativePath?
     }
 
     /// Step 5, by each mover itself: `unchanged` is asked once the file is out of the producer's

@@ -8,8 +8,10 @@ import Synchronization
 /// The first caller leads: it takes every item waiting (its own included) and runs the batch.
 /// Items that arrive meanwhile wait; when the batch is done the leader wakes their callers with
 /// their answers, hands the next batch to the first of the new ones, and returns with its own
-/// answer. An item alone is a batch of one, with no wait and no other thread involved.
+/// answer. An item alone is a batch of one, with no wait and no other thread involved — and
+/// nothing allocated for waiting: a caller gets a ticket (and its wake-up) only when it must wait.
 package final class Batcher<Item: Sendable, Answer: Sendable>: Sendable {
+    /// A caller waiting while another leads.
     private final class Ticket: Sendable {
         let item: Item
         let wake = DispatchSemaphore(value: 0)
@@ -37,31 +39,48 @@ package final class Batcher<Item: Sendable, Answer: Sendable>: Sendable {
     /// Runs `item` in a batch, through `perform` (the same for every caller: it carries out a
     /// batch and answers for each item, in order); returns what `perform` answered for this one.
     package func run(_ item: Item, perform: ([Item]) -> [Result<Answer, any Error>]) throws -> Answer {
-        let ticket = Ticket(item)
-        let leads = queue.withLock { queue in
+        // Lead at once when nobody does; else wait with a ticket of one's own.
+        let ticket: Ticket? = queue.withLock { queue in
+            guard queue.leading else {
+                queue.leading = true
+                return nil
+            }
+            let ticket = Ticket(item)
             queue.waiting.append(ticket)
-            if queue.leading { return false }
-            queue.leading = true
-            return true
+            return ticket
         }
-        if !leads {
-            ticket.wake.wait()
-            if case .done(let result) = ticket.outcome.withLock({ $0 }) { return try result.get() }
+        guard let ticket else { return try lead(own: item, perform: perform) }
+        ticket.wake.wait()
+        switch ticket.outcome.withLock({ $0 }) {
+        case .done(let result)?: return try result.get()
+        case .lead?, nil: return try lead(own: nil, waiting: ticket, perform: perform)
         }
-        let batch = queue.withLock { queue in
+    }
+
+    /// Runs one batch: `own`, the item of a caller that led at once, or `waiting`'s (a ticket
+    /// handed the lead, already in the queue), with every ticket waiting; answers the others,
+    /// hands the lead on, and returns the leader's own answer.
+    private func lead(own: Item?, waiting leader: Ticket? = nil,
+                      perform: ([Item]) -> [Result<Answer, any Error>]) throws -> Answer {
+        let tickets = queue.withLock { queue in
             defer { queue.waiting = [] }
             return queue.waiting
         }
-        let results = perform(batch.map(\.item))
+        var items: [Item] = []
+        items.reserveCapacity(tickets.count + 1)
+        if let own { items.append(own) }
+        for other in tickets { items.append(other.item) }
+        let results = perform(items)
+        precondition(results.count == items.count, "a batch answers for each of its items")
         let next: Ticket? = queue.withLock { queue in
             if let first = queue.waiting.first { return first }
             queue.leading = false
             return nil
         }
-        precondition(results.count == batch.count, "a batch answers for each of its items")
-        var mine: Result<Answer, any Error>?
-        for (other, result) in zip(batch, results) {
-            if other === ticket {
+        var mine = own == nil ? nil : results[0]
+        for (index, other) in tickets.enumerated() {
+            let result = results[index + (own == nil ? 0 : 1)]
+            if other === leader {
                 mine = result
                 continue
             }
@@ -75,4 +94,3 @@ package final class Batcher<Item: Sendable, Answer: Sendable>: Sendable {
         return try mine!.get()
     }
 }
-
