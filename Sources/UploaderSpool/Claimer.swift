@@ -39,8 +39,16 @@ package struct Claimer: Sendable {
         self.logger = logger
     }
 
+    /// A file that changes under its hash is claimed again this many times at most; then as it is
+    /// (the upload's own check sees the change and the file is sent again).
+    static let rehashRounds = 3
+
     /// `cancellation` stops the hash of a large file between chunks.
     package func claim(_ path: RelativePath, now: Date, cancellation: CancellationFlag? = nil) -> Outcome {
+        claim(path, now: now, cancellation: cancellation, round: 0)
+    }
+
+    private func claim(_ path: RelativePath, now: Date, cancellation: CancellationFlag?, round: Int) -> Outcome {
         let outbox = spool.directory(.outbox)
         let display = path.displayed(in: outbox)
         if Spool.sidecarTooLong(path) {
@@ -110,7 +118,7 @@ package struct Claimer: Sendable {
                     return .finishedByRecovery(area, target, retryDue: due)
                 } catch is FileLifecycle.ChangedDuringMove {
                     // Back in the outbox beside its `sent` record, now outdated: claimed afresh.
-                    return claim(path, now: now, cancellation: cancellation)
+                    return claim(path, now: now, cancellation: cancellation, round: round)
                 } catch {
                     return .refused("cannot finish recorded move: \(error)")
                 }
@@ -139,6 +147,16 @@ package struct Claimer: Sendable {
             var sha: String?
             if digest == .sha256 {
                 sha = try ClaimedFile.contentHash(fd: fd, size: status.size, fs: fs, display: display, cancellation: cancellation)
+                // The digest must be of the version whose size and mtime the record keeps (they make
+                // its id): a write between the fstat above and the end of the read leaves the new
+                // bytes under the old version's id, and the upload, seeing the new mtime, would send
+                // them again under another (simulator seed 41780).
+                if round < Self.rehashRounds, let after = try? fs.status(fd: fd, path: display),
+                   after.size != status.size || after.mtimeNanos != status.mtimeNanos {
+                    fs.close(fd)
+                    logger.info("file changed while it was hashed; claiming it afresh", ["file": path.logSafe])
+                    return claim(path, now: now, cancellation: cancellation, round: round + 1)
+                }
             }
             var fresh = freshManifest(path, status: status, sha256: sha, now: now)
             fresh.s3 = staleS3
@@ -152,10 +170,10 @@ package struct Claimer: Sendable {
         } catch let error as SystemError {
             let shrunk = (try? fs.status(fd: fd, path: display)).map { $0.size < status.size } ?? false
             fs.close(fd)
-            if shrunk {
+            if shrunk && round < Self.rehashRounds {
                 // Cut short by its producer while we read it: a change, not a broken file.
                 logger.info("file changed while it was hashed; claiming it afresh", ["file": path.logSafe])
-                return claim(path, now: now, cancellation: cancellation)
+                return claim(path, now: now, cancellation: cancellation, round: round + 1)
             }
             return .unreadable(error, freshManifest(path, status: status, sha256: nil, now: now))
         } catch {
