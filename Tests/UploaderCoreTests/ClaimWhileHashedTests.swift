@@ -53,15 +53,15 @@ import Testing
         func now() -> Bool { !done.exchange(true, ordering: .relaxed) }
     }
 
-    /// A claimer over `fs` and the outbox path of `name`, holding `content`.
-    static func setUp(_ content: String, name: String = "log.txt",
+    /// A claimer over `fs` (logging to `log`) and the outbox path of `log.txt`, holding `content`.
+    static func setUp(_ content: String, log: @escaping @Sendable (String) -> Void = { _ in },
                       fs: (String) -> any SpoolFileSystem) throws -> (Claimer, String, TemporaryDirectory) {
         let dir = try TemporaryDirectory()
         let paths = SpoolPaths(root: dir.path + "/spool")
-        let victim = paths.outbox + "/" + name
+        let victim = paths.outbox + "/log.txt"
         let spool = Spool(paths: paths, fs: fs(victim))
         try spool.prepare()
-        let logger = Logger(level: .error, sink: { _ in })
+        let logger = Logger(level: .info, sink: log)
         let claimer = Claimer(spool: spool, profileName: "t", digest: .sha256, mimeTypes: MimeTypes(byExtension: [:]),
                               lifecycle: FileLifecycle(spool: spool, logger: logger), logger: logger)
         try Data(content.utf8).write(to: URL(fileURLWithPath: victim))
@@ -116,7 +116,8 @@ import Testing
     /// A producer that writes during every read does not keep the claimer busy for ever: after a
     /// few rounds the file is claimed as it is (its upload's own check then sees the change).
     @Test func aFileChangingUnderEveryReadIsClaimedAfterAFewRounds() throws {
-        let (claimer, _, dir) = try Self.setUp("tick-0") { victim in
+        let lines = Mutex<[String]>([])
+        let (claimer, _, dir) = try Self.setUp("tick-0", log: { line in lines.withLock { $0.append(line) } }) { victim in
             var fs = ChangingOnRead(producer: { Self.rewrite(victim, "tick-1", mtimeAfter: 1) })
             fs.everyRead = true
             return fs
@@ -126,5 +127,7 @@ import Testing
             Issue.record("not claimed")
             return
         }
+        let rounds = lines.withLock { $0 }.filter { $0.contains("file changed while it was hashed") }.count
+        #expect(rounds == Claimer.rehashRounds, "claimed afresh \(rounds) times")
     }
 }

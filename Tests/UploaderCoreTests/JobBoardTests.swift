@@ -49,11 +49,11 @@ import Testing
 
     @Test func closingLetsTheBacklogFinishThenEndsEveryWorker() throws {
         let board = JobBoard<Int>()
-        let sleeper = Mailbox<Int?>()
-        worker(board, sleeper)
+        let idleWorker = Mailbox<Int?>()
+        worker(board, idleWorker)
         try waitUntilIdle(board, 1)
         board.close()
-        #expect(sleeper.take(timeout: 10) == .some(nil), "a sleeping worker is woken and ends")
+        #expect(idleWorker.take(timeout: 10) == .some(nil), "an idle worker is woken and ends")
 
         let late = JobBoard<Int>()
         late.post(1)
