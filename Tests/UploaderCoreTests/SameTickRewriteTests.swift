@@ -49,13 +49,18 @@ import Testing
         #expect(fd >= 0)
         _ = Array(content.utf8).withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
         close(fd)
-        try setMtime(path, before.mtime)
+        try setMtime(path, nanos: before.mtimeNanos)
         #expect(try FileSystem.status(path: path).mtimeNanos == before.mtimeNanos)
     }
 
     static func setMtime(_ path: String, _ date: Date) throws {
-        let seconds = date.timeIntervalSince1970.rounded(.down)
-        let spec = timespec(tv_sec: Int(seconds), tv_nsec: Int((date.timeIntervalSince1970 - seconds) * 1e9))
+        try setMtime(path, nanos: Int64((date.timeIntervalSince1970 * 1e9).rounded(.down)))
+    }
+
+    /// Exactly `nanos` since the epoch: a `Date` (a Double of seconds) cannot carry every
+    /// nanosecond of a kernel time stamp back.
+    static func setMtime(_ path: String, nanos: Int64) throws {
+        let spec = timespec(tv_sec: Int(nanos / 1_000_000_000), tv_nsec: Int(nanos % 1_000_000_000))
         var times = [spec, spec]
         guard utimensat(AT_FDCWD, path, &times, 0) == 0 else { throw HarnessFailure("utimensat \(path)") }
     }
