@@ -22,8 +22,13 @@ final class RecoveryTests: XCTestCase {
         _ = try fx.tmp.mkdir("spool/retry")
     }
 
+    /// XCTest keeps every test case object until the process ends, so what `setUp` made is
+    /// let go here: the spool's temporary directory goes now, not never.
     override func tearDown() {
         sink?.stop()
+        sink = nil
+        fx?.tmp.remove()
+        fx = nil
     }
 
     /// A manifest for `name` as the daemon would have written it for `data`.
