@@ -1,26 +1,30 @@
 @preconcurrency import Glibc
 import Foundation
+import Synchronization
 
 /// The daemon's logger: one line per event on stderr, as text or JSON, with dotted metadata keys.
 ///
 /// Shaped like swift-log but small. Passed into every component (no global), thread-safe,
 /// and it scrubs every registered secret from each line before it is written.
-package final class Logger: @unchecked Sendable {
+package final class Logger: Sendable {
     package typealias Metadata = KeyValuePairs<String, String>
 
-    private let lock = NSLock()
-    private var level: LogLevel
-    private var format: LogFormat
-    private var secrets: [String] = []
-    /// Keys `warnOnce` has already warned about.
-    private var warned: Set<String> = []
+    /// What a reload may change, and what `warnOnce` remembers: the one mutable part.
+    private struct Settings {
+        var level: LogLevel
+        var format: LogFormat
+        var secrets: [String] = []
+        /// Keys `warnOnce` has already warned about.
+        var warned: Set<String> = []
+    }
+
+    private let settings: Mutex<Settings>
     private let sink: @Sendable (String) -> Void
     private let clock: any Clock
 
     package init(level: LogLevel = .info, format: LogFormat = .text, clock: any Clock = SystemClock(),
                  sink: @escaping @Sendable (String) -> Void = Logger.standardError) {
-        self.level = level
-        self.format = format
+        settings = Mutex(Settings(level: level, format: format))
         self.clock = clock
         self.sink = sink
     }
@@ -39,15 +43,15 @@ package final class Logger: @unchecked Sendable {
     }
 
     package func configure(level: LogLevel, format: LogFormat, secrets: [String]) {
-        lock.lock(); defer { lock.unlock() }
-        self.level = level
-        self.format = format
-        self.secrets = secrets.filter { $0.count >= 1 }
+        settings.withLock { settings in
+            settings.level = level
+            settings.format = format
+            settings.secrets = secrets.filter { $0.count >= 1 }
+        }
     }
 
     package func isEnabled(_ messageLevel: LogLevel) -> Bool {
-        lock.lock(); defer { lock.unlock() }
-        return messageLevel <= level
+        settings.withLock { messageLevel <= $0.level }
     }
 
     package func error(_ message: @autoclosure () -> String, _ metadata: Metadata = [:]) { log(.error, message(), metadata) }
@@ -58,9 +62,7 @@ package final class Logger: @unchecked Sendable {
     /// `warn`, but only the first time for `key` in this process: for a problem every pass meets
     /// again (a directory that cannot be listed), where one line per pass would drown the log.
     package func warnOnce(key: String, _ message: @autoclosure () -> String, _ metadata: Metadata = [:]) {
-        lock.lock()
-        let first = warned.insert(key).inserted
-        lock.unlock()
+        let first = settings.withLock { $0.warned.insert(key).inserted }
         if first { log(.warn, message(), metadata) }
     }
 
@@ -70,11 +72,10 @@ package final class Logger: @unchecked Sendable {
 
     /// The same, with metadata built at run time (lines decided by the core).
     package func log(_ messageLevel: LogLevel, _ message: String, pairs metadata: [(String, String)]) {
-        lock.lock()
-        guard messageLevel <= level else { lock.unlock(); return }
-        let format = self.format
-        let secrets = self.secrets
-        lock.unlock()
+        let enabled: (format: LogFormat, secrets: [String])? = settings.withLock { settings in
+            messageLevel <= settings.level ? (settings.format, settings.secrets) : nil
+        }
+        guard let (format, secrets) = enabled else { return }
         let time = Timestamp.format(clock.now)
         var line: String
         switch format {

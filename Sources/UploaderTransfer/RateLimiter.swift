@@ -1,5 +1,6 @@
 @preconcurrency import Glibc
 import Foundation
+import Synchronization
 import UploaderSupport
 import UploaderConfig
 
@@ -9,22 +10,46 @@ import UploaderConfig
 /// Transfers ask for bytes before handing them to curl; when the bucket is empty the
 /// calling transfer thread sleeps until enough has refilled, so the profile as a whole
 /// never exceeds the rate however many workers run.
-package final class RateLimiter: @unchecked Sendable {
-    private let lock = NSLock()
+package final class RateLimiter: Sendable {
+    /// The bucket itself: what the lock guards, changed only through its own methods.
+    private struct Bucket {
+        /// The cap now; nil while the timetable says `off`.
+        var bytesPerSecond: Double?
+        /// When the timetable next changes the cap (nil: never).
+        var nextSwitch: Date?
+        /// At most this much may be sent in one burst (a quarter second's worth, at least 16 KiB).
+        var burst: Double = 0
+        /// The smallest grant worth a send: 16 KiB, or 50 ms worth at low rates (so a slow
+        /// profile still moves a byte well within any stall timeout).
+        var minimumChunk: Double = 1
+        var available: Double = 0
+        var last: Double
+
+        init(following rate: (bytesPerSecond: Int64?, until: Date?), at monotonic: Double) {
+            last = monotonic
+            follow(rate, at: monotonic)
+        }
+
+        mutating func follow(_ rate: (bytesPerSecond: Int64?, until: Date?), at monotonic: Double) {
+            nextSwitch = rate.until
+            bytesPerSecond = rate.bytesPerSecond.map(Double.init)
+            let perSecond = bytesPerSecond ?? 0
+            burst = max(16 * 1024, perSecond / 4)
+            minimumChunk = min(16 * 1024, max(1, perSecond / 20))
+            available = 0
+            last = monotonic
+        }
+    }
+
+    /// What one look at the bucket decided: send this many bytes, or sleep this long first.
+    private enum Grant {
+        case send(Int)
+        case wait(seconds: Double)
+    }
+
+    private let bucket: Mutex<Bucket>
     private let schedule: RateSchedule
     private let timeZone: TimeZone
-    /// The cap now; nil while the timetable says `off`.
-    private var bytesPerSecond: Double?
-    /// When the timetable next changes the cap (nil: never).
-    private var nextSwitch: Date?
-    /// At most this much may be sent in one burst (a quarter second's worth, at least 16 KiB).
-    private var burst: Double = 0
-    /// The smallest grant worth a send: 16 KiB, or 50 ms worth at low rates (so a slow
-    /// profile still moves a byte well within any stall timeout).
-    private var minimumChunk: Double = 1
-    private var available: Double = 0
-    private var last: Double
-
     private let clock: any Clock
 
     package convenience init(bytesPerSecond: Int64, clock: any Clock = SystemClock()) {
@@ -36,58 +61,50 @@ package final class RateLimiter: @unchecked Sendable {
         self.clock = clock
         self.schedule = schedule
         self.timeZone = timeZone
-        self.last = clock.monotonic
-        follow(schedule.rate(at: clock.now, in: timeZone))
+        bucket = Mutex(Bucket(following: schedule.rate(at: clock.now, in: timeZone), at: clock.monotonic))
     }
 
     /// The cap in force now (nil: none); for tests and logs.
     package var currentRate: Int64? {
-        lock.lock(); defer { lock.unlock() }
-        switchIfDue()
-        return bytesPerSecond.map { Int64($0) }
+        bucket.withLock { bucket in
+            switchIfDue(&bucket)
+            return bucket.bytesPerSecond.map { Int64($0) }
+        }
     }
 
     /// Blocks until up to `wanted` bytes may be sent; returns how many (at least 1).
     package func acquire(_ wanted: Int) -> Int {
         while true {
-            lock.lock()
-            switchIfDue()
-            guard let bytesPerSecond else {
-                lock.unlock()
-                return max(wanted, 1)
+            switch grant(wanted) {
+            case .send(let bytes):
+                return bytes
+            case .wait(let seconds):
+                usleep(useconds_t(max(1000, min(seconds, 0.1) * 1_000_000)))
             }
-            let now = clock.monotonic
-            available = min(burst, available + (now - last) * bytesPerSecond)
-            last = now
-            // Hand out at least a useful chunk: granting whatever trickled in since the last
-            // call (a few hundred bytes with several workers) made curl send ~1.4 KB per
-            // syscall and burnt 1.6 cores to move 20 MiB/s.
-            let chunk = max(1, min(Double(wanted), minimumChunk))
-            if available >= chunk {
-                let granted = min(wanted, Int(available))
-                available -= Double(granted)
-                lock.unlock()
-                return max(granted, 1)
-            }
-            let wait = (chunk - available) / bytesPerSecond
-            lock.unlock()
-            usleep(useconds_t(max(1000, min(wait, 0.1) * 1_000_000)))
         }
     }
 
-    /// Takes the timetable's next entry once its minute has come. Called with the lock held.
-    private func switchIfDue() {
-        guard let nextSwitch, clock.now >= nextSwitch else { return }
-        follow(schedule.rate(at: clock.now, in: timeZone))
+    private func grant(_ wanted: Int) -> Grant {
+        bucket.withLock { bucket in
+            switchIfDue(&bucket)
+            guard let bytesPerSecond = bucket.bytesPerSecond else { return .send(max(wanted, 1)) }
+            let now = clock.monotonic
+            bucket.available = min(bucket.burst, bucket.available + (now - bucket.last) * bytesPerSecond)
+            bucket.last = now
+            // Hand out at least a useful chunk: granting whatever trickled in since the last
+            // call (a few hundred bytes with several workers) made curl send ~1.4 KB per
+            // syscall and burnt 1.6 cores to move 20 MiB/s.
+            let chunk = max(1, min(Double(wanted), bucket.minimumChunk))
+            guard bucket.available >= chunk else { return .wait(seconds: (chunk - bucket.available) / bytesPerSecond) }
+            let granted = min(wanted, Int(bucket.available))
+            bucket.available -= Double(granted)
+            return .send(max(granted, 1))
+        }
     }
 
-    private func follow(_ rate: (bytesPerSecond: Int64?, until: Date?)) {
-        nextSwitch = rate.until
-        bytesPerSecond = rate.bytesPerSecond.map(Double.init)
-        let perSecond = bytesPerSecond ?? 0
-        burst = max(16 * 1024, perSecond / 4)
-        minimumChunk = min(16 * 1024, max(1, perSecond / 20))
-        available = 0
-        last = clock.monotonic
+    /// Takes the timetable's next entry once its minute has come.
+    private func switchIfDue(_ bucket: inout Bucket) {
+        guard let nextSwitch = bucket.nextSwitch, clock.now >= nextSwitch else { return }
+        bucket.follow(schedule.rate(at: clock.now, in: timeZone), at: clock.monotonic)
     }
 }
