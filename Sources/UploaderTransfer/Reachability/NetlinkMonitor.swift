@@ -1,16 +1,20 @@
 @preconcurrency import Glibc
 import CSysShims
 import Foundation
+import Synchronization
 import UploaderSupport
 import UploaderConfig
 
 /// Hears the kernel say the network changed (rtnetlink link, address and route groups) and
 /// tells every listener, so an offline profile probes at once instead of at its next backoff.
-package final class NetlinkMonitor: @unchecked Sendable {
-    private let lock = NSLock()
-    private var listeners: [Int: @Sendable () -> Void] = [:]
-    private var nextID = 1
-    private var fd: Int32 = -1
+package final class NetlinkMonitor: Sendable {
+    /// Who is told, by the id `addListener` gave them.
+    private struct Listeners {
+        var byID: [Int: @Sendable () -> Void] = [:]
+        var nextID = 1
+    }
+
+    private let listeners = Mutex(Listeners())
     private let logger: Logger
 
     package init(logger: Logger) { self.logger = logger }
@@ -22,26 +26,27 @@ package final class NetlinkMonitor: @unchecked Sendable {
             logger.warn("cannot open rtnetlink socket; network changes are noticed by probing only", ["error": String(cString: strerror(errno))])
             return
         }
-        self.fd = fd
-        let thread = Thread { [self] in self.run() }
+        let thread = Thread { [self] in self.run(reading: fd) }
         thread.name = "rtnetlink"
         thread.start()
     }
 
     @discardableResult
     package func addListener(_ listener: @escaping @Sendable () -> Void) -> Int {
-        lock.lock(); defer { lock.unlock() }
-        let id = nextID
-        nextID += 1
-        listeners[id] = listener
-        return id
+        listeners.withLock { listeners in
+            let id = listeners.nextID
+            listeners.nextID += 1
+            listeners.byID[id] = listener
+            return id
+        }
     }
 
     package func removeListener(_ id: Int) {
-        lock.lock(); listeners[id] = nil; lock.unlock()
+        listeners.withLock { _ = $0.byID.removeValue(forKey: id) }
     }
 
-    private func run() {
+    /// The listening thread's loop: one wake-up per message (or lost messages), until the socket fails.
+    private func run(reading fd: Int32) {
         var buffer = [UInt8](repeating: 0, count: 16384)
         while true {
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
@@ -54,9 +59,7 @@ package final class NetlinkMonitor: @unchecked Sendable {
     }
 
     private func notify() {
-        lock.lock()
-        let all = Array(listeners.values)
-        lock.unlock()
+        let all = listeners.withLock { Array($0.byID.values) }
         for listener in all { listener() }
     }
 }
