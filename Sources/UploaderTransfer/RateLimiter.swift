@@ -11,7 +11,7 @@ import UploaderConfig
 /// calling transfer thread sleeps until enough has refilled, so the profile as a whole
 /// never exceeds the rate however many workers run.
 package final class RateLimiter: Sendable {
-    /// The bucket itself: what the lock guards, changed only through its own methods.
+    /// The bucket and the timetable entry it follows: everything the lock guards.
     private struct Bucket {
         /// The cap now; nil while the timetable says `off`.
         var bytesPerSecond: Double?
