@@ -1,55 +1,33 @@
 @preconcurrency import Glibc
 import CInotifyTools
-import CSysShims
 import Foundation
+import Synchronization
 import UploaderSupport
 import UploaderConfig
 
 /// Watches outboxes with libinotifytools from one dedicated thread.
 ///
 /// libinotifytools keeps global state, is not thread-safe and exposes no file descriptor,
-/// so exactly one thread owns it: registrations are queued to that thread, events are
-/// copied out of the library's buffer at once and handed to each outbox's handler.
-package final class InotifyWatcher: @unchecked Sendable {
+/// so exactly one thread owns it (with the `WatchTable` it keeps): registrations are queued
+/// to that thread, events are copied out of the library's buffer at once and handed to each
+/// outbox's handler.
+package final class InotifyWatcher: Sendable {
     package typealias Handler = @Sendable (WatchEvent) -> Void
 
-    private struct Registration {
-        let id: Int
-        let root: String
-        let recursive: Bool
-        let handler: Handler
-    }
-
-    private enum Command {
-        case add(Registration)
-        case remove(Int)
+    /// What other threads ask of the watcher thread, and what it answers: all behind one lock.
+    private struct Control {
+        var commands: [WatchTable.Command] = []
+        var stopping = false
+        var nextID = 1
+        /// Registration changes asked for, and those the watcher thread has applied (for `waitForRegistrations`).
+        var requested = 0
+        var applied = 0
+        var startError: String?
     }
 
     private let logger: Logger
-    private let lock = NSLock()
-    private var commands: [Command] = []
-    private var stopping = false
-    private var nextID = 1
-    /// Registration changes asked for, and those the watcher thread has applied (for `waitForRegistrations`).
-    private var requested = 0
-    private var applied = 0
-    private var thread: Thread?
+    private let control = Mutex(Control())
     private let started = DispatchSemaphore(value: 0)
-    private var startError: String?
-
-    // Owned by the watcher thread only.
-    private var registrations: [Int: Registration] = [:]
-    /// Watched directories by the path libinotifytools keeps for them (with a trailing `/`).
-    /// Keyed by path, not wd: after an outbox is deleted and recreated, the library may
-    /// still answer the old wd for its name, while events carry the new one.
-    private var watches: [[UInt8]: (registration: Int, directory: RelativePath)] = [:]
-    /// Files seen by CREATE only (maybe `link()`ed in): checked again until written or settled.
-    private var pendingCreates: [RelativePath: (registration: Int, seen: Double)] = [:]
-    private var lostRoots: Set<Int> = []
-
-    private static let mask = UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO) | UInt32(IN_CREATE)
-        | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF)
-
     private let clock: any Clock
 
     package init(logger: Logger, clock: any Clock = SystemClock()) {
@@ -61,10 +39,9 @@ package final class InotifyWatcher: @unchecked Sendable {
     package func start() throws {
         let thread = Thread { [self] in self.run() }
         thread.name = "inotify"
-        self.thread = thread
         thread.start()
         started.wait()
-        if let startError { throw WatcherError(message: startError) }
+        if let startError = control.withLock({ $0.startError }) { throw WatcherError(message: startError) }
     }
 
     package struct WatcherError: Error, CustomStringConvertible {
@@ -75,226 +52,69 @@ package final class InotifyWatcher: @unchecked Sendable {
     /// Adds an outbox; returns an id for `remove`. Takes effect within a second.
     @discardableResult
     package func add(root: String, recursive: Bool, handler: @escaping Handler) -> Int {
-        lock.lock(); defer { lock.unlock() }
-        let id = nextID
-        nextID += 1
-        commands.append(.add(Registration(id: id, root: root, recursive: recursive, handler: handler)))
-        requested += 1
-        return id
+        control.withLock { control in
+            let id = control.nextID
+            control.nextID += 1
+            control.commands.append(.add(WatchTable.Registration(id: id, root: root, recursive: recursive, handler: handler)))
+            control.requested += 1
+            return id
+        }
     }
 
     package func remove(_ id: Int) {
-        lock.lock(); commands.append(.remove(id)); requested += 1; lock.unlock()
+        control.withLock { control in
+            control.commands.append(.remove(id))
+            control.requested += 1
+        }
     }
 
     /// Blocks until every `add` and `remove` made so far is in effect (a scan made after this
     /// cannot miss a file), or `timeout` passes; true when they are.
     package func waitForRegistrations(timeout: TimeInterval) -> Bool {
-        lock.lock(); let target = requested; lock.unlock()
+        let target = control.withLock { $0.requested }
         let deadline = clock.monotonic + timeout
         while true {
-            lock.lock(); let done = applied >= target; lock.unlock()
-            if done { return true }
+            if control.withLock({ $0.applied >= target }) { return true }
             if clock.monotonic >= deadline { return false }
             usleep(10_000)
         }
     }
 
     package func stop() {
-        lock.lock(); stopping = true; lock.unlock()
+        control.withLock { $0.stopping = true }
     }
 
+    /// The watcher thread: it alone calls libinotifytools, and its table lives only here.
     private func run() {
         if inotifytools_initialize() == 0 {
-            startError = "cannot initialise inotify: \(String(cString: strerror(inotifytools_error())))"
+            let error = "cannot initialise inotify: \(String(cString: strerror(inotifytools_error())))"
+            control.withLock { $0.startError = error }
             started.signal()
             return
         }
+        let table = WatchTable(logger: logger, clock: clock)
         // Outboxes registered before start are watched before `start` returns, so a
         // scan made after it cannot miss a file that arrives in between.
-        lock.lock()
-        let initial = commands
-        let initialTarget = requested
-        commands.removeAll()
-        lock.unlock()
-        for command in initial { apply(command) }
-        lock.lock(); applied = initialTarget; lock.unlock()
+        let (initial, initialTarget) = control.withLock { control in
+            defer { control.commands.removeAll() }
+            return (control.commands, control.requested)
+        }
+        for command in initial { table.apply(command) }
+        control.withLock { $0.applied = initialTarget }
         started.signal()
         while true {
-            lock.lock()
-            let pending = commands
-            let target = requested
-            commands.removeAll()
-            let stop = stopping
-            lock.unlock()
+            let (pending, target, stop) = control.withLock { control in
+                defer { control.commands.removeAll() }
+                return (control.commands, control.requested, control.stopping)
+            }
             if stop { break }
-            for command in pending { apply(command) }
-            lock.lock(); applied = target; lock.unlock()
-            checkLostRoots()
-            checkPendingCreates()
+            for command in pending { table.apply(command) }
+            control.withLock { $0.applied = target }
+            table.checkLostRoots()
+            table.checkPendingCreates()
             guard let event = inotifytools_next_event(1) else { continue }
-            handle(event)
+            table.handle(event)
         }
         inotifytools_cleanup()
-    }
-
-    private func apply(_ command: Command) {
-        switch command {
-        case .add(let registration):
-            registrations[registration.id] = registration
-            watchTree(registration, directory: RelativePath(bytes: []), announce: false)
-        case .remove(let id):
-            registrations[id] = nil
-            for (key, watch) in watches where watch.registration == id {
-                var cpath = key.map { CChar(bitPattern: $0) }
-                cpath.append(0)
-                inotifytools_remove_watch_by_filename(cpath)
-                watches[key] = nil
-            }
-        }
-    }
-
-    /// Watches `directory` (relative to the registration root) and, when recursive, every directory below.
-    private func watchTree(_ registration: Registration, directory: RelativePath, announce: Bool) {
-        guard watch(registration, directory: directory, announce: announce), registration.recursive else { return }
-        // Each directory is watched before it is listed, so nothing created meanwhile goes unseen.
-        DirectoryWalker(root: registration.root, logger: logger).walk(from: directory) { entry in
-            entry.kind == .directory && watch(registration, directory: entry.path, announce: announce)
-        }
-    }
-
-    /// Adds the watch on one directory (and announces it); false when inotify refused it.
-    private func watch(_ registration: Registration, directory: RelativePath, announce: Bool) -> Bool {
-        let ok: Bool = directory.withCString(in: registration.root) { cpath in
-            guard inotifytools_watch_file(cpath, Int32(bitPattern: InotifyWatcher.mask)) != 0 else { return false }
-            var key = Array(UnsafeBufferPointer(start: UnsafeRawPointer(cpath).assumingMemoryBound(to: UInt8.self), count: strlen(cpath)))
-            if key.last != UInt8(ascii: "/") { key.append(UInt8(ascii: "/")) }
-            watches[key] = (registration.id, directory)
-            logger.debug("watching", ["dir": directory.bytes.isEmpty ? registration.root : directory.displayed(in: registration.root)])
-            return true
-        }
-        if !ok {
-            let code = inotifytools_error()
-            if directory.bytes.isEmpty {
-                lostRoots.insert(registration.id)
-                logger.warn("cannot watch outbox; will retry", ["dir": registration.root, "error": String(cString: strerror(code))])
-            } else {
-                logger.warn("cannot watch directory", ["dir": directory.displayed(in: registration.root), "error": String(cString: strerror(code))])
-            }
-            return false
-        }
-        if announce { registration.handler(.directoryAppeared(directory)) }
-        return true
-    }
-
-    /// An outbox that vanished is recreated (mode 0750) and watched again, then rescanned.
-    private func checkLostRoots() {
-        guard !lostRoots.isEmpty else { return }
-        for id in lostRoots {
-            guard let registration = registrations[id] else { lostRoots.remove(id); continue }
-            if (try? FileSystem.makeDirectories(registration.root)) != nil {
-                lostRoots.remove(id)
-                watchTree(registration, directory: RelativePath(bytes: []), announce: false)
-                if !lostRoots.contains(id) {
-                    logger.warn("outbox was removed or replaced; recreated it and rescanning", ["dir": registration.root])
-                    registration.handler(.rescanNeeded("outbox recreated"))
-                }
-            }
-        }
-    }
-
-    private func handle(_ eventPointer: UnsafeMutablePointer<inotify_event>) {
-        let wd = eventPointer.pointee.wd
-        let mask = eventPointer.pointee.mask
-        let length = Int(eventPointer.pointee.len)
-        var name: [UInt8] = []
-        if length > 0 {
-            let raw = UnsafeRawPointer(eventPointer) + MemoryLayout<inotify_event>.size
-            let bytes = UnsafeBufferPointer(start: raw.assumingMemoryBound(to: UInt8.self), count: length)
-            name = Array(bytes.prefix(while: { $0 != 0 }))
-        }
-        if mask & UInt32(IN_Q_OVERFLOW) != 0 {
-            logger.warn("inotify queue overflowed; rescanning every outbox")
-            for registration in registrations.values { registration.handler(.rescanNeeded("inotify queue overflow")) }
-            return
-        }
-        guard let watchedPath = inotifytools_filename_from_wd(wd) else { return }
-        var key = Array(UnsafeBufferPointer(start: UnsafeRawPointer(watchedPath).assumingMemoryBound(to: UInt8.self), count: strlen(watchedPath)))
-        if key.last != UInt8(ascii: "/") { key.append(UInt8(ascii: "/")) }
-        guard let watch = watches[key], let registration = registrations[watch.registration] else { return }
-        if mask & (UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF) | UInt32(IN_IGNORED)) != 0 {
-            // After DELETE_SELF the kernel drops the watch by itself (asking the library to
-            // remove it again only prints an error); a directory moved away keeps its watch,
-            // which must go, or its events would look like the new outbox's.
-            if mask & UInt32(IN_MOVE_SELF) != 0 { inotifytools_remove_watch_by_wd(wd) }
-            watches[key] = nil
-            if watch.directory.bytes.isEmpty { lostRoots.insert(registration.id) }
-            return
-        }
-        guard !name.isEmpty else { return }
-        let path = watch.directory.appending(RelativePath(bytes: name))
-        if mask & UInt32(IN_ISDIR) != 0 {
-            // Hidden directories (ours, `.upl-tmp`, or anyone's) are never watched or uploaded.
-            if name.first == UInt8(ascii: ".") { return }
-            if mask & (UInt32(IN_CREATE) | UInt32(IN_MOVED_TO)) != 0 {
-                if registration.recursive {
-                    watchTree(registration, directory: path, announce: true)
-                } else {
-                    registration.handler(.directoryAppeared(path))
-                }
-            }
-            return
-        }
-        if mask & (UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO)) != 0 {
-            pendingCreates[path] = nil
-            registration.handler(.fileReady(path))
-        } else if mask & UInt32(IN_CREATE) != 0 {
-            // A symlink, FIFO, socket or device gets no CLOSE_WRITE: pass it on now (lstat only,
-            // never opened) so the claimer refuses it with its one warning line.
-            if let status = try? FileSystem.status(path, in: registration.root), status.kind != .regular {
-                registration.handler(.fileReady(path))
-            } else {
-                pendingCreates[path] = (registration.id, clock.monotonic)
-            }
-        }
-    }
-
-    /// A file announced only by CREATE (e.g. `link()`, as sftp-server finishes uploads) is
-    /// ready once nobody has it open for writing: a read lease succeeds only then. Where a
-    /// lease cannot be taken (not our file, not root), a file unchanged for 2 s counts as ready.
-    private func checkPendingCreates() {
-        guard !pendingCreates.isEmpty else { return }
-        let now = clock.monotonic
-        for (path, entry) in pendingCreates where now - entry.seen >= 0.5 {
-            guard let registration = registrations[entry.registration] else { pendingCreates[path] = nil; continue }
-            let fd: Int32
-            do {
-                fd = try FileSystem.openForReading(path, in: registration.root)
-            } catch {
-                // Gone: forget it. Swapped for a symlink, or unreadable: the claimer says why.
-                pendingCreates[path] = nil
-                if (error as? SystemError)?.isNotFound != true { registration.handler(.fileReady(path)) }
-                continue
-            }
-            defer { close(fd) }
-            guard let status = try? FileSystem.status(fd: fd, path: ""), status.kind == .regular else {
-                pendingCreates[path] = nil
-                registration.handler(.fileReady(path))
-                continue
-            }
-            var ready = false
-            if uploader_try_read_lease(fd) == 0 {
-                _ = uploader_release_lease(fd)
-                ready = true
-            } else if errno != EAGAIN && errno != EWOULDBLOCK {
-                ready = clock.now.timeIntervalSince(status.mtime) >= 2
-            }
-            if ready {
-                pendingCreates[path] = nil
-                registration.handler(.fileReady(path))
-            } else if now - entry.seen > 3600 {
-                pendingCreates[path] = nil
-            }
-        }
     }
 }

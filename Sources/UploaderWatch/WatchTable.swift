@@ -1,0 +1,205 @@
+@preconcurrency import Glibc
+import CInotifyTools
+import CSysShims
+import Foundation
+import UploaderSupport
+import UploaderConfig
+
+/// What the watcher thread knows: the outboxes registered, the directories watched, files seen
+/// by CREATE only, outboxes lost. Only that thread makes and uses one (libinotifytools is not
+/// thread-safe), so it needs no lock and is not `Sendable`.
+final class WatchTable {
+    struct Registration: Sendable {
+        let id: Int
+        let root: String
+        let recursive: Bool
+        let handler: InotifyWatcher.Handler
+    }
+
+    enum Command: Sendable {
+        case add(Registration)
+        case remove(Int)
+    }
+
+    private var registrations: [Int: Registration] = [:]
+    /// Watched directories by the path libinotifytools keeps for them (with a trailing `/`).
+    /// Keyed by path, not wd: after an outbox is deleted and recreated, the library may
+    /// still answer the old wd for its name, while events carry the new one.
+    private var watches: [[UInt8]: (registration: Int, directory: RelativePath)] = [:]
+    /// Files seen by CREATE only (maybe `link()`ed in): checked again until written or settled.
+    private var pendingCreates: [RelativePath: (registration: Int, seen: Double)] = [:]
+    private var lostRoots: Set<Int> = []
+
+    private static let mask = UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO) | UInt32(IN_CREATE)
+        | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF)
+
+    private let logger: Logger
+    private let clock: any Clock
+
+    init(logger: Logger, clock: any Clock) {
+        self.logger = logger
+        self.clock = clock
+    }
+
+    /// Carries out one registration change asked for by another thread.
+    func apply(_ command: Command) {
+        switch command {
+        case .add(let registration):
+            registrations[registration.id] = registration
+            watchTree(registration, directory: RelativePath(bytes: []), announce: false)
+        case .remove(let id):
+            registrations[id] = nil
+            for (key, watch) in watches where watch.registration == id {
+                var cpath = key.map { CChar(bitPattern: $0) }
+                cpath.append(0)
+                inotifytools_remove_watch_by_filename(cpath)
+                watches[key] = nil
+            }
+        }
+    }
+
+    /// Watches `directory` (relative to the registration root) and, when recursive, every directory below.
+    private func watchTree(_ registration: Registration, directory: RelativePath, announce: Bool) {
+        guard watch(registration, directory: directory, announce: announce), registration.recursive else { return }
+        // Each directory is watched before it is listed, so nothing created meanwhile goes unseen.
+        DirectoryWalker(root: registration.root, logger: logger).walk(from: directory) { entry in
+            entry.kind == .directory && watch(registration, directory: entry.path, announce: announce)
+        }
+    }
+
+    /// Adds the watch on one directory (and announces it); false when inotify refused it.
+    private func watch(_ registration: Registration, directory: RelativePath, announce: Bool) -> Bool {
+        let ok: Bool = directory.withCString(in: registration.root) { cpath in
+            guard inotifytools_watch_file(cpath, Int32(bitPattern: WatchTable.mask)) != 0 else { return false }
+            var key = Array(UnsafeBufferPointer(start: UnsafeRawPointer(cpath).assumingMemoryBound(to: UInt8.self), count: strlen(cpath)))
+            if key.last != UInt8(ascii: "/") { key.append(UInt8(ascii: "/")) }
+            watches[key] = (registration.id, directory)
+            logger.debug("watching", ["dir": directory.bytes.isEmpty ? registration.root : directory.displayed(in: registration.root)])
+            return true
+        }
+        if !ok {
+            let code = inotifytools_error()
+            if directory.bytes.isEmpty {
+                lostRoots.insert(registration.id)
+                logger.warn("cannot watch outbox; will retry", ["dir": registration.root, "error": String(cString: strerror(code))])
+            } else {
+                logger.warn("cannot watch directory", ["dir": directory.displayed(in: registration.root), "error": String(cString: strerror(code))])
+            }
+            return false
+        }
+        if announce { registration.handler(.directoryAppeared(directory)) }
+        return true
+    }
+
+    /// An outbox that vanished is recreated (mode 0750) and watched again, then rescanned.
+    func checkLostRoots() {
+        guard !lostRoots.isEmpty else { return }
+        for id in lostRoots {
+            guard let registration = registrations[id] else { lostRoots.remove(id); continue }
+            if (try? FileSystem.makeDirectories(registration.root)) != nil {
+                lostRoots.remove(id)
+                watchTree(registration, directory: RelativePath(bytes: []), announce: false)
+                if !lostRoots.contains(id) {
+                    logger.warn("outbox was removed or replaced; recreated it and rescanning", ["dir": registration.root])
+                    registration.handler(.rescanNeeded("outbox recreated"))
+                }
+            }
+        }
+    }
+
+    /// One event from the library: the file or directory it names goes to its outbox's handler.
+    func handle(_ eventPointer: UnsafeMutablePointer<inotify_event>) {
+        let wd = eventPointer.pointee.wd
+        let mask = eventPointer.pointee.mask
+        let length = Int(eventPointer.pointee.len)
+        var name: [UInt8] = []
+        if length > 0 {
+            let raw = UnsafeRawPointer(eventPointer) + MemoryLayout<inotify_event>.size
+            let bytes = UnsafeBufferPointer(start: raw.assumingMemoryBound(to: UInt8.self), count: length)
+            name = Array(bytes.prefix(while: { $0 != 0 }))
+        }
+        if mask & UInt32(IN_Q_OVERFLOW) != 0 {
+            logger.warn("inotify queue overflowed; rescanning every outbox")
+            for registration in registrations.values { registration.handler(.rescanNeeded("inotify queue overflow")) }
+            return
+        }
+        guard let watchedPath = inotifytools_filename_from_wd(wd) else { return }
+        var key = Array(UnsafeBufferPointer(start: UnsafeRawPointer(watchedPath).assumingMemoryBound(to: UInt8.self), count: strlen(watchedPath)))
+        if key.last != UInt8(ascii: "/") { key.append(UInt8(ascii: "/")) }
+        guard let watch = watches[key], let registration = registrations[watch.registration] else { return }
+        if mask & (UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF) | UInt32(IN_IGNORED)) != 0 {
+            // After DELETE_SELF the kernel drops the watch by itself (asking the library to
+            // remove it again only prints an error); a directory moved away keeps its watch,
+            // which must go, or its events would look like the new outbox's.
+            if mask & UInt32(IN_MOVE_SELF) != 0 { inotifytools_remove_watch_by_wd(wd) }
+            watches[key] = nil
+            if watch.directory.bytes.isEmpty { lostRoots.insert(registration.id) }
+            return
+        }
+        guard !name.isEmpty else { return }
+        let path = watch.directory.appending(RelativePath(bytes: name))
+        if mask & UInt32(IN_ISDIR) != 0 {
+            // Hidden directories (ours, `.upl-tmp`, or anyone's) are never watched or uploaded.
+            if name.first == UInt8(ascii: ".") { return }
+            if mask & (UInt32(IN_CREATE) | UInt32(IN_MOVED_TO)) != 0 {
+                if registration.recursive {
+                    watchTree(registration, directory: path, announce: true)
+                } else {
+                    registration.handler(.directoryAppeared(path))
+                }
+            }
+            return
+        }
+        if mask & (UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO)) != 0 {
+            pendingCreates[path] = nil
+            registration.handler(.fileReady(path))
+        } else if mask & UInt32(IN_CREATE) != 0 {
+            // A symlink, FIFO, socket or device gets no CLOSE_WRITE: pass it on now (lstat only,
+            // never opened) so the claimer refuses it with its one warning line.
+            if let status = try? FileSystem.status(path, in: registration.root), status.kind != .regular {
+                registration.handler(.fileReady(path))
+            } else {
+                pendingCreates[path] = (registration.id, clock.monotonic)
+            }
+        }
+    }
+
+    /// A file announced only by CREATE (e.g. `link()`, as sftp-server finishes uploads) is
+    /// ready once nobody has it open for writing: a read lease succeeds only then. Where a
+    /// lease cannot be taken (not our file, not root), a file unchanged for 2 s counts as ready.
+    func checkPendingCreates() {
+        guard !pendingCreates.isEmpty else { return }
+        let now = clock.monotonic
+        for (path, entry) in pendingCreates where now - entry.seen >= 0.5 {
+            guard let registration = registrations[entry.registration] else { pendingCreates[path] = nil; continue }
+            let fd: Int32
+            do {
+                fd = try FileSystem.openForReading(path, in: registration.root)
+            } catch {
+                // Gone: forget it. Swapped for a symlink, or unreadable: the claimer says why.
+                pendingCreates[path] = nil
+                if (error as? SystemError)?.isNotFound != true { registration.handler(.fileReady(path)) }
+                continue
+            }
+            defer { close(fd) }
+            guard let status = try? FileSystem.status(fd: fd, path: ""), status.kind == .regular else {
+                pendingCreates[path] = nil
+                registration.handler(.fileReady(path))
+                continue
+            }
+            var ready = false
+            if uploader_try_read_lease(fd) == 0 {
+                _ = uploader_release_lease(fd)
+                ready = true
+            } else if errno != EAGAIN && errno != EWOULDBLOCK {
+                ready = clock.now.timeIntervalSince(status.mtime) >= 2
+            }
+            if ready {
+                pendingCreates[path] = nil
+                registration.handler(.fileReady(path))
+            } else if now - entry.seen > 3600 {
+                pendingCreates[path] = nil
+            }
+        }
+    }
+}
