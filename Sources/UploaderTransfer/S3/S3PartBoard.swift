@@ -1,10 +1,11 @@
 import Foundation
+import Synchronization
 import UploaderSupport
 import UploaderConfig
 
 /// The meeting point of a multipart upload's coordinator and its part threads: the parts still
 /// to send, and the results coming back. Small and locked; the threads never touch the manifest.
-final class S3PartBoard: @unchecked Sendable {
+final class S3PartBoard: Sendable {
     /// One part's byte range of the file.
     struct Job: Sendable {
         var number: Int
@@ -17,56 +18,67 @@ final class S3PartBoard: @unchecked Sendable {
         case failed(number: Int, Disposition, response: UploadResponse?, bytes: Int64)
     }
 
-    private let condition = NSCondition()
-    private var jobs: [Job]
-    private var outcomes: [Outcome] = []
-    private var running = 0
-    private var sentByPart: [Int: Int64] = [:]
+    /// Everything the coordinator and the part threads share.
+    private struct Parts {
+        var jobs: [Job]
+        var outcomes: [Outcome] = []
+        var running = 0
+        var sentByPart: [Int: Int64] = [:]
+        var completedBytes: Int64 = 0
+    }
 
-    init(jobs: [Job]) { self.jobs = jobs }
+    private let parts: Mutex<Parts>
+    /// Signalled when an outcome arrives or a part thread ends: the coordinator's wake-up.
+    private let news = DispatchSemaphore(value: 0)
+
+    init(jobs: [Job]) { parts = Mutex(Parts(jobs: jobs)) }
 
     /// The next part to send, or nil when none is left (or the upload is being stopped).
     func take(stopping: CancellationFlag) -> Job? {
-        condition.lock(); defer { condition.unlock() }
-        guard !stopping.isCancelled, !jobs.isEmpty else { return nil }
-        return jobs.removeFirst()
+        parts.withLock { parts in
+            guard !stopping.isCancelled, !parts.jobs.isEmpty else { return nil }
+            return parts.jobs.removeFirst()
+        }
     }
 
     func threadStarted() {
-        condition.lock(); running += 1; condition.unlock()
+        parts.withLock { $0.running += 1 }
     }
 
     func threadFinished() {
-        condition.lock(); running -= 1; condition.broadcast(); condition.unlock()
+        parts.withLock { $0.running -= 1 }
+        news.signal()
     }
 
     func post(_ outcome: Outcome) {
-        condition.lock(); outcomes.append(outcome); condition.broadcast(); condition.unlock()
+        parts.withLock { $0.outcomes.append(outcome) }
+        news.signal()
     }
-
-    private var completedBytes: Int64 = 0
 
     /// Records a part's bytes in flight; returns all bytes sent in this upload so far (for progress).
     func progress(part: Int, sent: Int64) -> Int64 {
-        condition.lock(); defer { condition.unlock() }
-        sentByPart[part] = sent
-        return completedBytes + sentByPart.values.reduce(0, +)
+        parts.withLock { parts in
+            parts.sentByPart[part] = sent
+            return parts.completedBytes + parts.sentByPart.values.reduce(0, +)
+        }
     }
 
     /// A part's request ended: its bytes count as sent only if it succeeded.
     func endRequest(part: Int, succeededWith length: Int64?) {
-        condition.lock()
-        sentByPart[part] = nil
-        completedBytes += length ?? 0
-        condition.unlock()
+        parts.withLock { parts in
+            parts.sentByPart[part] = nil
+            parts.completedBytes += length ?? 0
+        }
     }
 
     /// Waits up to `timeout` for outcomes; returns those that arrived and whether threads still run.
+    /// A wake-up left over from news already taken only makes the caller look once more.
     func wait(timeout: TimeInterval) -> (outcomes: [Outcome], running: Bool) {
-        condition.lock(); defer { condition.unlock() }
-        if outcomes.isEmpty && running > 0 { _ = condition.wait(until: Date().addingTimeInterval(timeout)) }
-        let taken = outcomes
-        outcomes = []
-        return (taken, running > 0)
+        let nothingYet = parts.withLock { $0.outcomes.isEmpty && $0.running > 0 }
+        if nothingYet { _ = news.wait(timeout: .now() + timeout) }
+        return parts.withLock { parts in
+            defer { parts.outcomes = [] }
+            return (parts.outcomes, parts.running > 0)
+        }
     }
 }
