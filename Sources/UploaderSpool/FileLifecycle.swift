@@ -300,6 +300,13 @@ package struct FileLifecycle: Sendable {
             throw SystemError("read manifest", path: Spool.manifestName(for: path).displayed(in: retryDir), code: ENOENT)
         }
         var fileHere = fs.exists(path, in: retryDir)
+        if !fileHere {
+            // The file may have left retry/ in a move back killed right after that unlink, before
+            // the directory's fsync: its absence is made durable before its record goes, or without
+            // a journal a power cut could bring the file back alone, an orphan beside the copy in
+            // the outbox that goes on to sent/ (simulator seed 95369).
+            try spool.syncDirectory(of: path, in: .retry)
+        }
         // A move back cut short left its `queued` record (and maybe the file) in the outbox under
         // the same name: it is finished. A record of this file in a final state there belongs to a
         // move into retry/ cut before its last steps: that move is finished first, so the file
