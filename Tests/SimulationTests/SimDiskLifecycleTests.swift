@@ -167,4 +167,27 @@ import UploaderSpool
         }
         #expect(lostAfterReturn == 0)
     }
+
+    /// A finish killed at any operation, the next start-up's recovery cut by a power cut at any
+    /// operation, then a start-up again: the payload is in one place (the shape of simulator
+    /// seed 95369, which broke the same way for a move back from retry/).
+    @Test(arguments: [SimDisk.Model.noJournal, .journalled])
+    func aFinishKilledAnywhereThenItsRecoveryCutByAPowerCutAnywhereLeavesThePayloadInOnePlace(_ model: SimDisk.Model) throws {
+        let path = RelativePath("a.bin")
+        for k in 0..<(try finishLength(model, path)) {
+            for j in 0..<12 {
+                for seed in 0..<UInt64(8) {
+                    let scenario = try crashed(model, path, at: k)
+                    scenario.disk.killProcess()
+                    scenario.disk.crash(atOperation: scenario.disk.operations + j)
+                    scenario.recover()
+                    var rng = SplitMix64(seed: seed)
+                    scenario.disk.powerCut(&rng)
+                    scenario.recover()
+                    #expect(scenario.payloadPlaces.count == 1,
+                            "finish killed at \(k), recovery cut at \(j), power cut seed \(seed): \(scenario.payloadPlaces)")
+                }
+            }
+        }
+    }
 }
