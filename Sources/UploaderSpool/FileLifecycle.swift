@@ -34,7 +34,9 @@ import UploaderConfig
 ///  6. manifest `queued` rewritten in retry/, retry/ fsynced; linked into the outbox; outbox fsynced.
 ///  7. the file linked into the outbox; outbox fsynced (never a file without its manifest there).
 ///  8. the file's retry/ name unlinked, retry/ fsynced, then the manifest's. Recovery runs
-///     whatever part is left (a `queued` manifest in retry/ is a move back to finish).
+///     whatever part is left (a `queued` manifest in retry/ is a move back to finish); when the
+///     file's name is already gone, it fsyncs retry/ before the manifest goes, since that
+///     unlink may not be durable yet (a kill -9 between it and its fsync).
 package struct FileLifecycle: Sendable {
     package let spool: Spool
     private var fs: any SpoolFileSystem { spool.fs }
