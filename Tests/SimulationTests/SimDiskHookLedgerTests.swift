@@ -32,9 +32,7 @@ import UploaderConfig
 
         /// Start-up: recovery's scan, the markers (stale ones dropped), then a claim of each file.
         func startUp() -> [HookLedger.Marker] {
-            let recovery = Recovery(spool: spool, lifecycle: lifecycle, ignore: IgnoreRules(patterns: []), recursive: true,
-                                    logger: Logger(level: .error, sink: { _ in }), clock: FixedClock())
-            let files = recovery.scanOutbox().files
+            let files = SimDiskTesting.recovery(spool, lifecycle).scanOutbox().files
             let due = HookLedger(spool: spool).dueMarkers { _, _ in }
             for file in files { _ = claimer.claim(file, now: SimDiskTesting.start) }
             return due

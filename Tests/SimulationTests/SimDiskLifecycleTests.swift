@@ -25,18 +25,8 @@ import UploaderSpool
             disk = SimDiskTesting.disk(model)
             (spool, lifecycle, claimer) = try SimDiskTesting.spool(on: disk)
             self.path = path
-            try disk.makeParents(of: path, in: spool.paths.outbox)
-            disk.createFile(path.displayed(in: spool.paths.outbox), data: SimDiskLifecycleTests.payload, sync: true)
-            try disk.syncAll()
-            guard case .ready(let file) = claimer.claim(path, now: SimDiskTesting.start) else {
-                throw SystemError("claim", path: path.display, code: EINVAL)
-            }
-            try lifecycle.beginAttempt(file, now: SimDiskTesting.start)
-            try disk.syncAll()
-            var sent = file.manifest
-            sent.state = .sent
-            sent.closeOpenAttempt(at: SimDiskTesting.start, interrupted: false)
-            manifest = sent
+            manifest = try SimDiskTesting.begunAttempt(path, data: SimDiskLifecycleTests.payload, ending: .sent, on: disk,
+                                                       spool, lifecycle, claimer)
         }
 
         func finish() throws {
@@ -45,9 +35,7 @@ import UploaderSpool
 
         /// The real start-up: recovery's scan, then a claim of each file it returns.
         func recover() {
-            let recovery = Recovery(spool: spool, lifecycle: lifecycle, ignore: IgnoreRules(patterns: []), recursive: true,
-                                    logger: Logger(level: .error, sink: { _ in }), clock: FixedClock())
-            for file in recovery.scanOutbox().files {
+            for file in SimDiskTesting.recovery(spool, lifecycle).scanOutbox().files {
                 _ = claimer.claim(file, now: SimDiskTesting.start)
             }
         }
@@ -174,20 +162,9 @@ import UploaderSpool
     @Test(arguments: [SimDisk.Model.noJournal, .journalled])
     func aFinishKilledAnywhereThenItsRecoveryCutByAPowerCutAnywhereLeavesThePayloadInOnePlace(_ model: SimDisk.Model) throws {
         let path = RelativePath("a.bin")
-        for k in 0..<(try finishLength(model, path)) {
-            for j in 0..<12 {
-                for seed in 0..<UInt64(8) {
-                    let scenario = try crashed(model, path, at: k)
-                    scenario.disk.killProcess()
-                    scenario.disk.crash(atOperation: scenario.disk.operations + j)
-                    scenario.recover()
-                    var rng = SplitMix64(seed: seed)
-                    scenario.disk.powerCut(&rng)
-                    scenario.recover()
-                    #expect(scenario.payloadPlaces.count == 1,
-                            "finish killed at \(k), recovery cut at \(j), power cut seed \(seed): \(scenario.payloadPlaces)")
-                }
-            }
+        try SimDiskTesting.killedThenRecoveryCut(operations: try finishLength(model, path), make: { try Scenario(model, path: path) },
+                                                 disk: \.disk, run: { try $0.finish() }, recover: { $0.recover() }) { scenario, cut in
+            #expect(scenario.payloadPlaces.count == 1, "finish \(cut): \(scenario.payloadPlaces)")
         }
     }
 }

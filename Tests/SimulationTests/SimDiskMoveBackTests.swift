@@ -26,15 +26,8 @@ import UploaderSpool
             disk = SimDiskTesting.disk(model)
             let claimer: Claimer
             (spool, lifecycle, claimer) = try SimDiskTesting.spool(on: disk)
-            disk.createFile(path.displayed(in: spool.paths.outbox), data: SimDiskMoveBackTests.payload, sync: true)
-            try disk.syncAll()
-            guard case .ready(let file) = claimer.claim(path, now: SimDiskTesting.start) else {
-                throw SystemError("claim", path: path.display, code: EINVAL)
-            }
-            try lifecycle.beginAttempt(file, now: SimDiskTesting.start)
-            var retry = file.manifest
-            retry.state = .retry
-            retry.closeOpenAttempt(at: SimDiskTesting.start, interrupted: false)
+            let retry = try SimDiskTesting.begunAttempt(path, data: SimDiskMoveBackTests.payload, ending: .retry, on: disk,
+                                                        spool, lifecycle, claimer)
             try lifecycle.finish(path, manifest: retry, to: .retry)
             try disk.syncAll()
         }
@@ -45,8 +38,7 @@ import UploaderSpool
 
         /// The real start-up: retry/'s scan (it finishes a cut move back), then the outbox's.
         func recover() {
-            let recovery = Recovery(spool: spool, lifecycle: lifecycle, ignore: IgnoreRules(patterns: []), recursive: true,
-                                    logger: Logger(level: .error, sink: { _ in }), clock: FixedClock())
+            let recovery = SimDiskTesting.recovery(spool, lifecycle)
             _ = recovery.scanRetry()
             _ = recovery.scanOutbox()
         }
@@ -74,26 +66,9 @@ import UploaderSpool
 
     @Test(arguments: [SimDisk.Model.noJournal, .journalled])
     func aMoveBackKilledAnywhereThenItsRecoveryCutByAPowerCutAnywhereLeavesTheFileInOnePlace(_ model: SimDisk.Model) throws {
-        let length = try moveBackLength(model)
-        var recoveries = 0
-        for k in 0..<length {
-            for j in 0..<12 {
-                for seed in 0..<UInt64(8) {
-                    let scenario = try Scenario(model)
-                    scenario.disk.crash(atOperation: scenario.disk.operations + k)
-                    try? scenario.moveBack()
-                    scenario.disk.killProcess()
-                    scenario.disk.crash(atOperation: scenario.disk.operations + j)
-                    scenario.recover()
-                    var rng = SplitMix64(seed: seed)
-                    scenario.disk.powerCut(&rng)
-                    scenario.recover()
-                    recoveries += 1
-                    #expect(scenario.payloadPlaces.count == 1,
-                            "move back killed at operation \(k), recovery cut at \(j), power cut seed \(seed): \(scenario.payloadPlaces)")
-                }
-            }
+        try SimDiskTesting.killedThenRecoveryCut(operations: try moveBackLength(model), make: { try Scenario(model) },
+                                                 disk: \.disk, run: { try $0.moveBack() }, recover: { $0.recover() }) { scenario, cut in
+            #expect(scenario.payloadPlaces.count == 1, "move back \(cut): \(scenario.payloadPlaces)")
         }
-        #expect(recoveries > 0)
     }
 }

@@ -27,19 +27,9 @@ import UploaderConfig
             (spool, lifecycle, claimer) = try SimDiskTesting.spool(on: disk)
             var finals: [Manifest] = []
             for path in SimDiskMoveBatchTests.names {
-                try disk.makeParents(of: path, in: spool.paths.outbox)
-                disk.createFile(path.displayed(in: spool.paths.outbox), data: SimDiskMoveBatchTests.payload(path), sync: true)
-                try disk.syncAll()
-                guard case .ready(let file) = claimer.claim(path, now: SimDiskTesting.start) else {
-                    throw SystemError("claim", path: path.display, code: EINVAL)
-                }
-                try lifecycle.beginAttempt(file, now: SimDiskTesting.start)
-                var sent = file.manifest
-                sent.state = .sent
-                sent.closeOpenAttempt(at: SimDiskTesting.start, interrupted: false)
-                finals.append(sent)
+                finals.append(try SimDiskTesting.begunAttempt(path, data: SimDiskMoveBatchTests.payload(path), ending: .sent, on: disk,
+                                                              spool, lifecycle, claimer))
             }
-            try disk.syncAll()
             self.finals = finals
         }
 
@@ -54,9 +44,7 @@ import UploaderConfig
         }
 
         func recover() {
-            let recovery = Recovery(spool: spool, lifecycle: lifecycle, ignore: IgnoreRules(patterns: []), recursive: true,
-                                    logger: Logger(level: .error, sink: { _ in }), clock: FixedClock())
-            for file in recovery.scanOutbox().files {
+            for file in SimDiskTesting.recovery(spool, lifecycle).scanOutbox().files {
                 _ = claimer.claim(file, now: SimDiskTesting.start)
             }
         }
