@@ -152,7 +152,10 @@ package struct Manifest: Decodable, Sendable, Equatable {
 
 
     /// Compact JSON with a trailing newline, keys in the contract's order, `null` for nil.
-    package func encoded() throws -> Data {
+    package func encoded() throws -> Data { Data(try encodedLine()) }
+
+    /// The manifest as written to disk: one JSON object, then a newline.
+    package func encodedLine() throws -> [UInt8] {
         var w = JSONObjectWriter()
         w.field("version", version)
         w.field("id", id)
@@ -174,9 +177,7 @@ package struct Manifest: Decodable, Sendable, Equatable {
         if let hooks { w.field("hooks", array: hooks.map(\.json)) }
         if let attemptsBeforeRetry { w.field("attempts_before_retry", attemptsBeforeRetry) }
         if let s3 { w.field("s3", json: Array(try JSONEncoder().encode(s3))) }
-        var data = Data(w.finished())
-        data.append(0x0A)
-        return data
+        return w.finishedLine()
     }
 
     package static func decode(_ data: Data) throws -> Manifest {

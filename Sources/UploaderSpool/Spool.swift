@@ -142,7 +142,7 @@ package struct Spool: Sendable {
     /// reads it until `commit` renames it over the manifest; `discard` removes it.
     package func prepareManifest(_ manifest: Manifest, for path: RelativePath, in area: Area) throws -> PreparedManifest {
         let name = Spool.manifestName(for: path)
-        let (temporaryDirectory, temporary) = try createTemporary(Array(try manifest.encoded()), beside: name, in: area)
+        let (temporaryDirectory, temporary) = try createTemporary(try manifest.encodedLine(), beside: name, in: area)
         return PreparedManifest(manifest: manifest, name: name, area: area, temporaryDirectory: temporaryDirectory, temporary: temporary)
     }
 

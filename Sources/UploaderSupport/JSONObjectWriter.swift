@@ -3,15 +3,18 @@
 /// Manifests are written twice per file; Foundation's `JSONEncoder` was a measurable share
 /// of the CPU per small file (bench/ANALYSIS.md), and this keeps the contract's key order too.
 package struct JSONObjectWriter {
-    private var bytes: [UInt8] = [UInt8(ascii: "{")]
+    private var bytes: [UInt8]
     private var empty = true
 
-    package init() {}
+    package init() {
+        bytes = [UInt8(ascii: "{")]
+        bytes.reserveCapacity(512)
+    }
 
     private mutating func key(_ name: String) {
         if !empty { bytes.append(UInt8(ascii: ",")) }
         empty = false
-        bytes += JSONText.quote(name).utf8
+        JSONText.appendQuoted(name, to: &bytes)
         bytes.append(UInt8(ascii: ":"))
     }
 
@@ -19,12 +22,12 @@ package struct JSONObjectWriter {
 
     package mutating func field(_ name: String, _ value: String?) {
         key(name)
-        if let value { bytes += JSONText.quote(value).utf8 } else { null() }
+        if let value { JSONText.appendQuoted(value, to: &bytes) } else { null() }
     }
 
     package mutating func field<T: BinaryInteger>(_ name: String, _ value: T?) {
         key(name)
-        if let value { bytes += String(value).utf8 } else { null() }
+        if let value { JSONText.appendDecimal(value, to: &bytes) } else { null() }
     }
 
     package mutating func field(_ name: String, _ value: Bool?) {
@@ -34,7 +37,7 @@ package struct JSONObjectWriter {
 
     package mutating func field(_ name: String, object: JSONObjectWriter?) {
         key(name)
-        if let object { bytes += object.finished() } else { null() }
+        if let object { append(object) } else { null() }
     }
 
     package mutating func field(_ name: String, array: [JSONObjectWriter]) {
@@ -42,7 +45,7 @@ package struct JSONObjectWriter {
         bytes.append(UInt8(ascii: "["))
         for (index, element) in array.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            bytes += element.finished()
+            append(element)
         }
         bytes.append(UInt8(ascii: "]"))
     }
@@ -53,6 +56,17 @@ package struct JSONObjectWriter {
         bytes += json
     }
 
+    private mutating func append(_ object: JSONObjectWriter) {
+        bytes += object.bytes
+        bytes.append(UInt8(ascii: "}"))
+    }
+
     /// The object's text, closing brace included.
     package func finished() -> [UInt8] { bytes + [UInt8(ascii: "}")] }
+
+    /// The object's text as one line: closing brace and newline included.
+    package consuming func finishedLine() -> [UInt8] {
+        bytes += [UInt8(ascii: "}"), UInt8(ascii: "\n")]
+        return bytes
+    }
 }
