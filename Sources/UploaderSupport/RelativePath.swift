@@ -22,13 +22,42 @@ package struct RelativePath: Hashable, Sendable, Comparable, CustomStringConvert
     }
 
     /// The last component: the file's name.
-    package var name: RelativePath { RelativePath(bytes: components.last ?? []) }
+    package var name: RelativePath {
+        let end = lastNonSlash
+        guard end > 0 else { return RelativePath(bytes: []) }
+        let start = bytes[..<end].lastIndex(of: UInt8(ascii: "/")).map { $0 + 1 } ?? 0
+        if start == 0 && end == bytes.count { return self }
+        return RelativePath(bytes: Array(bytes[start..<end]))
+    }
 
     /// The directory part (`sub/dir`), or nil at the top level.
     package var parent: RelativePath? {
+        guard let slash = bytes[..<lastNonSlash].lastIndex(of: UInt8(ascii: "/")) else { return nil }
+        let directory = bytes[..<slash]
+        var clean = !directory.isEmpty && directory.first != UInt8(ascii: "/") && directory.last != UInt8(ascii: "/")
+        if clean { clean = !zip(directory, directory.dropFirst()).contains { $0 == UInt8(ascii: "/") && $1 == UInt8(ascii: "/") } }
+        if clean { return RelativePath(bytes: Array(directory)) }
+        // Empty components (`a//b`, `/a`) do not count, as in `components`.
         let parts = components
         guard parts.count > 1 else { return nil }
         return RelativePath(bytes: Array(parts.dropLast().joined(separator: [UInt8(ascii: "/")])))
+    }
+
+    /// Where the path ends once trailing slashes are left out.
+    private var lastNonSlash: Int {
+        var end = bytes.count
+        while end > 0 && bytes[end - 1] == UInt8(ascii: "/") { end -= 1 }
+        return end
+    }
+
+    /// True when any component starts with `.` (a dotfile or a file inside a dot-directory).
+    package var hasHiddenComponent: Bool {
+        var atStart = true
+        for byte in bytes {
+            if atStart && byte == UInt8(ascii: ".") { return true }
+            atStart = byte == UInt8(ascii: "/")
+        }
+        return false
     }
 
     package func appending(_ child: RelativePath) -> RelativePath {

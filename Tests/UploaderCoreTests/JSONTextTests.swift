@@ -48,3 +48,20 @@ import Testing
         #expect(back.id == manifest.id)
     }
 }
+
+@Suite struct RelativePathPartsTests {
+    /// `name`, `parent` and `hasHiddenComponent` agree with what `components` says, for clean
+    /// and untidy paths alike.
+    @Test func nameParentAndHiddenAgreeWithComponents() {
+        let paths = ["a", "a/b", "sub/dir/a.txt", "a//b", "/a/b", "a/b/", "a/b//", "//", "", "/", ".hidden", "d/.h/x",
+                     "d/x.", "a/./b", "ü/ñ/é.bin", "x/y//z/"]
+        for text in paths {
+            let path = RelativePath(text)
+            let parts = path.components
+            #expect(path.name == RelativePath(bytes: parts.last ?? []), "\(text)")
+            let parent = parts.count > 1 ? RelativePath(bytes: Array(parts.dropLast().joined(separator: [UInt8(ascii: "/")]))) : nil
+            #expect(path.parent == parent, "\(text)")
+            #expect(path.hasHiddenComponent == parts.contains { $0.first == UInt8(ascii: ".") }, "\(text)")
+        }
+    }
+}
