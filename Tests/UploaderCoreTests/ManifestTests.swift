@@ -96,6 +96,14 @@ struct MimeTypesTests {
         #expect(system.contentType(forName: "x.pdf") == "application/pdf", "/etc/mime.types from the media-types package")
         #expect(system.contentType(forName: "x.PNG") == "image/png")
     }
+
+    /// Windows line ends, upper-case extensions and a later line naming the same extension.
+    @Test func crlfLinesCaseAndTheFirstTypeWins() {
+        let table = MimeTypes(parsing: "text/csv csv CSVX\r\ntext/x-other csv\r\n#image/png png\r\n")
+        #expect(table.contentType(forName: "a.csv") == "text/csv")
+        #expect(table.contentType(forName: "a.csvx") == "text/csv")
+        #expect(table.contentType(forName: "a.png") == "application/octet-stream")
+    }
 }
 
 @Suite("Names in sent/ and retry/ never overwrite")
