@@ -22,6 +22,7 @@ final class SimJobQueue: JobQueue, @unchecked Sendable {
     private(set) var running = false
 
     func submit(_ job: @escaping @Sendable (any Transport) -> Void) { pending.append(job) }
+    func submitHere(_ job: @escaping @Sendable (any Transport) -> Void) { pending.append(job) }
     func probe(_ work: @escaping @Sendable () -> Void) { probes.append(work) }
     func shutDown() {}
 

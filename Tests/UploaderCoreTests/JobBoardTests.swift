@@ -20,14 +20,14 @@ import Testing
 
     /// Starts a worker that takes one job and hands it to `got`.
     private func worker(_ board: JobBoard<Int>, _ got: Mailbox<Int?>) {
-        Thread { got.send(board.next(at: JobBoard<Int>.Seat())) }.start()
+        Thread { got.send(board.next(at: JobBoard<Int>.Seat(of: board))) }.start()
     }
 
     @Test func aJobPostedWithNoWorkerFreeWaitsForTheNextWorker() {
         let board = JobBoard<Int>()
         board.post(1)
         board.post(2)
-        let seat = JobBoard<Int>.Seat()
+        let seat = JobBoard<Int>.Seat(of: board)
         #expect(board.next(at: seat) == 1)
         #expect(board.next(at: seat) == 2)
         #expect(board.idleCount == 0)
@@ -59,7 +59,7 @@ import Testing
         late.post(1)
         late.post(2)
         late.close()
-        let seat = JobBoard<Int>.Seat()
+        let seat = JobBoard<Int>.Seat(of: late)
         #expect(late.next(at: seat) == 1)
         #expect(late.next(at: seat) == 2)
         #expect(late.next(at: seat) == nil)
@@ -72,7 +72,7 @@ import Testing
         for _ in 0..<8 {
             done.enter()
             Thread {
-                let seat = JobBoard<Int>.Seat()
+                let seat = JobBoard<Int>.Seat(of: board)
                 while let job = board.next(at: seat) { taken.withLock { $0.append(job) } }
                 done.leave()
             }.start()
@@ -91,5 +91,44 @@ import Testing
         #expect(mailbox.takeAll(timeout: 0.01) == [])
         mailbox.send(5)
         #expect(mailbox.take(timeout: 0) == 5)
+    }
+
+    /// A worker that posts a job with `keepHere` runs it next itself: the idle worker is not woken.
+    @Test func aJobAWorkerKeepsRunsNextOnThatWorkerAndWakesNoOne() throws {
+        let board = JobBoard<Int>()
+        let sleeper = Mailbox<Int?>()
+        worker(board, sleeper)
+        try waitUntilIdle(board, 1)
+        let ran = Mailbox<[Int]>()
+        Thread {
+            let seat = JobBoard<Int>.Seat(of: board)
+            WorkerSeat.enter(seat)
+            board.post(7, keepHere: true)
+            board.post(8, keepHere: true)   // one kept at most: this one goes to the board
+            ran.send([board.next(at: seat) ?? -1])
+        }.start()
+        #expect(ran.take(timeout: 10) == [7])
+        #expect(sleeper.take(timeout: 10) == .some(8), "the second job went to the idle worker")
+    }
+
+    /// Off a worker of this board (the watcher, a probe, another pool), `keepHere` is an ordinary post.
+    @Test func keepHereOffAWorkerIsAnOrdinaryPost() throws {
+        let board = JobBoard<Int>(), other = JobBoard<Int>()
+        let sleeper = Mailbox<Int?>()
+        worker(board, sleeper)
+        try waitUntilIdle(board, 1)
+        board.post(1, keepHere: true)
+        #expect(sleeper.take(timeout: 10) == .some(1))
+        let done = Mailbox<Bool>()
+        Thread {
+            WorkerSeat.enter(JobBoard<Int>.Seat(of: other))
+            board.post(2, keepHere: true)
+            WorkerSeat.withoutKeeping { board.post(3, keepHere: true) }
+            done.send(true)
+        }.start()
+        #expect(done.take(timeout: 10) == true)
+        let seat = JobBoard<Int>.Seat(of: board)
+        #expect(board.next(at: seat) == 2)
+        #expect(board.next(at: seat) == 3)
     }
 }

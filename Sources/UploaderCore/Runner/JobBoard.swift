@@ -1,3 +1,4 @@
+@preconcurrency import Glibc
 import Foundation
 import Synchronization
 
@@ -14,8 +15,11 @@ final class JobBoard<Job: Sendable>: Sendable {
     final class Seat: Sendable {
         fileprivate let handed = Mutex<Handoff?>(nil)
         fileprivate let wake = DispatchSemaphore(value: 0)
+        /// A job this worker gave itself while it stepped the owner: it runs it next, unwoken.
+        fileprivate let kept = Mutex<Job?>(nil)
+        fileprivate let board: ObjectIdentifier
 
-        init() {}
+        init(of board: JobBoard) { self.board = ObjectIdentifier(board) }
     }
 
     fileprivate enum Handoff: Sendable {
@@ -45,8 +49,18 @@ final class JobBoard<Job: Sendable>: Sendable {
 
     init() {}
 
-    /// Gives `job` to the worker that went idle last, or keeps it for the next one free.
-    func post(_ job: Job) {
+    /// Gives `job` to the worker that went idle last, or keeps it for the next one free. With
+    /// `keepHere`, a worker of this board that posts it keeps it for itself, as its next job
+    /// (one at most): it is running anyway, so no thread is woken for it.
+    func post(_ job: Job, keepHere: Bool = false) {
+        if keepHere, let seat = WorkerSeat.current as? Seat, seat.board == ObjectIdentifier(self),
+           seat.kept.withLock({ kept in
+               guard kept == nil else { return false }
+               kept = job
+               return true
+           }) {
+            return
+        }
         let seat: Seat? = board.withLock { board in
             if let seat = board.idle.popLast() { return seat }
             board.backlog.append(job)
@@ -60,6 +74,12 @@ final class JobBoard<Job: Sendable>: Sendable {
     /// The next job for the worker at `seat`, waiting until there is one; nil once the board is
     /// closed and its backlog done.
     func next(at seat: Seat) -> Job? {
+        if let job = seat.kept.withLock({ kept in
+            defer { kept = nil }
+            return kept
+        }) {
+            return job
+        }
         let now: Handoff? = board.withLock { board in
             if let job = board.takeFromBacklog() { return .job(job) }
             if board.closed { return .close }
@@ -91,5 +111,35 @@ final class JobBoard<Job: Sendable>: Sendable {
             seat.handed.withLock { $0 = .close }
             seat.wake.signal()
         }
+    }
+}
+
+/// The board seat of the worker running on this thread, if it is one: how `post(keepHere:)`
+/// knows the job comes from a worker that will be free for it.
+enum WorkerSeat {
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        // The thread holds its seat until it ends.
+        pthread_key_create(&key) { seat in if let seat { Unmanaged<AnyObject>.fromOpaque(seat).release() } }
+        return key
+    }()
+
+    /// Called once by each worker thread, before its first job.
+    static func enter(_ seat: AnyObject) {
+        if let old = pthread_getspecific(key) { Unmanaged<AnyObject>.fromOpaque(old).release() }
+        pthread_setspecific(key, Unmanaged.passRetained(seat).toOpaque())
+    }
+
+    static var current: AnyObject? {
+        pthread_getspecific(key).map { Unmanaged<AnyObject>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    /// Runs `body` as if on no worker: for a report after which the job goes on for long (an
+    /// upload), so that nothing is kept waiting behind it.
+    static func withoutKeeping<R>(_ body: () throws -> R) rethrows -> R {
+        let seat = pthread_getspecific(key)
+        pthread_setspecific(key, nil)
+        defer { pthread_setspecific(key, seat) }
+        return try body()
     }
 }

@@ -86,7 +86,8 @@ package final class ProfileExecutor: Sendable {
         switch effect {
         case .claim(let path):
             let file = held.hold(path)
-            jobs.submit { [self] _ in
+            // A claim ahead is not urgent: a worker stepping the owner keeps it for after its own job.
+            jobs.submitHere { [self] _ in
                 let claimed = claim(path, into: file)
                 if claimed == .ready { prepareAttempt(file) }
                 report(.claimed(path, claimed))
@@ -97,7 +98,8 @@ package final class ProfileExecutor: Sendable {
             let file = held.hold(path)
             jobs.submit { [self] transport in
                 let claimed = claim(path, into: file)
-                report(.claimed(path, claimed))
+                // The upload follows: a claim this report starts must not wait behind it.
+                WorkerSeat.withoutKeeping { report(.claimed(path, claimed)) }
                 guard claimed == .ready else { return }
                 send(path, transport: transport)
             }

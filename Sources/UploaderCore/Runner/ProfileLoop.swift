@@ -6,61 +6,159 @@ import UploaderSpool
 import UploaderTransfer
 import UploaderWatch
 
-/// The one owner of a profile's state: a thread that takes events from its mailbox in order,
-/// runs `ProfileCore.step`, publishes a snapshot for status, and hands each effect on.
+/// The one owner of a profile's state: a serial loop that takes events in order, runs
+/// `ProfileCore.step`, publishes a snapshot for status, and hands each effect on.
 ///
-/// A thread with a mailbox rather than an actor: the owner must wake at timers measured on
-/// an injected clock, and the work it hands out blocks (libcurl, fsync, hashing), which must
-/// never run on Swift's cooperative pool; a thread that only decides and never blocks keeps
-/// both simple. Every other thread only sends events, so the state needs no lock at all.
+/// Serial, but without a thread of its own: whoever sends an event while no one is stepping
+/// steps it there and then, and takes every event that arrived meanwhile too; a sender that
+/// finds the loop busy only leaves its event for the one stepping. So a report from a worker
+/// costs no wake-up of another thread, and the state still has one owner at a time. Steps never
+/// block (blocking work is an effect, handed to the worker pool), so a sender is held only for
+/// as long as the decisions take. A timer thread of its own sends `.tick` at the next deadline
+/// (measured on the injected clock): retries, probes, windows, a stop's grace.
 package final class ProfileLoop: Sendable {
-    private let mailbox = Mailbox<ProfileEvent>()
+    /// The events waiting, and the state while no one steps it.
+    private struct Inbox: ~Copyable {
+        var events: [ProfileEvent] = []
+        /// Someone is stepping: new events are theirs to take.
+        var stepping = false
+        /// The state and what carries out effects: here between runs, with the stepper during one.
+        var owned: Owned?
+    }
+
+    private struct Owned {
+        var state: ProfileState
+        var steps: Int
+        let perform: @Sendable (ProfileEffect) -> Void
+    }
+
+    private let inbox = Mutex(Inbox())
     let policy: ProfilePolicy
     let clock: any Clock
     private let published = Mutex(ProfileSnapshot())
     private let ended = DispatchSemaphore(value: 0)
+    private let timer = DeadlineTimer()
 
     package init(policy: ProfilePolicy, clock: any Clock) {
         self.policy = policy
         self.clock = clock
     }
 
-    package func send(_ event: ProfileEvent) { mailbox.send(event) }
-
-    /// Starts the owner's thread from `state`; `perform` carries out each effect (it must not block).
-    package func start(_ state: ProfileState, name: String, perform: @escaping @Sendable (ProfileEffect) -> Void) {
-        let thread = Thread { [self] in
-            run(state, perform: perform)
-            ended.signal()
+    package func send(_ event: ProfileEvent) {
+        let step = inbox.withLock { inbox in
+            inbox.events.append(event)
+            guard !inbox.stepping, inbox.owned != nil else { return false }
+            inbox.stepping = true
+            return true
         }
-        thread.name = "\(name)-owner"
-        thread.start()
+        if step { run() }
     }
 
-    private func run(_ initial: ProfileState, perform: (ProfileEffect) -> Void) {
-        var state = initial
-        var steps = 0
+    /// Starts the owner from `state`: steps what was sent before, then whatever comes.
+    package func start(_ state: ProfileState, name: String, perform: @escaping @Sendable (ProfileEffect) -> Void) {
+        timer.start(name: "\(name)-timer") { [self] in send(.tick) }
+        let step = inbox.withLock { inbox in
+            inbox.owned = Owned(state: state, steps: 0, perform: perform)
+            inbox.stepping = true
+            return true
+        }
+        if step { run() }
+    }
+
+    /// Steps every event waiting, in order, until none is left; then hands the state back.
+    private func run() {
+        var (owned, events) = inbox.withLock { inbox in
+            defer { inbox.events.removeAll(keepingCapacity: true) }
+            return (inbox.owned.take()!, inbox.events)
+        }
         while true {
-            let wait = ProfileCore.nextDeadline(state, policy: policy, now: clock.instant)
-            // Reports arrive from many workers at once: the owner takes all that wait with one
-            // lock and one wake, then steps through them one at a time as ever.
-            var events = mailbox.takeAll(timeout: wait)
-            if events.isEmpty { events = [.tick] }
             for event in events {
-                let effects = ProfileCore.step(&state, event, policy: policy, now: clock.instant)
-                steps += 1
-                published.withLock { $0 = ProfileSnapshot(state, steps: steps) }
-                for effect in effects { perform(effect) }
-                if state.phase == .stopped { return }
+                let effects = ProfileCore.step(&owned.state, event, policy: policy, now: clock.instant)
+                owned.steps += 1
+                published.withLock { $0 = ProfileSnapshot(owned.state, steps: owned.steps) }
+                for effect in effects { owned.perform(effect) }
+                if owned.state.phase == .stopped {
+                    inbox.withLock { $0.events.removeAll() }
+                    timer.stop()
+                    ended.signal()
+                    return
+                }
             }
+            timer.wake(in: ProfileCore.nextDeadline(owned.state, policy: policy, now: clock.instant))
+            let more: [ProfileEvent] = inbox.withLock { inbox in
+                if inbox.events.isEmpty {
+                    inbox.owned = owned
+                    inbox.stepping = false
+                    return []
+                }
+                var taken: [ProfileEvent] = []
+                swap(&taken, &inbox.events)
+                return taken
+            }
+            if more.isEmpty { return }
+            events = more
         }
     }
 
     /// What the owner last published.
     package var snapshot: ProfileSnapshot { published.withLock { $0 } }
 
-    /// Blocks until the owner's thread has ended (after a `.stop` event).
+    /// Blocks until the owner has stopped (after a `.stop` event).
     package func waitUntilEnded() { ended.wait() }
+}
+
+/// Sends the owner a tick when its next deadline comes: a thread that sleeps until then.
+///
+/// Moving the deadline later or away costs nothing (the thread wakes, finds it not yet due, and
+/// sleeps again); only an earlier one wakes it to sleep less.
+private final class DeadlineTimer: Sendable {
+    private struct Plan {
+        /// When to tick (nil: not at all); in Dispatch's uptime.
+        var due: DispatchTime?
+        var stopped = false
+    }
+
+    private let plan = Mutex(Plan())
+    private let nudge = DispatchSemaphore(value: 0)
+
+    func start(name: String, tick: @escaping @Sendable () -> Void) {
+        let thread = Thread { [self] in
+            while true {
+                let (due, stopped) = plan.withLock { ($0.due, $0.stopped) }
+                if stopped { return }
+                guard let due else {
+                    nudge.wait()
+                    continue
+                }
+                if DispatchTime.now() >= due {
+                    plan.withLock { if $0.due == due { $0.due = nil } }
+                    tick()
+                    continue
+                }
+                _ = nudge.wait(timeout: due)
+            }
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Ticks `seconds` from now (nil: no deadline).
+    func wake(in seconds: Double?) {
+        let due = seconds.map { DispatchTime.now() + $0 }
+        let sooner = plan.withLock { plan -> Bool in
+            // A deadline recomputed a moment later comes out the same give or take a little: only
+            // one at least a millisecond sooner is worth a wake-up.
+            let sooner = due.map { new in plan.due.map { new + .milliseconds(1) < $0 } ?? true } ?? false
+            plan.due = due
+            return sooner
+        }
+        if sooner { nudge.signal() }
+    }
+
+    func stop() {
+        plan.withLock { $0.stopped = true }
+        nudge.signal()
+    }
 }
 
 /// A profile's state as other threads may read it: counts for status lines and metrics.

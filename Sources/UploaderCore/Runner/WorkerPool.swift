@@ -10,6 +10,8 @@ import UploaderWatch
 package protocol JobQueue: Sendable {
     /// Runs `job` on some worker, which lends it the transport it owns.
     func submit(_ job: @escaping @Sendable (any Transport) -> Void)
+    /// Like `submit`, but a worker that submits it (while it steps the owner) runs it next itself.
+    func submitHere(_ job: @escaping @Sendable (any Transport) -> Void)
     /// Runs a reachability probe (blocking up to `connect_timeout`) away from the workers.
     func probe(_ work: @escaping @Sendable () -> Void)
     /// Lets the jobs already queued finish, then ends the workers.
@@ -32,7 +34,8 @@ package final class WorkerPool: JobQueue {
             done.enter()
             let thread = Thread { [jobs, done] in
                 let transport = makeTransport()
-                let seat = JobBoard<Job>.Seat()
+                let seat = JobBoard<Job>.Seat(of: jobs)
+                WorkerSeat.enter(seat)
                 while let job = jobs.next(at: seat) {
                     job(transport)
                 }
@@ -44,6 +47,8 @@ package final class WorkerPool: JobQueue {
     }
 
     package func submit(_ job: @escaping Job) { jobs.post(job) }
+
+    package func submitHere(_ job: @escaping Job) { jobs.post(job, keepHere: true) }
 
     package func probe(_ work: @escaping @Sendable () -> Void) { probes.async(execute: work) }
 
