@@ -99,7 +99,7 @@ package final class Logger: Sendable {
 
     /// A value with a space, a quote or `=` (or none at all) goes in quotes. The bytes are
     /// scanned directly: Foundation's `contains` on a String bridges to NSString, and made the
-    /// "sent" line of each file the costliest thing the owner's thread did.
+    /// "sent" line of each file the costliest thing the owner did.
     static func quoteIfNeeded(_ value: String) -> String {
         let needsQuotes = value.isEmpty || value.utf8.contains { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "=") }
         guard needsQuotes else { return value }

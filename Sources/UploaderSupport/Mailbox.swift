@@ -4,12 +4,12 @@ import Synchronization
 /// A queue of messages for one consumer thread: any thread may `send`, one thread takes them
 /// in order, waiting until a message arrives or a deadline passes.
 ///
-/// This is how events reach a profile's owner and signals reach the daemon's main loop: the
-/// senders never touch the consumer's state, so the consumer needs no lock of its own.
+/// This is how signals and drained profiles reach the daemon's main loop: the senders never
+/// touch the consumer's state, so the consumer needs no lock of its own.
 ///
 /// Senders hold the lock only to append; the consumer is woken (its own semaphore) only when
-/// it said it would sleep. A condition variable made dozens of reporting workers fight the
-/// waking consumer for its mutex: most of the owner's futex calls in the small-file bench.
+/// it said it would sleep: a condition variable made many senders fight the waking consumer
+/// for its mutex.
 package final class Mailbox<Message: Sendable>: Sendable {
     private struct Box: ~Copyable {
         var messages: [Message] = []
@@ -44,20 +44,6 @@ package final class Mailbox<Message: Sendable>: Sendable {
                 box.head = 0
             }
             return message
-        }
-    }
-
-    /// Every message waiting, in order, taking the lock once: a consumer that wakes to find
-    /// several messages pays for one wake and one lock, not one each. Empty when none came
-    /// within `timeout` seconds (nil: without limit).
-    package func takeAll(timeout: Double?) -> [Message] {
-        waitForMessages(timeout: timeout)
-        return box.withLock { box in
-            var taken: [Message] = []
-            swap(&taken, &box.messages)
-            if box.head > 0 { taken.removeFirst(box.head) }
-            box.head = 0
-            return taken
         }
     }
 

@@ -20,7 +20,7 @@ package protocol JobQueue: Sendable {
 
 /// Threads that run a profile's jobs (claims, uploads, settles, moves back). Each thread owns
 /// one transport for its whole life, so keep-alive connections are reused, and blocking work
-/// (libcurl, hashing, fsync) never runs on the owner's thread or on Swift's cooperative pool.
+/// (libcurl, hashing, fsync) never runs inside the owner's steps or on Swift's cooperative pool.
 package final class WorkerPool: JobQueue {
     package typealias Job = @Sendable (any Transport) -> Void
 
