@@ -53,7 +53,7 @@ package struct Recovery: Sendable {
                 logger.info("removed a half-written temporary manifest", ["file": entry.path.logSafe])
                 return false
             }
-            if entry.path == RelativePath(".upl-tmp") {
+            if entry.path == Self.temporaryDirectory {
                 removeLeftoverTemporaries()
                 return false
             }
@@ -78,6 +78,7 @@ package struct Recovery: Sendable {
     }
 
     private static let temporaryPrefix = Array(".upl-tmp-".utf8)
+    private static let temporaryDirectory = RelativePath(".upl-tmp")
 
     /// Removes half-written manifests left in the outbox's temporary directory by a crash.
     private func removeLeftoverTemporaries() {

@@ -81,8 +81,15 @@ package struct RelativePath: Hashable, Sendable, Comparable, CustomStringConvert
 
     package var description: String { logSafe }
 
+    /// Byte order (as `memcmp`, then the shorter first): what a start-up scan sorts 100,000 names by.
     package static func < (a: RelativePath, b: RelativePath) -> Bool {
-        a.bytes.lexicographicallyPrecedes(b.bytes)
+        a.bytes.withUnsafeBytes { x in
+            b.bytes.withUnsafeBytes { y in
+                let common = min(x.count, y.count)
+                let order = common == 0 ? 0 : memcmp(x.baseAddress!, y.baseAddress!, common)
+                return order != 0 ? order < 0 : x.count < y.count
+            }
+        }
     }
 
     /// Calls `body` with this path joined to `directory` as a C string.

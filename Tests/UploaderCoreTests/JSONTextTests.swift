@@ -64,4 +64,13 @@ import Testing
             #expect(path.hasHiddenComponent == parts.contains { $0.first == UInt8(ascii: ".") }, "\(text)")
         }
     }
+
+    /// Sorting by `<` is byte order, as `lexicographicallyPrecedes` says, non-UTF-8 bytes included.
+    @Test func orderIsByteOrder() {
+        let paths: [RelativePath] = ["", "a", "a/b", "ab", "b", "a\u{0}", "é", "z", "A", "a.1", "a.10", "a.2"].map(RelativePath.init)
+            + [RelativePath(bytes: [0xFF]), RelativePath(bytes: [0x61, 0xFE]), RelativePath(bytes: [0x61])]
+        for x in paths {
+            for y in paths { #expect((x < y) == x.bytes.lexicographicallyPrecedes(y.bytes), "\(x.bytes) < \(y.bytes)") }
+        }
+    }
 }
