@@ -152,8 +152,6 @@ package struct Manifest: Decodable, Sendable, Equatable {
 
 
     /// Compact JSON with a trailing newline, keys in the contract's order, `null` for nil.
-    package func encoded() throws -> Data { Data(try encodedLine()) }
-
     /// The manifest as written to disk: one JSON object, then a newline.
     package func encodedLine() throws -> [UInt8] {
         var w = JSONObjectWriter()

@@ -61,9 +61,6 @@ package struct JSONObjectWriter {
         bytes.append(UInt8(ascii: "}"))
     }
 
-    /// The object's text, closing brace included.
-    package func finished() -> [UInt8] { bytes + [UInt8(ascii: "}")] }
-
     /// The object's text as one line: closing brace and newline included.
     package consuming func finishedLine() -> [UInt8] {
         bytes += [UInt8(ascii: "}"), UInt8(ascii: "\n")]

@@ -17,7 +17,7 @@ final class ForgedManifestTests: XCTestCase {
                                 mtime: Timestamp.format(Date()), sha256: nil, contentType: "text/plain",
                                 state: state, createdAt: Timestamp.format(Date()))
         manifest.storedAs = storedAs
-        try manifest.encoded().write(to: URL(fileURLWithPath: fx.outbox + "/" + name + ".manifest.json"))
+        try Data(manifest.encodedLine()).write(to: URL(fileURLWithPath: fx.outbox + "/" + name + ".manifest.json"))
     }
 
     func testAStoredAsClimbingOutOfSentNeverMovesTheFileOutOfTheSpool() throws {

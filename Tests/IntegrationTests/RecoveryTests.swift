@@ -40,7 +40,7 @@ final class RecoveryTests: XCTestCase {
     }
 
     private func write(_ manifest: Manifest, for name: String, in dir: String) throws {
-        try manifest.encoded().write(to: URL(fileURLWithPath: dir + "/" + name + ".manifest.json"))
+        try Data(manifest.encodedLine()).write(to: URL(fileURLWithPath: dir + "/" + name + ".manifest.json"))
     }
 
     private func put(_ name: String, _ data: Data, in dir: String) throws {

@@ -153,7 +153,7 @@ final class RetryDispositionTests: XCTestCase {
         // Made due (as time passing would), the next run takes it and succeeds.
         var m = try fx.manifest("i.bin", in: fx.retry)
         m.nextAttemptAt = Timestamp.format(Date().addingTimeInterval(-1))
-        try m.encoded().write(to: URL(fileURLWithPath: fx.retry + "/i.bin.manifest.json"))
+        try Data(m.encodedLine()).write(to: URL(fileURLWithPath: fx.retry + "/i.bin.manifest.json"))
         XCTAssertEqual(try fx.runOnce().exitCode, 0)
         XCTAssertEqual(try fx.manifest("i.bin", in: fx.sent).attempts.count, 2)
     }

@@ -27,7 +27,7 @@ final class UnlistableDirectoryTests: XCTestCase {
                                 mtime: Timestamp.format(Date()), sha256: nil, contentType: "application/octet-stream",
                                 state: .failed, createdAt: Timestamp.format(Date()))
         manifest.lastError = "HTTP 403 Forbidden"
-        _ = try fx.tmp.write("spool/retry/locked/a.bin.manifest.json", try manifest.encoded())
+        _ = try fx.tmp.write("spool/retry/locked/a.bin.manifest.json", try Data(manifest.encodedLine()))
         XCTAssertEqual(try ProcessRunner.run(["chown", "-R", "nobody:nogroup", fx.spool]).exitCode, 0)
         XCTAssertEqual(chown(locked, 0, 0), 0)
         XCTAssertEqual(chmod(locked, 0o700), 0)

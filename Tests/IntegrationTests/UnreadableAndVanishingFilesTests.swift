@@ -55,7 +55,7 @@ final class UnreadableAndVanishingFilesTests: XCTestCase {
         let manifest = Manifest(id: UUID().uuidString.lowercased(), profile: fx.profile, path: RelativePath(name), size: Int64(data.count),
                                 mtime: status.mtimeText, sha256: sha256(of: data), contentType: "application/octet-stream",
                                 state: .queued, createdAt: Timestamp.format(Date()))
-        try manifest.encoded().write(to: URL(fileURLWithPath: path + ".manifest.json"))
+        try Data(manifest.encodedLine()).write(to: URL(fileURLWithPath: path + ".manifest.json"))
         return manifest
     }
 

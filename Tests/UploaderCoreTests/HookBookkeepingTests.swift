@@ -22,7 +22,7 @@ import Testing
     @Test func aManifestWithoutHooksHasNoneDueAndNoHooksKey() throws {
         let m = Self.manifest(.sent)
         #expect(m.dueHook == nil)
-        let object = try #require(try JSONSerialization.jsonObject(with: m.encoded()) as? [String: Any])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(m.encodedLine())) as? [String: Any])
         #expect(object["hooks"] == nil, "no key at all: an upgrade never replays old hooks")
     }
 
@@ -30,11 +30,11 @@ import Testing
         var sent = Self.manifest(.sent)
         sent.markHookDue()
         #expect(sent.dueHook == "on_sent")
-        let object = try #require(try JSONSerialization.jsonObject(with: sent.encoded()) as? [String: Any])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(sent.encodedLine())) as? [String: Any])
         let hooks = try #require(object["hooks"] as? [[String: Any]])
         #expect(hooks.count == 1 && hooks[0]["name"] as? String == "on_sent")
         for key in ["started_at", "ended_at", "exit_status"] { #expect(hooks[0][key] is NSNull, "\(key)") }
-        #expect(try Manifest.decode(sent.encoded()) == sent)
+        #expect(try Manifest.decode(Data(sent.encodedLine())) == sent)
 
         var failed = Self.manifest(.failed)
         failed.markHookDue()
