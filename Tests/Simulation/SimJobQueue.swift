@@ -21,8 +21,8 @@ final class SimJobQueue: JobQueue, @unchecked Sendable {
     var requestLeaves: () -> Void = {}
     private(set) var running = false
 
-    func submit(_ job: @escaping @Sendable (any Transport) -> Void) { pending.append(job) }
-    func submitHere(_ job: @escaping @Sendable (any Transport) -> Void) { pending.append(job) }
+    /// Which worker runs a job is the schedule's choice here, so `keep` changes nothing.
+    func submit(_ job: @escaping @Sendable (any Transport) -> Void, keep: JobKeeping) { pending.append(job) }
     func probe(_ work: @escaping @Sendable () -> Void) { probes.append(work) }
     func shutDown() {}
 

@@ -92,7 +92,7 @@ import Testing
         #expect(mailbox.take(timeout: 0) == 5)
     }
 
-    /// A worker that posts a job with `keepHere` runs it next itself: the idle worker is not woken.
+    /// A worker that posts a job with `keep: .later` runs it next itself: the idle worker is not woken.
     @Test func aJobAWorkerKeepsRunsNextOnThatWorkerAndWakesNoOne() throws {
         let board = JobBoard<Int>()
         let sleeper = Mailbox<Int?>()
@@ -102,32 +102,54 @@ import Testing
         Thread {
             let seat = JobBoard<Int>.Seat(of: board)
             WorkerSeat.enter(seat)
-            board.post(7, keepHere: true)
-            board.post(8, keepHere: true)   // one kept at most: this one goes to the board
+            board.post(7, keep: .later)
+            board.post(8, keep: .later)   // one kept at most: this one goes to the board
             ran.send([board.next(at: seat) ?? -1])
         }.start()
         #expect(ran.take(timeout: 10) == [7])
         #expect(sleeper.take(timeout: 10) == .some(8), "the second job went to the idle worker")
     }
 
-    /// Off a worker of this board (the watcher, a probe, another pool), `keepHere` is an ordinary post.
+    /// Off a worker of this board (the watcher, a probe, another pool), keeping is an ordinary post.
     @Test func keepHereOffAWorkerIsAnOrdinaryPost() throws {
         let board = JobBoard<Int>(), other = JobBoard<Int>()
         let sleeper = Mailbox<Int?>()
         worker(board, sleeper)
         try waitUntilIdle(board, 1)
-        board.post(1, keepHere: true)
+        board.post(1, keep: .later)
         #expect(sleeper.take(timeout: 10) == .some(1))
         let done = Mailbox<Bool>()
         Thread {
             WorkerSeat.enter(JobBoard<Int>.Seat(of: other))
-            board.post(2, keepHere: true)
-            WorkerSeat.withoutKeeping { board.post(3, keepHere: true) }
+            board.post(2, keep: .later)
+            WorkerSeat.withoutKeeping { board.post(3, keep: .later) }
             done.send(true)
         }.start()
         #expect(done.take(timeout: 10) == true)
         let seat = JobBoard<Int>.Seat(of: board)
         #expect(board.next(at: seat) == 2)
         #expect(board.next(at: seat) == 3)
+    }
+
+    /// An urgent job stays with a worker only while it steps the last report of its job, and then
+    /// runs before a kept job that can wait.
+    @Test func anUrgentJobIsKeptOnlyByAWorkerFinishingItsJob() throws {
+        let board = JobBoard<Int>()
+        let sleeper = Mailbox<Int?>()
+        worker(board, sleeper)
+        try waitUntilIdle(board, 1)
+        let ran = Mailbox<[Int]>()
+        Thread {
+            let seat = JobBoard<Int>.Seat(of: board)
+            WorkerSeat.enter(seat)
+            board.post(1, keep: .ifFinishing)   // mid-job: the idle worker takes it
+            WorkerSeat.finishing {
+                board.post(2, keep: .later)
+                board.post(3, keep: .ifFinishing)
+            }
+            ran.send([board.next(at: seat) ?? -1, board.next(at: seat) ?? -1])
+        }.start()
+        #expect(sleeper.take(timeout: 10) == .some(1))
+        #expect(ran.take(timeout: 10) == [3, 2])
     }
 }

@@ -15,11 +15,19 @@ final class JobBoard<Job: Sendable>: Sendable {
     final class Seat: Sendable {
         fileprivate let handed = Mutex<Handoff?>(nil)
         fileprivate let wake = DispatchSemaphore(value: 0)
-        /// A job this worker gave itself while it stepped the owner: it runs it next, unwoken.
-        fileprivate let kept = Mutex<Job?>(nil)
+        /// Jobs this worker gave itself while it stepped the owner: it runs them next, unwoken.
+        fileprivate let kept = Mutex(Kept())
         fileprivate let board: ObjectIdentifier
 
         init(of board: JobBoard) { self.board = ObjectIdentifier(board) }
+    }
+
+    /// What a worker keeps for itself: one urgent job (run first) and one that can wait, and
+    /// whether the report being stepped is the last thing its current job does.
+    fileprivate struct Kept {
+        var urgent: Job?
+        var later: Job?
+        var finishing = false
     }
 
     fileprivate enum Handoff: Sendable {
@@ -49,14 +57,21 @@ final class JobBoard<Job: Sendable>: Sendable {
 
     init() {}
 
-    /// Gives `job` to the worker that went idle last, or keeps it for the next one free. With
-    /// `keepHere`, a worker of this board that posts it keeps it for itself, as its next job
-    /// (one at most): it is running anyway, so no thread is woken for it.
-    func post(_ job: Job, keepHere: Bool = false) {
-        if keepHere, let seat = WorkerSeat.current as? Seat, seat.board == ObjectIdentifier(self),
+    /// Gives `job` to the worker that went idle last, or keeps it for the next one free. A
+    /// worker of this board that posts it (while it steps the owner) may keep it for itself, as
+    /// `keep` says: it is running anyway, so no thread is woken for it.
+    func post(_ job: Job, keep: JobKeeping = .no) {
+        if keep != .no, let seat = WorkerSeat.current as? Seat, seat.board == ObjectIdentifier(self),
            seat.kept.withLock({ kept in
-               guard kept == nil else { return false }
-               kept = job
+               switch keep {
+               case .no: return false
+               case .later:
+                   guard kept.later == nil else { return false }
+                   kept.later = job
+               case .ifFinishing:
+                   guard kept.finishing, kept.urgent == nil else { return false }
+                   kept.urgent = job
+               }
                return true
            }) {
             return
@@ -74,9 +89,9 @@ final class JobBoard<Job: Sendable>: Sendable {
     /// The next job for the worker at `seat`, waiting until there is one; nil once the board is
     /// closed and its backlog done.
     func next(at seat: Seat) -> Job? {
-        if let job = seat.kept.withLock({ kept in
-            defer { kept = nil }
-            return kept
+        if let job = seat.kept.withLock({ kept -> Job? in
+            defer { if kept.urgent != nil { kept.urgent = nil } else { kept.later = nil } }
+            return kept.urgent ?? kept.later
         }) {
             return job
         }
@@ -114,8 +129,19 @@ final class JobBoard<Job: Sendable>: Sendable {
     }
 }
 
-/// The board seat of the worker running on this thread, if it is one: how `post(keepHere:)`
-/// knows the job comes from a worker that will be free for it.
+/// Whether a job posted by a worker, while it steps the owner, stays with that worker.
+package enum JobKeeping: Sendable {
+    /// Goes to an idle worker (or the backlog).
+    case no
+    /// Not urgent (a claim ahead): kept, to run once the worker's current job is done.
+    case later
+    /// Urgent (an upload, a settle): kept only when the worker's current job ends with the report
+    /// being stepped, so it starts at once; otherwise it goes to an idle worker.
+    case ifFinishing
+}
+
+/// The board seat of the worker running on this thread, if it is one: how `post(keep:)` knows
+/// the job comes from a worker that will be free for it.
 enum WorkerSeat {
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
@@ -134,6 +160,14 @@ enum WorkerSeat {
         pthread_getspecific(key).map { Unmanaged<AnyObject>.fromOpaque($0).takeUnretainedValue() }
     }
 
+    /// Runs `body` (the last report of a job) telling the board the worker is free once it returns.
+    static func finishing<R>(_ body: () throws -> R) rethrows -> R {
+        guard let seat = current as? any FinishingSeat else { return try body() }
+        seat.setFinishing(true)
+        defer { seat.setFinishing(false) }
+        return try body()
+    }
+
     /// Runs `body` as if on no worker: for a report after which the job goes on for long (an
     /// upload), so that nothing is kept waiting behind it.
     static func withoutKeeping<R>(_ body: () throws -> R) rethrows -> R {
@@ -142,4 +176,13 @@ enum WorkerSeat {
         defer { pthread_setspecific(key, seat) }
         return try body()
     }
+}
+
+/// A seat of any board, as `WorkerSeat.finishing` sees it.
+protocol FinishingSeat: AnyObject {
+    func setFinishing(_ finishing: Bool)
+}
+
+extension JobBoard.Seat: FinishingSeat {
+    func setFinishing(_ finishing: Bool) { kept.withLock { $0.finishing = finishing } }
 }

@@ -87,26 +87,26 @@ package final class ProfileExecutor: Sendable {
         case .claim(let path):
             let file = held.hold(path)
             // A claim ahead is not urgent: a worker stepping the owner keeps it for after its own job.
-            jobs.submitHere { [self] _ in
+            jobs.submit({ [self] _ in
                 let claimed = claim(path, into: file)
                 if claimed == .ready { prepareAttempt(file) }
-                report(.claimed(path, claimed))
-            }
+                reportLast(.claimed(path, claimed))
+            }, keep: .later)
         case .upload(let path):
-            jobs.submit { [self] transport in send(path, transport: transport) }
+            jobs.submit({ [self] transport in send(path, transport: transport) }, keep: .ifFinishing)
         case .claimAndUpload(let path):
             let file = held.hold(path)
-            jobs.submit { [self] transport in
+            jobs.submit({ [self] transport in
                 let claimed = claim(path, into: file)
                 // The upload follows: a claim this report starts must not wait behind it.
                 WorkerSeat.withoutKeeping { report(.claimed(path, claimed)) }
                 guard claimed == .ready else { return }
                 send(path, transport: transport)
-            }
+            }, keep: .ifFinishing)
         case .settle(let path, let settlement):
-            jobs.submit { [self] _ in
-                report(.settled(path, settle(path, settlement, recorded: { report(.recordRewritten(path)) })))
-            }
+            jobs.submit({ [self] _ in
+                reportLast(.settled(path, settle(path, settlement, recorded: { report(.recordRewritten(path)) })))
+            }, keep: .ifFinishing)
         case .release(let path):
             if let record = held.release(path)?.preparedRecord { spool.discard(record) }
         case .cancelUploads(let paths), .cancelClaims(let paths):
@@ -115,19 +115,19 @@ package final class ProfileExecutor: Sendable {
             jobs.submit { [self] _ in
                 do {
                     let back = try lifecycle.moveBack(fromRetry: path, resetBackoff: false)
-                    report(.movedBack(path, to: spool.queuedFiles([back]).first))
+                    reportLast(.movedBack(path, to: spool.queuedFiles([back]).first))
                 } catch is FileLifecycle.SupersededRecord {
                     logger.info("removed an old move-back record from retry/; the outbox has a later one", ["profile": profile.name, "file": path.logSafe])
-                    report(.movedBack(path, to: nil))
+                    reportLast(.movedBack(path, to: nil))
                 } catch let orphan as FileLifecycle.RecordWithoutFile {
                     quarantineRetryRecord(path, because: orphan)
-                    report(.movedBack(path, to: nil))
+                    reportLast(.movedBack(path, to: nil))
                 } catch {
                     if spool.fs.exists(Spool.manifestName(for: path), in: spool.directory(.retry)) {
                         logger.warn("cannot move a file back from retry/; it stays there", ["profile": profile.name, "file": path.logSafe,
                                                                                           "error": "\(error)"])
                     }
-                    report(.movedBack(path, to: nil))
+                    reportLast(.movedBack(path, to: nil))
                 }
             }
         case .probe(let ticket):
@@ -150,7 +150,7 @@ package final class ProfileExecutor: Sendable {
     private func send(_ path: RelativePath, transport: any Transport) {
         var attempt = upload(path, transport: transport)
         guard case .delivered = attempt.outcome, attempt.changed == nil else {
-            report(.attempted(path, attempt))
+            reportLast(.attempted(path, attempt))
             return
         }
         attempt.filing = true
@@ -160,7 +160,13 @@ package final class ProfileExecutor: Sendable {
             report(.attempted(path, attempt))
         })
         if !reported { report(.attempted(path, attempt)) }
-        report(.settled(path, filed))
+        reportLast(.settled(path, filed))
+    }
+
+    /// The last thing a job does: a job the owner starts on hearing it may go to this worker
+    /// (`JobKeeping.ifFinishing`), which is free the moment this returns.
+    private func reportLast(_ event: ProfileEvent) {
+        WorkerSeat.finishing { report(event) }
     }
 
     // MARK: Claim

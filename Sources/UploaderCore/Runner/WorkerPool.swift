@@ -9,13 +9,17 @@ import UploaderWatch
 /// in the simulator (which then decides every interleaving).
 package protocol JobQueue: Sendable {
     /// Runs `job` on some worker, which lends it the transport it owns.
-    func submit(_ job: @escaping @Sendable (any Transport) -> Void)
-    /// Like `submit`, but a worker that submits it (while it steps the owner) runs it next itself.
-    func submitHere(_ job: @escaping @Sendable (any Transport) -> Void)
+    /// Runs `job` on some worker; one submitting it while it steps the owner may keep it, as `keep` says.
+    func submit(_ job: @escaping @Sendable (any Transport) -> Void, keep: JobKeeping)
     /// Runs a reachability probe (blocking up to `connect_timeout`) away from the workers.
     func probe(_ work: @escaping @Sendable () -> Void)
     /// Lets the jobs already queued finish, then ends the workers.
     func shutDown()
+}
+
+extension JobQueue {
+    /// Runs `job` on some worker, never kept by the one submitting it.
+    func submit(_ job: @escaping @Sendable (any Transport) -> Void) { submit(job, keep: .no) }
 }
 
 /// Threads that run a profile's jobs (claims, uploads, settles, moves back). Each thread owns
@@ -46,9 +50,7 @@ package final class WorkerPool: JobQueue {
         }
     }
 
-    package func submit(_ job: @escaping Job) { jobs.post(job) }
-
-    package func submitHere(_ job: @escaping Job) { jobs.post(job, keepHere: true) }
+    package func submit(_ job: @escaping Job, keep: JobKeeping) { jobs.post(job, keep: keep) }
 
     package func probe(_ work: @escaping @Sendable () -> Void) { probes.async(execute: work) }
 
