@@ -46,31 +46,27 @@ package struct DirectoryWalker {
     /// once all its entries have been visited.
     package func walk(from start: RelativePath = RelativePath(bytes: []), visit: (Entry) -> Bool,
                       leave: (RelativePath) -> Void = { _ in }) {
-        guard let entries = entries(of: start) else { return }
-        for entry in entries {
-            let descend = visit(entry)
-            if descend && entry.kind == .directory { walk(from: entry.path, visit: visit, leave: leave) }
+        guard let listing = listing(of: start) else { return }
+        // Each entry is made as it is visited: a directory of 100,000 files is held once (its
+        // listing), not twice.
+        for listed in listing where includeHidden || listed.name.bytes.first != UInt8(ascii: ".") {
+            let path = start.appending(listed.name)
+            let entry = Entry(path: path, name: listed.name, kind: listed.kind ?? (try? fs.status(path, in: root))?.kind)
+            if visit(entry) && entry.kind == .directory { walk(from: entry.path, visit: visit, leave: leave) }
         }
         leave(start)
     }
 
-    /// The entries of one directory (no recursion), or nil after reporting why it cannot be listed.
-    private func entries(of directory: RelativePath) -> [Entry]? {
-        let listing: [FileSystem.Entry]
+    /// The listing of one directory (no recursion), or nil after reporting why it cannot be listed.
+    private func listing(of directory: RelativePath) -> [FileSystem.Entry]? {
         do {
-            listing = try fs.list(directory, in: root)
+            return try fs.list(directory, in: root)
         } catch let error as SystemError {
             onError(error)
             return nil
         } catch {
             onError(SystemError("opendir", path: directory.displayed(in: root), code: EIO))
             return nil
-        }
-        return listing.compactMap { entry in
-            guard includeHidden || entry.name.bytes.first != UInt8(ascii: ".") else { return nil }
-            let path = directory.appending(entry.name)
-            let kind = entry.kind ?? (try? fs.status(path, in: root))?.kind
-            return Entry(path: path, name: entry.name, kind: kind)
         }
     }
 
