@@ -8,8 +8,8 @@ import UploaderWatch
 /// Where a profile's executor runs its jobs: worker threads in production, a seeded scheduler
 /// in the simulator (which then decides every interleaving).
 package protocol JobQueue: Sendable {
-    /// Runs `job` on some worker, which lends it the transport it owns.
-    /// Runs `job` on some worker; one submitting it while it steps the owner may keep it, as `keep` says.
+    /// Runs `job` on some worker, which lends it the transport it owns; a worker submitting it
+    /// while it steps the owner may keep it, as `keep` says.
     func submit(_ job: @escaping @Sendable (any Transport) -> Void, keep: JobKeeping)
     /// Runs a reachability probe (blocking up to `connect_timeout`) away from the workers.
     func probe(_ work: @escaping @Sendable () -> Void)
