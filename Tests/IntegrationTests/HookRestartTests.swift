@@ -9,12 +9,15 @@ import Testing
     /// A hook that appends `run PID` to `hooks/runs.txt`, then waits until `hooks/go` exists:
     /// woken by inotify when it is created (each wait bounded by 1 s, in case it came between the
     /// test and the watch), 30 s at most, so a test that fails never leaves a hook behind for ever.
+    /// It exits 0 exactly when `go` exists: the loop's own status is that of its last
+    /// `inotifywait`, 2 when `go` came just before the watch and that wait timed out.
     private func blockingHook(_ fixture: ServiceFixture) throws -> String {
         let path = try fixture.tmp.write("hooks/blocking.sh", """
             #!/bin/sh
             dir="$(dirname "$0")"
             echo "run $$ $1" >> "$dir/runs.txt"
             timeout 30 sh -c 'until [ -e "$1/go" ]; do inotifywait -qq -t 1 -e create -e moved_to "$1"; done' sh "$dir"
+            [ -e "$dir/go" ]
 
             """)
         chmod(path, 0o755)
