@@ -23,27 +23,6 @@ import Testing
         Thread { got.send(board.next(at: JobBoard<Int>.Seat(of: board))) }.start()
     }
 
-    /// A board with one worker asleep on it; the job it takes arrives in the mailbox.
-    private func boardWithOneIdleWorker() throws -> (JobBoard<Int>, Mailbox<Int?>) {
-        let board = JobBoard<Int>()
-        let sleeper = Mailbox<Int?>()
-        worker(board, sleeper)
-        try waitUntilIdle(board, 1)
-        return (board, sleeper)
-    }
-
-    /// Runs `body` on a thread of its own seated as a worker of `board` (as the pool's threads
-    /// are), and gives back what it returns.
-    private func asWorker(of board: JobBoard<Int>, _ body: @escaping @Sendable (JobBoard<Int>.Seat) -> [Int]) -> [Int]? {
-        let result = Mailbox<[Int]>()
-        Thread {
-            let seat = JobBoard<Int>.Seat(of: board)
-            WorkerSeat.enter(seat)
-            result.send(body(seat))
-        }.start()
-        return result.take(timeout: 10)
-    }
-
     @Test func aJobPostedWithNoWorkerFreeWaitsForTheNextWorker() {
         let board = JobBoard<Int>()
         board.post(1)
@@ -115,27 +94,38 @@ import Testing
 
     /// A worker that posts a job with `keep: .later` runs it next itself: the idle worker is not woken.
     @Test func aJobAWorkerKeepsRunsNextOnThatWorkerAndWakesNoOne() throws {
-        let (board, sleeper) = try boardWithOneIdleWorker()
-        let ran = asWorker(of: board) { seat in
+        let board = JobBoard<Int>()
+        let sleeper = Mailbox<Int?>()
+        worker(board, sleeper)
+        try waitUntilIdle(board, 1)
+        let ran = Mailbox<[Int]>()
+        Thread {
+            let seat = JobBoard<Int>.Seat(of: board)
+            WorkerSeat.enter(seat)
             board.post(7, keep: .later)
             board.post(8, keep: .later)   // one kept at most: this one goes to the board
-            return [board.next(at: seat) ?? -1]
-        }
-        #expect(ran == [7])
+            ran.send([board.next(at: seat) ?? -1])
+        }.start()
+        #expect(ran.take(timeout: 10) == [7])
         #expect(sleeper.take(timeout: 10) == .some(8), "the second job went to the idle worker")
     }
 
     /// Off a worker of this board (the watcher, a probe, another pool), keeping is an ordinary post.
     @Test func keepHereOffAWorkerIsAnOrdinaryPost() throws {
-        let (board, sleeper) = try boardWithOneIdleWorker()
+        let board = JobBoard<Int>(), other = JobBoard<Int>()
+        let sleeper = Mailbox<Int?>()
+        worker(board, sleeper)
+        try waitUntilIdle(board, 1)
         board.post(1, keep: .later)
         #expect(sleeper.take(timeout: 10) == .some(1))
-        let posted = asWorker(of: JobBoard<Int>()) { _ in
+        let done = Mailbox<Bool>()
+        Thread {
+            WorkerSeat.enter(JobBoard<Int>.Seat(of: other))
             board.post(2, keep: .later)
             WorkerSeat.withoutKeeping { board.post(3, keep: .later) }
-            return []
-        }
-        #expect(posted == [])
+            done.send(true)
+        }.start()
+        #expect(done.take(timeout: 10) == true)
         let seat = JobBoard<Int>.Seat(of: board)
         #expect(board.next(at: seat) == 2)
         #expect(board.next(at: seat) == 3)
@@ -144,16 +134,22 @@ import Testing
     /// An urgent job stays with a worker only while it steps the last report of its job, and then
     /// runs before a kept job that can wait.
     @Test func anUrgentJobIsKeptOnlyByAWorkerFinishingItsJob() throws {
-        let (board, sleeper) = try boardWithOneIdleWorker()
-        let ran = asWorker(of: board) { seat in
+        let board = JobBoard<Int>()
+        let sleeper = Mailbox<Int?>()
+        worker(board, sleeper)
+        try waitUntilIdle(board, 1)
+        let ran = Mailbox<[Int]>()
+        Thread {
+            let seat = JobBoard<Int>.Seat(of: board)
+            WorkerSeat.enter(seat)
             board.post(1, keep: .ifFinishing)   // mid-job: the idle worker takes it
             WorkerSeat.finishing {
                 board.post(2, keep: .later)
                 board.post(3, keep: .ifFinishing)
             }
-            return [board.next(at: seat) ?? -1, board.next(at: seat) ?? -1]
-        }
+            ran.send([board.next(at: seat) ?? -1, board.next(at: seat) ?? -1])
+        }.start()
         #expect(sleeper.take(timeout: 10) == .some(1))
-        #expect(ran == [3, 2])
+        #expect(ran.take(timeout: 10) == [3, 2])
     }
 }

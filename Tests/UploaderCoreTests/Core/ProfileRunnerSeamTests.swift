@@ -78,6 +78,15 @@ struct ProfileRunnerSeamTests {
         }
     }
 
+    /// Waits for the runner's threads to get somewhere (not for time to pass: the clock is ours).
+    func eventually(_ what: String, _ condition: () -> Bool) {
+        let deadline = Date().addingTimeInterval(10)
+        while !condition() {
+            if Date() > deadline { Issue.record("never happened: \(what)"); return }
+            usleep(2000)
+        }
+    }
+
     @Test func aFileWaitsInRetryUntilTheClockSaysItIsDueThenArrivesWithTheSameKey() throws {
         let rig = try Rig([.status(503), .status(201)], extra: "backoff = 30s\nmax_backoff = 60s")
         let bytes = (0..<5000).map { UInt8(truncatingIfNeeded: $0) }
