@@ -15,6 +15,17 @@ int uploader_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, c
     return renameat2(olddirfd, oldpath, newdirfd, newpath, RENAME_NOREPLACE);
 }
 
+int uploader_rename_exchange(int olddirfd, const char *oldpath, int newdirfd, const char *newpath) {
+    return renameat2(olddirfd, oldpath, newdirfd, newpath, RENAME_EXCHANGE);
+}
+
+long uploader_copy_file_range(int in, long long *offset, int out, unsigned long length) {
+    loff_t off = (loff_t)*offset;
+    ssize_t n = copy_file_range(in, &off, out, NULL, (size_t)length, 0);
+    *offset = (long long)off;
+    return (long)n;
+}
+
 int uploader_try_read_lease(int fd) { return fcntl(fd, F_SETLEASE, F_RDLCK); }
 int uploader_release_lease(int fd) { return fcntl(fd, F_SETLEASE, F_UNLCK); }
 

@@ -51,13 +51,20 @@ enum EnqueueCommand {
         try FileSystem.syncDirectoryAt(outbox)
     }
 
+    /// A producer's copy is group-writable (the outbox's group, by its setgid bit), so the service
+    /// may link it as it is; the spool owner's own copy is 0640 as any file the daemon writes.
+    private static func copyMode(in outbox: String) -> mode_t {
+        var st = stat()
+        return stat(outbox, &st) == 0 && st.st_uid != geteuid() ? 0o660 : 0o640
+    }
+
     private static func copyFile(_ source: String, to target: RelativePath, in outbox: String) throws {
         let input = try retryingEINTR("open", path: source) { open(source, O_RDONLY | O_CLOEXEC) }
         defer { close(input) }
         let st = try FileSystem.status(fd: input, path: source)
         guard st.kind == .regular else { throw SystemError("enqueue (not a regular file)", path: source, code: EINVAL) }
         // Its own temporary prefix: a running daemon's rescan deletes `.upl-tmp-` leftovers in the outbox.
-        try FileSystem.writeAtomically(to: target, in: outbox, syncDirectory: true, replace: false,
+        try FileSystem.writeAtomically(to: target, in: outbox, syncDirectory: true, replace: false, mode: copyMode(in: outbox),
                                        temporaryPrefix: ".upl-enqueue-") { output, display in
             var buffer = [UInt8](repeating: 0, count: 1 << 20)
             while true {

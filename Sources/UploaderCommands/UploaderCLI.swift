@@ -28,6 +28,11 @@ package enum UploaderCLI {
             return CheckConfigCommand.run(configPath: ConfigLocation.resolve(config, environment: environment), environment: environment)
         case .run(let config, let profiles, let once):
             guard let loaded = load(config, environment) else { return Daemon.ExitCode.usage }
+            if let refusal = SpoolOwnerIdentity.take(for: selected(loaded.configuration, profiles), command: once ? "run --once" : "run",
+                                                     writesBeyondOutbox: true) {
+                Daemon.printError(refusal)
+                return Daemon.ExitCode.noPermission
+            }
             let logger = Logger(level: loaded.configuration.global.logLevel, format: loaded.configuration.global.logFormat)
             return Daemon(loaded: loaded, profileNames: profiles, once: once, logger: logger, environment: environment).run()
         case .status(let config, let profiles, let json):
@@ -35,11 +40,24 @@ package enum UploaderCLI {
             return StatusCommand.run(loaded.configuration, profiles: profiles, json: json)
         case .retry(let config, let profiles, let all, let files):
             guard let loaded = load(config, environment) else { return Daemon.ExitCode.usage }
+            if let refusal = SpoolOwnerIdentity.take(for: selected(loaded.configuration, profiles), command: "retry", writesBeyondOutbox: true) {
+                Daemon.printError(refusal)
+                return Daemon.ExitCode.noPermission
+            }
             return RetryCommand.run(loaded.configuration, profiles: profiles, all: all, files: files)
         case .enqueue(let config, let profile, let move, let files):
             guard let loaded = load(config, environment) else { return Daemon.ExitCode.usage }
+            if let refusal = SpoolOwnerIdentity.take(for: selected(loaded.configuration, [profile]), command: "enqueue", writesBeyondOutbox: false) {
+                Daemon.printError(refusal)
+                return Daemon.ExitCode.noPermission
+            }
             return EnqueueCommand.run(loaded.configuration, profile: profile, move: move, files: files)
         }
+    }
+
+    /// The profiles a command names (all when it names none); unknown names are the command's to report.
+    static func selected(_ configuration: Configuration, _ names: [String]) -> [Profile] {
+        names.isEmpty ? configuration.profiles : configuration.profiles.filter { names.contains($0.name) }
     }
 
     /// Loads the config or prints its errors (one `PATH:LINE: message` each).

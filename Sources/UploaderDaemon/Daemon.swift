@@ -18,6 +18,8 @@ package final class Daemon {
         package static let unavailable: Int32 = 69
         package static let software: Int32 = 70
         package static let tempFail: Int32 = 75
+        /// EX_NOPERM: a user who does not own the spool ran a command that must write in it.
+        package static let noPermission: Int32 = 77
     }
 
     private let loaded: LoadedConfiguration

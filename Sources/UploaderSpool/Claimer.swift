@@ -66,9 +66,9 @@ package struct Claimer: Sendable {
             return .refused("\(error)")
         }
         guard seen.kind == .regular else { return refuse(path, seen, now: now) }
-        let fd: Int32
+        let opened: Int32
         do {
-            fd = try fs.openForReading(path, in: outbox)
+            opened = try fs.openForReading(path, in: outbox)
         } catch let error as SystemError {
             switch error.code {
             case ENOENT: return vanished(path, now: now)  // its record may still need finishing (seed 9095)
@@ -82,7 +82,8 @@ package struct Claimer: Sendable {
         }
         // Every later check, the hash and the upload use this descriptor (O_NOFOLLOW), so a
         // path swapped for a symlink or a FIFO after the lstat above changes nothing.
-        let status: FileSystem.Status
+        var fd = opened
+        var status: FileSystem.Status
         do {
             status = try fs.status(fd: fd, path: display)
         } catch {
@@ -92,6 +93,28 @@ package struct Claimer: Sendable {
         guard status.kind == .regular else {
             fs.close(fd)
             return refuse(path, status, now: now)
+        }
+        /// Another user's file we may not link becomes ours first (`FileAdoption`); nil to go on
+        /// with `fd` and `status` (then the copy's), else how the claim ends.
+        func adopt() -> Outcome? {
+            do {
+                switch try FileAdoption(spool: spool).adoptIfNeeded(path, fd: fd, status: status) {
+                case .notNeeded:
+                    return nil
+                case .adopted(let copy, let copyStatus):
+                    fs.close(fd)
+                    (fd, status) = (copy, copyStatus)
+                    logger.debug("another user's file copied to make it ours (its link is refused)", ["file": path.logSafe])
+                    return nil
+                case .changed:
+                    fs.close(fd)
+                    return round < Self.rehashRounds ? claim(path, now: now, cancellation: cancellation, round: round + 1)
+                        : .refused("another user's file that keeps changing while it is copied")
+                }
+            } catch {
+                fs.close(fd)
+                return .refused("another user's file, which we may not link, cannot be copied to make it ours: \(error)")
+            }
         }
         // An S3 multipart or tus upload begun for the old content: kept so the uploader can end it.
         var staleS3: S3UploadState?
@@ -124,6 +147,7 @@ package struct Claimer: Sendable {
                 }
             } else if unchanged && (manifest.sha256 != nil || digest == .none)
                         && !hashMayBeStale(manifest, status: status, fd: fd, display: display, cancellation: cancellation) {
+                if let ended = adopt() { return ended }
                 let claimed = ClaimedFile(path: path, fd: fd, status: status, manifest: manifest, fs: fs)
                 claimed.writtenJustBefore = now.timeIntervalSince(status.mtime) < ClaimedFile.timestampGranularity
                 return .ready(claimed)
@@ -143,6 +167,7 @@ package struct Claimer: Sendable {
                 return .refused("unreadable manifest that cannot be moved aside: \(error)")
             }
         }
+        if let ended = adopt() { return ended }
         do {
             var sha: String?
             if digest == .sha256 {

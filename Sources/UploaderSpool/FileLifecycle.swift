@@ -135,6 +135,7 @@ package struct FileLifecycle: Sendable {
     func moveTogether(_ batch: [PendingMove]) -> [Result<Bool, any Error>] {
         let outbox = spool.directory(.outbox)
         var results = [Result<Bool, any Error>](repeating: .success(false), count: batch.count)
+        var renamed: Set<Int> = []
         /// Runs `step` for each move still going; a throw ends that move.
         func each(_ step: (Int, PendingMove) throws -> Void) {
             for (index, move) in batch.enumerated() where (try? results[index].get()) != nil {
@@ -165,7 +166,17 @@ package struct FileLifecycle: Sendable {
             }
             try HookLedger(spool: spool).ensureMarker(for: move.manifest, at: move.target, in: move.area)
             // Both new names first, made durable by one fsync of `area` for the whole batch.
-            if fileHere { try link(move.path, in: outbox, to: move.target, in: dest) }
+            if fileHere {
+                do {
+                    try link(move.path, in: outbox, to: move.target, in: dest)
+                } catch let error as SystemError where error.code == EPERM {
+                    // Another user's file that we may neither link nor read (so never copied to make
+                    // it ours, `FileAdoption`): it can only be renamed. On a journalled file system
+                    // that is as safe; without a journal a power cut right here could lose its name.
+                    try fs.rename(move.path, in: outbox, to: move.target, in: dest, replace: false)
+                    renamed.insert(index)
+                }
+            }
             try link(Spool.manifestName(for: move.path), in: outbox, to: Spool.manifestName(for: move.target), in: dest)
             results[index] = .success(fileHere)
         }
@@ -173,7 +184,7 @@ package struct FileLifecycle: Sendable {
         let here = results.map { (try? $0.get()) == true }
         // The file's outbox name must be gone for good before its manifest's is: a file left
         // alone in the outbox would be claimed and uploaded again.
-        each { index, move in if here[index] { try fs.unlink(move.path, in: outbox) } }
+        each { index, move in if here[index] && !renamed.contains(index) { try fs.unlink(move.path, in: outbox) } }
         syncEach({ ($0.path, .outbox) }, including: { here[$0] })
         return results
     }
@@ -351,9 +362,15 @@ package struct FileLifecycle: Sendable {
             try spool.syncDirectory(of: target, in: .outbox)
         }
         if fileHere {
-            try link(path, in: retryDir, to: target, in: outbox)
-            try spool.syncDirectory(of: target, in: .outbox)
-            try fs.unlink(path, in: retryDir)
+            do {
+                try link(path, in: retryDir, to: target, in: outbox)
+                try spool.syncDirectory(of: target, in: .outbox)
+                try fs.unlink(path, in: retryDir)
+            } catch let error as SystemError where error.code == EPERM {
+                // Another user's file we may neither link nor read (as in `moveTogether`): renamed.
+                try fs.rename(path, in: retryDir, to: target, in: outbox, replace: false)
+                try spool.syncDirectory(of: target, in: .outbox)
+            }
             try spool.syncDirectory(of: path, in: .retry)
         }
         try fs.unlink(Spool.manifestName(for: path), in: retryDir)

@@ -21,6 +21,10 @@ package enum FileSystem {
         package var links: UInt64
         /// The `S_IFMT` bits of `st_mode`, to name what a non-regular entry is.
         package var format: UInt32
+        /// `st_uid`: whose file it is (a producer's file is not ours to link, see `mayLink`).
+        package var owner: UInt32
+        /// The permission bits of `st_mode` (`0o7777`).
+        package var permissions: UInt32
 
         /// From what `stat`/`lstat`/`fstat` filled in (a simulated disk fills one in too).
         package init(_ st: stat) {
@@ -37,6 +41,8 @@ package enum FileSystem {
             inode = UInt64(st.st_ino)
             links = UInt64(st.st_nlink)
             format = UInt32(st.st_mode & S_IFMT)
+            owner = UInt32(st.st_uid)
+            permissions = UInt32(st.st_mode & 0o7777)
         }
 
         /// What the entry is, in words (`symlink`, `FIFO`, `socket`, `character device`…), for refusals.

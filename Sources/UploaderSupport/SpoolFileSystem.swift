@@ -32,6 +32,14 @@ package protocol SpoolFileSystem: Sendable {
     /// Moves between directories are link, fsync, unlink: a name that can never be lost.
     func link(_ existing: RelativePath, in fromDir: String, to new: RelativePath, in toDir: String) throws
     func unlink(_ path: RelativePath, in directory: String) throws
+    /// Whether `link` of the regular file at `path` (`status` its lstat) is allowed to us: the
+    /// kernel refuses a file of another user we may not write (`fs.protected_hardlinks`).
+    func mayLink(_ path: RelativePath, in directory: String, status: FileSystem.Status) -> Bool
+    /// A new file `name` (EEXIST if taken) with every byte of the open file `fd`, its permission
+    /// bits and mtime, fsynced: our own copy of a file we may not link.
+    func copyFile(from fd: Int32, status: FileSystem.Status, to name: RelativePath, in directory: String) throws
+    /// renameat2(RENAME_EXCHANGE): the two names swap their files in one step.
+    func exchange(_ a: RelativePath, in aDir: String, with b: RelativePath, in bDir: String) throws
     /// fsync of the directory holding `name`: makes the creations, renames and removals in it durable.
     func syncDirectory(of name: RelativePath, in directory: String) throws
     /// `mkdir -p`, mode 0750.
@@ -113,6 +121,18 @@ package struct LocalFileSystem: SpoolFileSystem {
     }
 
     package func unlink(_ path: RelativePath, in directory: String) throws { try FileSystem.unlink(path, in: directory) }
+
+    package func mayLink(_ path: RelativePath, in directory: String, status: FileSystem.Status) -> Bool {
+        FileSystem.mayLink(path, in: directory, status: status)
+    }
+
+    package func copyFile(from fd: Int32, status: FileSystem.Status, to name: RelativePath, in directory: String) throws {
+        try FileSystem.copyFile(from: fd, status: status, to: name, in: directory)
+    }
+
+    package func exchange(_ a: RelativePath, in aDir: String, with b: RelativePath, in bDir: String) throws {
+        try FileSystem.exchange(a, in: aDir, with: b, in: bDir)
+    }
 
     package func syncDirectory(of name: RelativePath, in directory: String) throws {
         try FileSystem.syncDirectoryOf(name, in: directory)

@@ -79,7 +79,10 @@ final class UnreadableAndVanishingFilesTests: XCTestCase {
         let sink = try NginxSink(port: port)
         try waitUntil(timeout: 40, "the renamed file in sent/") { fx.files(in: fx.sent) == ["renamed-later.bin"] }
         try fx.drop("zz-marker.txt", Data("marker".utf8))
-        try waitUntil(timeout: 15, "the marker in sent/") { fx.files(in: fx.sent) == ["renamed-later.bin", "zz-marker.txt"] }
+        // The move's last step takes the manifest's outbox name: wait for the move's end, not its link.
+        try waitUntil(timeout: 15, "the marker in sent/, its move finished") {
+            fx.files(in: fx.sent) == ["renamed-later.bin", "zz-marker.txt"] && fx.names(in: fx.outbox) == []
+        }
 
         let log = daemon.stderrText()
         for name in ["gone.bin", "moved.bin", "renamed.bin"] {

@@ -102,6 +102,20 @@ final class ProcessView: SpoolFileSystem, @unchecked Sendable {
         try disk.unlink(path, in: directory)
     }
 
+    func mayLink(_ path: RelativePath, in directory: String, status: FileSystem.Status) -> Bool {
+        disk.mayLink(path, in: directory, status: status)
+    }
+
+    func copyFile(from fd: Int32, status: FileSystem.Status, to name: RelativePath, in directory: String) throws {
+        guard enter() else { throw dieError("create", directory) }
+        try disk.copyFile(from: fd, status: status, to: name, in: directory)
+    }
+
+    func exchange(_ a: RelativePath, in aDir: String, with b: RelativePath, in bDir: String) throws {
+        guard enter() else { throw dieError("exchange", aDir) }
+        try disk.exchange(a, in: aDir, with: b, in: bDir)
+    }
+
     /// No yield here: `DirectorySyncer` holds its condition's bookkeeping around this call.
     func syncDirectory(of name: RelativePath, in directory: String) throws {
         guard enter(yielding: false) else { throw dieError("fsync", directory) }

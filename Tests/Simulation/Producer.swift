@@ -10,16 +10,21 @@ struct Producer {
     let disk: SimDisk
     let outbox: String
     let choices: ChoiceSource
+    /// Another user than the daemon's, in its group (`fs.protected_hardlinks = 1`): the daemon may
+    /// read its files but not link them, and once the daemon has made a file its own, the
+    /// producer can no longer write to it (only remove it or drop a new one).
+    let foreign: Bool
     /// What each name in the outbox should deliver, by outbox name (the producer's intent).
     private(set) var standing: [String: [UInt8]] = [:]
     /// Contents the producer dropped and still stands by, wherever the daemon has moved them.
     private(set) var expected: Set<String> = []
     private var count = 0
 
-    init(disk: SimDisk, outbox: String, choices: ChoiceSource) {
+    init(disk: SimDisk, outbox: String, choices: ChoiceSource, foreign: Bool) {
         self.disk = disk
         self.outbox = outbox
         self.choices = choices
+        self.foreign = foreign
     }
 
     /// Names of every kind: spaces, Unicode, a leading dash, percent signs, several dots, none.
@@ -33,7 +38,7 @@ struct Producer {
         case 0:
             let name = newName()
             let data = newContent()
-            disk.createFile("/incoming/\(name)", data: data, sync: true)
+            disk.createFile("/incoming/\(name)", data: data, sync: true, foreign: foreign)
             try? disk.rename("/incoming/\(name)", "\(outbox)/\(name)")
             disk.syncParent("\(outbox)/\(name)")
             stand(name, data)
@@ -42,7 +47,7 @@ struct Producer {
         case 1:
             let name = newName()
             let data = newContent()
-            disk.createFile("\(outbox)/\(name)", data: data, sync: true)
+            disk.createFile("\(outbox)/\(name)", data: data, sync: true, foreign: foreign)
             disk.syncParent("\(outbox)/\(name)")
             stand(name, data)
             note("write \(name) (\(data.count) B) in place")
@@ -50,7 +55,7 @@ struct Producer {
         case 2:
             let name = newName()
             let data = newContent()
-            disk.createFile("/incoming/\(name)", data: data, sync: true)
+            disk.createFile("/incoming/\(name)", data: data, sync: true, foreign: foreign)
             try? disk.link("/incoming/\(name)", "\(outbox)/\(name)")
             disk.syncParent("\(outbox)/\(name)")
             stand(name, data)
@@ -60,7 +65,10 @@ struct Producer {
             let name = names[choices.below(names.count)]
             guard disk.exists(path: "\(outbox)/\(name)") else { return nil }
             let data = newContent()
-            disk.writeInPlace("\(outbox)/\(name)", data: data)
+            guard disk.writeInPlace("\(outbox)/\(name)", data: data, foreign: foreign) else {
+                note("rewrite \(name) refused (not the producer's file now)")
+                return nil
+            }
             disk.syncFile("\(outbox)/\(name)")
             if let old = standing[name] { expected.remove(Self.hash(old)) }
             stand(name, data)

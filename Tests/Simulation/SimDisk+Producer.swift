@@ -9,11 +9,15 @@ extension SimDisk {
     private static func parts(_ path: String) -> [[UInt8]] { SimDiskState.components(absolute: Array(path.utf8)) }
 
     /// open(O_WRONLY | O_CREAT | O_TRUNC), write, close; then fsync if `sync`. An existing file keeps its inode.
+    /// `foreign`: the producer is another user than the daemon's, and owns what it creates.
     @discardableResult
-    func createFile(_ path: String, data: [UInt8], sync: Bool) -> Bool {
+    func createFile(_ path: String, data: [UInt8], sync: Bool, foreign: Bool = false) -> Bool {
         let parts = Self.parts(path)
         return succeeded("create", path) { state in
+            let existed = try state.locate(parts, followLast: true).inode != nil
             let inode = try state.createFile(parts, exclusive: false)
+            if !existed { state.nodes[inode]!.foreign = foreign }
+            if existed && state.nodes[inode]!.foreign != foreign { throw SimErrno(EACCES) }
             state.setData(data, of: inode)
             if sync { state.syncFile(inode) }
         }
@@ -27,9 +31,10 @@ extension SimDisk {
     }
 
     /// Rewrites the content of the regular file at `path` in place (same inode); mtime moves.
+    /// A `foreign` producer may write only its own files (mode 0644: the daemon's copy is not).
     @discardableResult
-    func writeInPlace(_ path: String, data: [UInt8]) -> Bool {
-        rewrite(path) { _ in data }
+    func writeInPlace(_ path: String, data: [UInt8], foreign: Bool = false) -> Bool {
+        rewrite(path, foreign: foreign) { _ in data }
     }
 
     /// fsync of the regular file at `path`.
@@ -43,23 +48,27 @@ extension SimDisk {
     }
 
     @discardableResult
-    func append(_ path: String, data: [UInt8]) -> Bool {
-        rewrite(path) { $0 + data }
+    func append(_ path: String, data: [UInt8], foreign: Bool = false) -> Bool {
+        rewrite(path, foreign: foreign) { $0 + data }
     }
 
-    private func rewrite(_ path: String, _ newData: ([UInt8]) -> [UInt8]) -> Bool {
+    private func rewrite(_ path: String, foreign: Bool, _ newData: ([UInt8]) -> [UInt8]) -> Bool {
         let parts = Self.parts(path)
         return succeeded("write", path) { state in
             guard let inode = try state.locate(parts, followLast: true).inode else { throw SimErrno(ENOENT) }
             guard state.nodes[inode]!.kind == .regular else { throw SimErrno(EINVAL) }
+            if state.nodes[inode]!.foreign != foreign { throw SimErrno(EACCES) }
             state.setData(newData(state.nodes[inode]!.content.data), of: inode)
         }
     }
 
-    /// A hard link `new` to `existing`.
+    /// A hard link `new` to `existing`, by the producer (who owns its foreign files).
     func link(_ existing: String, _ new: String) throws {
         let (from, to) = (Self.parts(existing), Self.parts(new))
-        try operation("link", "\(existing) to \(new)") { state in try state.link(from, to) }
+        try operation("link", "\(existing) to \(new)") { state in
+            let inode = try state.locate(from, followLast: false).inode
+            try state.link(from, to, byProducer: inode.map { state.nodes[$0]!.foreign } ?? false)
+        }
     }
 
     /// rename(2): replaces `to` if it exists.

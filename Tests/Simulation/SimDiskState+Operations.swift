@@ -77,13 +77,28 @@ extension SimDiskState {
         touch(inode)
     }
 
-    /// link(2) (linkat without AT_SYMLINK_FOLLOW: a symlink is linked, not its target).
-    mutating func link(_ existing: [[UInt8]], _ new: [[UInt8]]) throws(SimErrno) {
+    /// link(2) (linkat without AT_SYMLINK_FOLLOW: a symlink is linked, not its target). `byProducer`:
+    /// the producer links, who owns the foreign files; else the daemon, who owns the rest.
+    mutating func link(_ existing: [[UInt8]], _ new: [[UInt8]], byProducer: Bool = false) throws(SimErrno) {
         guard let inode = try locate(existing, followLast: false).inode else { throw SimErrno(ENOENT) }
         if nodes[inode]!.isDirectory { throw SimErrno(EPERM) }
+        // fs.protected_hardlinks = 1: a file of another user that we may not write is never linked.
+        if nodes[inode]!.foreign != byProducer && nodes[inode]!.kind == .regular { throw SimErrno(EPERM) }
         let location = try creatable(new)
         change([SimEntryChange(directory: location.directory, name: location.name, inode: inode)])
         touch(inode)
+    }
+
+    /// renameat2(RENAME_EXCHANGE): both names must exist; they swap their inodes in one operation.
+    mutating func exchange(_ a: [[UInt8]], _ b: [[UInt8]]) throws(SimErrno) {
+        let first = try locate(a, followLast: false), second = try locate(b, followLast: false)
+        guard let x = first.inode, let y = second.inode else { throw SimErrno(ENOENT) }
+        if first.name.isEmpty || second.name.isEmpty { throw SimErrno(EBUSY) }
+        if x == y { return }
+        change([SimEntryChange(directory: first.directory, name: first.name, inode: y),
+                SimEntryChange(directory: second.directory, name: second.name, inode: x)])
+        touch(x)
+        touch(y)
     }
 
     /// open(O_RDONLY | O_NOFOLLOW | O_NONBLOCK) of `parts`, whose components from `strictFrom`

@@ -104,6 +104,13 @@ struct SimDiskState: Sendable {
         dirtyContent.insert(inode)
     }
 
+    /// futimens(2): the mtime set to `nanos`; ctime moves.
+    mutating func setModificationTime(_ nanos: Int64, of inode: UInt64) {
+        nodes[inode]!.content.mtimeNanos = nanos
+        nodes[inode]!.content.ctimeNanos = nanosNow()
+        dirtyContent.insert(inode)
+    }
+
     /// A change of the inode itself (rename, link, unlink): ctime moves.
     mutating func touch(_ inode: UInt64) {
         nodes[inode]!.content.ctimeNanos = nanosNow()

@@ -25,6 +25,9 @@ struct SimNode: Sendable {
     var parent: UInt64
     /// Entries naming this inode (for a directory: counted as the kernel does, see `SimDiskState.linkCount`).
     var links = 0
+    /// Written by a producer who is another user (mode 0644): the daemon, not root, may read it but
+    /// not link it (`fs.protected_hardlinks = 1`).
+    var foreign = false
 
     init(kind: Kind, parent: UInt64, content: SimContent) {
         self.kind = kind
@@ -85,8 +88,15 @@ extension SimNode {
         st.st_dev = numericCast(device)
         st.st_ino = numericCast(inode)
         st.st_nlink = numericCast(links)
+        if foreign {
+            st.st_uid = SimNode.producerUID
+            st.st_mode = (st.st_mode & S_IFMT) | 0o644
+        }
         return FileSystem.Status(st)
     }
+
+    /// The owner a foreign file shows; the daemon's own files show uid 0 as before.
+    static let producerUID: uid_t = 1001
 
     private static func timespec(_ nanos: Int64) -> Glibc.timespec {
         let seconds = nanos >= 0 ? nanos / 1_000_000_000 : (nanos - 999_999_999) / 1_000_000_000

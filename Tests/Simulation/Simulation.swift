@@ -68,7 +68,7 @@ final class Simulation {
         logger = Logger(level: collect ? .debug : .error, clock: clock, sink: { line in if collect { lines.append(line) } })
         logLines = lines
         if collect { disk.logOperations() }
-        producer = Producer(disk: disk, outbox: profile.spool.outbox, choices: choices)
+        producer = Producer(disk: disk, outbox: profile.spool.outbox, choices: choices, foreign: choices.chance(30))
     }
 
     private let logLines: LineBox
@@ -82,6 +82,7 @@ final class Simulation {
         for directory in ["/", Self.spoolRoot, profile.spool.outbox] {
             try? disk.syncDirectory(of: RelativePath("x"), in: directory)
         }
+        if producer.foreign { note("the producer is another user: its files cannot be linked by the daemon") }
         boot()
         var step = 0
         while step < options.steps && violation == nil {

@@ -41,6 +41,15 @@ import Testing
             try base.link(existing, in: fromDir, to: new, in: toDir)
         }
         func unlink(_ path: RelativePath, in directory: String) throws { try base.unlink(path, in: directory) }
+        func mayLink(_ path: RelativePath, in directory: String, status: FileSystem.Status) -> Bool {
+            base.mayLink(path, in: directory, status: status)
+        }
+        func copyFile(from fd: Int32, status: FileSystem.Status, to name: RelativePath, in directory: String) throws {
+            try base.copyFile(from: fd, status: status, to: name, in: directory)
+        }
+        func exchange(_ a: RelativePath, in aDir: String, with b: RelativePath, in bDir: String) throws {
+            try base.exchange(a, in: aDir, with: b, in: bDir)
+        }
         func syncDirectory(of name: RelativePath, in directory: String) throws { try base.syncDirectory(of: name, in: directory) }
         func makeDirectories(_ path: String) throws { try base.makeDirectories(path) }
         func makeParents(of path: RelativePath, in directory: String) throws { try base.makeParents(of: path, in: directory) }

@@ -5,6 +5,13 @@
 /// renameat2(..., RENAME_NOREPLACE): fails with EEXIST instead of overwriting.
 int uploader_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
 
+/// renameat2(..., RENAME_EXCHANGE): swaps two names atomically (both must exist).
+int uploader_rename_exchange(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
+
+/// copy_file_range(2) from `in` at `*offset` to `out` at its file offset; the kernel copies,
+/// no buffer passes through user space.
+long uploader_copy_file_range(int in, long long *offset, int out, unsigned long length);
+
 /// fcntl(fd, F_SETLEASE, F_RDLCK / F_UNLCK): succeeds only when no process has the file open for writing.
 int uploader_try_read_lease(int fd);
 int uploader_release_lease(int fd);

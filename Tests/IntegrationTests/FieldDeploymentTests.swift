@@ -1,0 +1,128 @@
+@preconcurrency import Glibc
+import Foundation
+import Testing
+
+/// Installed as examples/systemd/README.md says — a service user owning the spool, a producer in
+/// its group, a setgid outbox, `fs.protected_hardlinks = 1`, root at the command line — every file
+/// is delivered and filed, and nothing the command line leaves is out of the service's reach.
+@Suite(.serialized) struct FieldDeploymentTests {
+    @Test func producersFilesAndEnqueuedFilesAllReachSentOwnedByTheService() throws {
+        let server = try FaultServer()
+        let field = try FieldDeployment()
+        try field.writeConfig(url: server.url("up/{path}"))
+        let daemon = try field.startDaemon()
+        let contents: [String: Data] = [
+            "a.txt": Data("0644, written in place by another user\n".utf8),
+            "b.txt": Data("0640, umask 027\n".utf8),
+            "c.bin": Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }),
+            "d.bin": Data("enqueued by root\n".utf8),
+        ]
+        try field.produce("a.txt", contents["a.txt"]!, umask: "022")
+        try field.produce("b.txt", contents["b.txt"]!, umask: "027")
+        _ = try field.tmp.write("src/c.bin", contents["c.bin"]!)
+        _ = try field.tmp.write("src/d.bin", contents["d.bin"]!)
+        chmod(field.tmp.path("src"), 0o755)
+        chmod(field.tmp.path("src/c.bin"), 0o644)
+        let byProducer = try field.uploader(["enqueue", "--profile", "p", field.tmp.path("src/c.bin")], as: FieldDeployment.producer)
+        #expect(byProducer.exitCode == 0, "\(byProducer)")
+        let byRoot = try field.uploader(["enqueue", "--profile", "p", field.tmp.path("src/d.bin")])
+        #expect(byRoot.exitCode == 0, "\(byRoot)")
+
+        for name in contents.keys.sorted() {
+            try waitUntil(timeout: 30, "\(name) to reach sent/ (daemon: \(daemon.stderrText()))") {
+                field.exists("sent/\(name).manifest.json") && !field.exists("outbox/\(name)")
+            }
+        }
+        let received = Dictionary(try server.recorded().filter { $0.method == "PUT" }.map { ($0.path, $0.bodySHA256) },
+                                  uniquingKeysWith: { first, _ in first })
+        for (name, data) in contents {
+            #expect(received["/up/\(name)"] == sha256(of: data), "bytes of \(name) on the server")
+            #expect(try sha256(ofFile: field.spool + "/sent/" + name) == sha256(of: data), "bytes of \(name) in sent/")
+            #expect(try field.manifest("sent/\(name).manifest.json")["state"] as? String == "sent")
+            #expect(try field.owner(field.spool + "/sent/\(name).manifest.json").user == FieldDeployment.service)
+        }
+        // The producer's own files were copied to make them the service's (their links are refused);
+        // the producer's enqueued copy is group-writable, so the service links it as it is.
+        for name in ["a.txt", "b.txt", "d.bin"] {
+            #expect(try field.owner(field.spool + "/sent/" + name).user == FieldDeployment.service, "\(name)")
+        }
+        #expect(try field.owner(field.spool + "/sent/a.txt").mode == 0o644, "a copy keeps the producer's permissions")
+        #expect(try field.owner(field.spool + "/sent/b.txt").mode == 0o640, "a copy keeps the producer's permissions")
+        #expect(try field.owner(field.spool + "/sent/c.bin") == (FieldDeployment.producer, 0o660))
+        let status = try field.uploader(["status", "--json"])
+        let profile = try #require(((try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["profiles"]
+            as? [String: Any])?["p"] as? [String: Any], "\(status)")
+        #expect((profile["queued"] as? [String: Any])?["files"] as? Int == 0, "\(status.stdout)")
+        #expect((profile["sent_24h"] as? [String: Any])?["files"] as? Int == 4, "\(status.stdout)")
+        #expect(try stopDaemon(daemon).exitCode == 0)
+        #expect(!daemon.stderrText().contains("Operation not permitted"), "\(daemon.stderrText())")
+    }
+
+    @Test func aFileFailedByTheServerAndPutBackByRootIsDeliveredByTheService() throws {
+        let server = try FaultServer()
+        try server.script([["status": 400, "body": "bad"]])
+        let field = try FieldDeployment()
+        try field.writeConfig(url: server.url("up/{path}"))
+        let daemon = try field.startDaemon()
+        let data = Data("refused once, then welcome\n".utf8)
+        try field.produce("e.txt", data)
+        try waitUntil(timeout: 30, "e.txt to fail into retry/ (daemon: \(daemon.stderrText()))") {
+            field.exists("retry/e.txt.manifest.json") && !field.exists("outbox/e.txt.manifest.json")
+        }
+        #expect(try field.manifest("retry/e.txt.manifest.json")["state"] as? String == "failed")
+
+        let retry = try field.uploader(["retry", "--all"])
+        #expect(retry.exitCode == 0, "\(retry)")
+        try waitUntil(timeout: 30, "e.txt to reach sent/ after root's retry (daemon: \(daemon.stderrText()))") {
+            field.exists("sent/e.txt.manifest.json") && !field.exists("outbox/e.txt.manifest.json")
+        }
+        let manifest = try field.manifest("sent/e.txt.manifest.json")
+        #expect((manifest["attempts"] as? [Any])?.count == 2, "\(manifest)")
+        #expect(try field.owner(field.spool + "/sent/e.txt.manifest.json").user == FieldDeployment.service)
+        let puts = try server.recorded().filter { $0.method == "PUT" }
+        #expect(puts.last?.bodySHA256 == sha256(of: data))
+        #expect(try stopDaemon(daemon).exitCode == 0)
+    }
+
+    @Test func rootsRunOnceLeavesTheSpoolToItsOwnerAndAProducerIsToldWhoToRunAs() throws {
+        let server = try FaultServer()
+        let field = try FieldDeployment()
+        try field.writeConfig(url: server.url("up/{path}"))
+        let data = Data("cron at night\n".utf8)
+        try field.produce("f.txt", data)
+
+        let refused = try field.uploader(["run", "--once"], as: FieldDeployment.producer)
+        #expect(refused.exitCode == 77, "\(refused)")
+        #expect(refused.stderr.contains("user \(FieldDeployment.service)"), "\(refused.stderr)")
+        #expect(refused.stderr.split(separator: "\n").count == 1, "one line: \(refused.stderr)")
+        let retryRefused = try field.uploader(["retry", "--all"], as: FieldDeployment.producer)
+        #expect(retryRefused.exitCode == 77, "\(retryRefused)")
+
+        let once = try field.uploader(["run", "--once"])
+        #expect(once.exitCode == 0, "\(once)")
+        #expect(try sha256(ofFile: field.spool + "/sent/f.txt") == sha256(of: data))
+        for relative in ["sent", "retry", "sent/f.txt", "sent/f.txt.manifest.json", ".lock", "outbox/.upl-tmp"] where field.exists(relative) {
+            #expect(try field.owner(field.spool + "/" + relative).user == FieldDeployment.service, "\(relative) belongs to the service")
+        }
+        // The service, on its own afterwards, can run on what root's run left.
+        try field.produce("g.txt", Data("later\n".utf8))
+        let again = try field.uploader(["run", "--once"], as: FieldDeployment.service)
+        #expect(again.exitCode == 0, "\(again)")
+        #expect(field.exists("sent/g.txt.manifest.json"))
+    }
+
+    @Test func anotherUsersFileTheServiceCannotReadFailsWithItsReason() throws {
+        let server = try FaultServer()
+        let field = try FieldDeployment()
+        try field.writeConfig(url: server.url("up/{path}"))
+        try field.produce("secret.txt", Data("not for you\n".utf8), umask: "077")
+        let once = try field.uploader(["run", "--once"], as: FieldDeployment.service)
+        #expect(once.exitCode == 1, "a file went to retry/ as failed: \(once)")
+        let manifest = try field.manifest("retry/secret.txt.manifest.json")
+        #expect(manifest["state"] as? String == "failed")
+        #expect((manifest["last_error"] as? String)?.contains("Permission denied") == true, "\(manifest)")
+        #expect(field.exists("retry/secret.txt") && !field.exists("outbox/secret.txt"))
+        #expect(once.stderr.contains("secret.txt"), "\(once.stderr)")
+        #expect(try server.recorded().filter { $0.method == "PUT" }.isEmpty)
+    }
+}
