@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+@testable import UploaderSimulation
+import UploaderSupport
+import UploaderCore
+import UploaderConfig
+import UploaderSpool
+
+/// A producer's file that the daemon may not link (another user's, `fs.protected_hardlinks = 1`)
+/// is copied and swapped in under its name by its claim (`FileAdoption`). Killed at every one of
+/// that claim's operations, then cut by a power cut, then started again: the content is always
+/// under its outbox name, nowhere else but the temporary directory the start-up sweeps, and the
+/// next claim makes it ours so that its move to sent/ (links) goes through.
+@Suite struct SimDiskAdoptionTests {
+    static let payload = SimDiskTesting.bytes("another user's bytes")
+    static let path = RelativePath("theirs.txt")
+
+    struct Scenario {
+        let disk: SimDisk
+        let spool: Spool
+        let lifecycle: FileLifecycle
+        let claimer: Claimer
+
+        init(_ model: SimDisk.Model) throws {
+            disk = SimDiskTesting.disk(model)
+            (spool, lifecycle, claimer) = try SimDiskTesting.spool(on: disk)
+            disk.createFile(SimDiskAdoptionTests.path.displayed(in: spool.paths.outbox), data: SimDiskAdoptionTests.payload,
+                            sync: true, foreign: true)
+            try disk.syncAll()
+        }
+
+        func claim() -> Claimer.Outcome { claimer.claim(SimDiskAdoptionTests.path, now: SimDiskTesting.start) }
+
+        /// Regular files holding the payload, outside the temporary directory.
+        var payloadPlaces: [String] {
+            SimDiskTesting.files(on: disk, below: "/spool").filter { $0.value == SimDiskAdoptionTests.payload }.keys
+                .filter { !$0.contains("/.upl-tmp/") }.sorted()
+        }
+    }
+
+    @Test(arguments: SimDisk.Model.allCases)
+    func aClaimThatAdoptsKilledAnywhereAndCutByAPowerCutLosesNothing(model: SimDisk.Model) throws {
+        let full = try Scenario(model)
+        let before = full.disk.operations
+        guard case .ready = full.claim() else { Issue.record("the claim of a foreign file is ready"); return }
+        let length = full.disk.operations - before
+        #expect(length >= 5, "copy (create, write, times, fsync), exchange, unlink, outbox fsync")
+
+        for k in 0...length {
+            for seed in 0..<UInt64(8) {
+                let scenario = try Scenario(model)
+                scenario.disk.crash(atOperation: scenario.disk.operations + k)
+                _ = scenario.claim()
+                scenario.disk.killProcess()
+                var rng = SplitMix64(seed: seed)
+                scenario.disk.powerCut(&rng)
+                let cut = "killed at operation \(k), power cut seed \(seed)"
+                #expect(scenario.payloadPlaces == ["/spool/outbox/theirs.txt"], "\(cut)")
+
+                _ = SimDiskTesting.recovery(scenario.spool, scenario.lifecycle).scanOutbox()
+                guard case .ready(let file) = scenario.claim() else { Issue.record("claimed after \(cut)"); continue }
+                try scenario.lifecycle.beginAttempt(file, now: SimDiskTesting.start)
+                var sent = file.manifest
+                sent.state = .sent
+                sent.closeOpenAttempt(at: SimDiskTesting.start, interrupted: false)
+                try scenario.lifecycle.finish(SimDiskAdoptionTests.path, manifest: sent, to: .sent)
+                #expect(scenario.payloadPlaces == ["/spool/sent/theirs.txt"], "filed after \(cut)")
+                #expect(scenario.disk.names(in: "/spool/outbox/.upl-tmp").isEmpty, "swept after \(cut)")
+            }
+        }
+    }
+
+    @Test func theDaemonsOwnFilesAreNeverCopied() throws {
+        let scenario = try Scenario(.journalled)
+        let own = RelativePath("ours.txt")
+        scenario.disk.createFile(own.displayed(in: scenario.spool.paths.outbox), data: Self.payload, sync: true)
+        let inode = scenario.disk.inode("/spool/outbox/ours.txt")
+        guard case .ready(let file) = scenario.claimer.claim(own, now: SimDiskTesting.start) else {
+            Issue.record("claimed"); return
+        }
+        #expect(file.status.inode == inode, "claimed as it is")
+    }
+}
