@@ -9,7 +9,10 @@ import Testing
     @Test func producersFilesAndEnqueuedFilesAllReachSentOwnedByTheService() throws {
         let server = try FaultServer()
         let field = try FieldDeployment()
-        try field.writeConfig(url: server.url("up/{path}"))
+        // The hook runs as the service, in the spool: it reads the file it is given and notes it.
+        let hook = try field.tmp.write("hook.sh", "#!/bin/sh\nwc -c < \"$1\" >/dev/null && echo \"$UPLOADER_FILE\" >> hook-ran.log\n")
+        chmod(hook, 0o755)
+        try field.writeConfig(url: server.url("up/{path}"), extra: "on_sent = \(hook)")
         let daemon = try field.startDaemon()
         let contents: [String: Data] = [
             "a.txt": Data("0644, written in place by another user\n".utf8),
@@ -49,6 +52,12 @@ import Testing
         #expect(try field.owner(field.spool + "/sent/a.txt").mode == 0o644, "a copy keeps the producer's permissions")
         #expect(try field.owner(field.spool + "/sent/b.txt").mode == 0o640, "a copy keeps the producer's permissions")
         #expect(try field.owner(field.spool + "/sent/c.bin") == (FieldDeployment.producer, 0o660))
+        var ran: [String] = []
+        try waitUntil(timeout: 15, "the on_sent hook to run for every file (ran: \(ran))") {
+            ran = ((try? String(contentsOfFile: field.spool + "/hook-ran.log", encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+            return ran.count == contents.count
+        }
+        #expect(Set(ran.map { ($0 as NSString).lastPathComponent }) == Set(contents.keys))
         let status = try field.uploader(["status", "--json"])
         let profile = try #require(((try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["profiles"]
             as? [String: Any])?["p"] as? [String: Any], "\(status)")
