@@ -40,7 +40,11 @@ package struct Recovery: Sendable {
     }
 
     /// Scans `directory` (the outbox root by default) and returns what to queue.
-    package func scanOutbox(_ directory: RelativePath = RelativePath(bytes: [])) -> Result {
+    ///
+    /// `atStartUp`: nothing of ours is under way, so what the hidden temporary directory holds is
+    /// left over from a crash and goes. A rescan of a running daemon (inotify overflow, `rescan`)
+    /// leaves it alone: a worker's record written aside or a copy being swapped in lives there.
+    package func scanOutbox(_ directory: RelativePath = RelativePath(bytes: []), atStartUp: Bool = true) -> Result {
         let outbox = spool.directory(.outbox)
         var result = Result()
         // What each directory being walked holds, settled when the walk leaves it.
@@ -54,7 +58,7 @@ package struct Recovery: Sendable {
                 return false
             }
             if entry.path == Self.temporaryDirectory {
-                removeLeftoverTemporaries()
+                if atStartUp { removeLeftoverTemporaries() }
                 return false
             }
             if entry.name.bytes.first == UInt8(ascii: ".") { return false }

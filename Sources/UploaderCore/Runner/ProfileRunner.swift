@@ -157,14 +157,14 @@ package final class ProfileRunner: Sendable {
             if !ignore.ignores(path) { loop.send(.found(spool.queuedFiles([path]))) }
         case .directoryAppeared(let path):
             if profile.recursive {
-                let scan = recovery.scanOutbox(path)
+                let scan = recovery.scanOutbox(path, atStartUp: false)
                 queueHooks(finishedBy: scan)
                 loop.send(.found(spool.queuedFiles(scan.files)))
             } else if !ignore.ignores(path) {
                 loop.send(.directoriesIgnored([path]))
             }
         case .rescanNeeded:
-            let scan = recovery.scanOutbox()
+            let scan = recovery.scanOutbox(atStartUp: false)
             queueHooks(finishedBy: scan)
             loop.send(.found(spool.queuedFiles(scan.files)))
             if !scan.retries.isEmpty { loop.send(.retriesFound(scan.retries.map { RetryEntry(path: $0.path, due: $0.at) })) }
