@@ -111,8 +111,8 @@ package enum Destination: Sendable {
 package enum HTTPMethod: String, Sendable, CaseIterable {
     case put = "PUT", post = "POST"
     /// Only for the protocols' own requests (S3's ListParts and AbortMultipartUpload, tus's
-    /// HEAD, PATCH, DELETE and OPTIONS); never a `method` in the config.
-    case get = "GET", delete = "DELETE", head = "HEAD", patch = "PATCH", options = "OPTIONS"
+    /// HEAD, PATCH, DELETE and OPTIONS, WebDAV's MKCOL); never a `method` in the config.
+    case get = "GET", delete = "DELETE", head = "HEAD", patch = "PATCH", options = "OPTIONS", mkcol = "MKCOL"
 
     /// What `method =` accepts.
     package static var allCases: [HTTPMethod] { [.put, .post] }

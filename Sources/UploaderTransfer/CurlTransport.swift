@@ -114,7 +114,7 @@ package final class CurlTransport: Transport {
             h.set(CURLOPT_HTTPGET, 1)
         case .head:
             h.set(CURLOPT_NOBODY, 1)
-        case .delete, .options:
+        case .delete, .options, .mkcol:
             h.set(CURLOPT_CUSTOMREQUEST, request.method.rawValue)
         }
         h.set(CURLOPT_READFUNCTION, callback: curlReadCallback)
