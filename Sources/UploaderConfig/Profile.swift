@@ -39,6 +39,9 @@ package struct Profile: Sendable {
     package var headers: [TemplatedField] = []
     package var auth: Auth = .none
     package var tls = TLSOptions()
+    /// `proxy`: every request and the reachability probe go through it; nil = libcurl's
+    /// environment variables (`http_proxy`, `https_proxy`, `all_proxy`, `no_proxy`).
+    package var proxy: ProxyURL? = nil
     package var concurrency: Int = 4
     package var connectTimeout: TimeInterval = 10
     package var stallTimeout: TimeInterval = 60

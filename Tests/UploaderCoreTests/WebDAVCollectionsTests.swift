@@ -113,7 +113,7 @@ struct WebDAVCollectionsTests {
         #expect(mkcol.headers["content-digest"] == nil)
         #expect(mkcol.bodyLength == 0)
         let mkcolRequest = WebDAVCollections.mkcol("http://127.0.0.1:8080/dav/x/", like: request)
-        #expect(mkcolRequest.tls == request.tls && mkcolRequest.connectTimeout == request.connectTimeout)
+        #expect(mkcolRequest.tls == request.tls && mkcolRequest.proxy == request.proxy && mkcolRequest.connectTimeout == request.connectTimeout)
     }
 
     @Test func otherAnswersAndOtherMethodsAreLeftAlone() throws {

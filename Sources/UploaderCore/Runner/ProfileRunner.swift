@@ -43,14 +43,14 @@ package final class ProfileRunner: Sendable {
     package struct Seams: Sendable {
         package var clock: any Clock = SystemClock()
         package var makeTransport: @Sendable () -> any Transport = { CurlTransport() }
-        /// Nil: a TCP connect to the destination's host and port.
+        /// Nil: a TCP connect to the destination's host and port, or a request through its proxy.
         package var probe: (any ReachabilityProbe)?
         package var environment: [String: String] = ProcessInfo.processInfo.environment
         /// The file system the spool's code works on.
         package var fs: any SpoolFileSystem = LocalFileSystem()
         /// The zone `upload_window` and the `max_rate` timetable read local time in.
         package var timeZone: TimeZone = .current
-        /// Nil: the kernel's route to the destination's host (only asked with `interfaces`).
+        /// Nil: the kernel's route to the destination's host, or its proxy's (only asked with `interfaces`).
         package var route: (any RouteLookup)?
 
         package init() {}
@@ -74,13 +74,9 @@ package final class ProfileRunner: Sendable {
                             clock: seams.clock)
         let policy = ProfilePolicy(profile: profile, mode: mode, timeZone: seams.timeZone)
         loop = ProfileLoop(policy: policy, clock: seams.clock)
-        let tcpProbe: TCPProbe?
-        switch profile.destination {
-        case .http(let template): tcpProbe = TCPProbe(urlTemplate: template.description, timeout: profile.connectTimeout)
-        case .s3(let target): tcpProbe = TCPProbe(s3: target, timeout: profile.connectTimeout)
-        }
-        let probe: (any ReachabilityProbe)? = seams.probe ?? tcpProbe
-        let route: (any RouteLookup)? = seams.route ?? tcpProbe.map { KernelRoute(host: $0.host) }
+        let reach = ReachabilityPlan(profile: profile, environment: seams.environment)
+        let probe: (any ReachabilityProbe)? = seams.probe ?? reach.probe
+        let route: (any RouteLookup)? = seams.route ?? reach.routeHost.map { KernelRoute(host: $0) }
         let parts = ProfileExecutor.Parts(
             claimer: Claimer(spool: spool, profileName: profile.name, digest: profile.digest, mimeTypes: mimeTypes,
                              lifecycle: lifecycle, logger: logger),
