@@ -6,7 +6,7 @@ import Foundation
 /// temporary directory; the distribution's own service is never touched. A PUT into a
 /// collection that does not exist gets `409 Conflict`, as from Apache or Nextcloud in the field.
 /// Stopped by `stop()` or when the object goes away.
-final class ApacheDAV: @unchecked Sendable {
+final class ApacheDAV {
     /// The user Apache's children run as (it refuses to serve as root); it owns the directory.
     static let user = "www-data"
 
