@@ -10,7 +10,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 packages=(
     libinotifytools0-dev libcurl4-openssl-dev libssl-dev media-types
-    nginx-light curl inotify-tools iproute2 openssl python3 util-linux
+    nginx-light apache2 curl inotify-tools iproute2 openssl python3 util-linux
     ca-certificates time
     dpkg-dev lintian systemd man-db adduser
 )
@@ -30,7 +30,7 @@ if [ "${#missing[@]}" -gt 0 ] || [ "${FORCE_APT:-0}" = "1" ]; then
     fi
     log "installing: ${missing[*]:-${packages[*]}}"
     export DEBIAN_FRONTEND=noninteractive
-    # Keep package scripts from starting services (nginx would take port 80).
+    # Keep package scripts from starting services (nginx or apache2 would take port 80).
     policy=/usr/sbin/policy-rc.d
     own_policy=0
     if [ ! -e "$policy" ]; then
@@ -50,13 +50,16 @@ if [ "${#missing[@]}" -gt 0 ] || [ "${FORCE_APT:-0}" = "1" ]; then
     rm -f "$apt_log"
 fi
 
-# Never leave the distribution's nginx service running (port 80): the tests and
-# the demo start their own instances with their own configs and pid files.
+# Never leave the distribution's nginx or apache2 service running (port 80): the tests and
+# the demo start their own instances with their own configs and pid files. Package scripts
+# never start apache2 (policy-rc.d above); it is only kept disabled here.
 service nginx stop >/dev/null 2>&1 || true
-if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
-    systemctl disable --now nginx >/dev/null 2>&1 || true
-fi
-update-rc.d nginx disable >/dev/null 2>&1 || true
+for unit in nginx apache2; do
+    if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+        systemctl disable --now "$unit" >/dev/null 2>&1 || true
+    fi
+    update-rc.d "$unit" disable >/dev/null 2>&1 || true
+done
 if [ -s /run/nginx.pid ]; then
     pid="$(cat /run/nginx.pid)"
     if kill -0 "$pid" 2>/dev/null; then
@@ -96,7 +99,7 @@ pip_ensure "tuspyserver, uvicorn, fastapi" tuspyserver uvicorn fastapi
 
 # The package (scripts/package-deb.sh) and its test: dpkg-dev (dpkg-shlibdeps, strip),
 # lintian, systemd (systemd-analyze only: nothing is started), man-db (man pages).
-for tool in nginx curl python3 ip sha256sum inotifywait dpkg-shlibdeps lintian systemd-analyze unshare man; do
+for tool in nginx apache2 curl python3 ip sha256sum inotifywait dpkg-shlibdeps lintian systemd-analyze unshare man; do
     command -v "$tool" >/dev/null 2>&1 || { log "error: $tool not found after install"; exit 1; }
 done
 ensure_swift_on_path

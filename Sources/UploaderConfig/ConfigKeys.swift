@@ -7,7 +7,7 @@ package enum ConfigKeys {
     static let outbox = [
         "spool", "outbox", "sent", "retry", "url", "method", "body", "multipart_field",
         "auth", "token", "token_file", "username", "password", "password_file",
-        "ca_file", "client_cert", "client_key", "insecure_skip_verify",
+        "ca_file", "client_cert", "client_key", "insecure_skip_verify", "proxy",
         "concurrency", "connect_timeout", "stall_timeout", "timeout", "max_attempts", "digest",
         "backoff", "max_backoff", "max_rate", "recursive", "ignore", "rescan", "keep_sent",
         "shutdown_grace", "on_sent", "on_failed", "hook_timeout",

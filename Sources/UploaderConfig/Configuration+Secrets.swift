@@ -9,9 +9,10 @@ extension Configuration {
 }
 
 extension Profile {
-    /// This profile's secrets: its auth credentials and the values of credential headers.
+    /// This profile's secrets: its auth credentials, the values of credential headers and the
+    /// credentials in its proxy's URL.
     package var secretValues: [String] {
         let headerValues = headers.filter { ConfigKeys.isSensitiveHeader($0.name) }.map(\.value.source)
-        return (auth.secrets + headerValues + destination.secrets).filter { !$0.isEmpty }
+        return (auth.secrets + headerValues + destination.secrets + (proxy?.secrets ?? [])).filter { !$0.isEmpty }
     }
 }

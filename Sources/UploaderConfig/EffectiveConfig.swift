@@ -54,6 +54,8 @@ package func effectiveConfigText(_ c: Configuration) -> String {
         put("client_cert", p.tls.clientCert ?? "")
         put("client_key", p.tls.clientKey ?? "")
         put("insecure_skip_verify", ConfigValue.formatBoolean(p.tls.insecureSkipVerify))
+        // Credentials in the proxy's URL are shown as <redacted>; the host and port are not secret.
+        put("proxy", p.proxy?.redacted ?? "")
         put("concurrency", String(p.concurrency))
         duration("connect_timeout", p.connectTimeout)
         duration("stall_timeout", p.stallTimeout)

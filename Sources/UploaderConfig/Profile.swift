@@ -39,6 +39,9 @@ package struct Profile: Sendable {
     package var headers: [TemplatedField] = []
     package var auth: Auth = .none
     package var tls = TLSOptions()
+    /// `proxy`: every request and the reachability probe go through it; nil = libcurl's
+    /// environment variables (`http_proxy`, `https_proxy`, `all_proxy`, `no_proxy`).
+    package var proxy: ProxyURL? = nil
     package var concurrency: Int = 4
     package var connectTimeout: TimeInterval = 10
     package var stallTimeout: TimeInterval = 60
@@ -111,8 +114,8 @@ package enum Destination: Sendable {
 package enum HTTPMethod: String, Sendable, CaseIterable {
     case put = "PUT", post = "POST"
     /// Only for the protocols' own requests (S3's ListParts and AbortMultipartUpload, tus's
-    /// HEAD, PATCH, DELETE and OPTIONS); never a `method` in the config.
-    case get = "GET", delete = "DELETE", head = "HEAD", patch = "PATCH", options = "OPTIONS"
+    /// HEAD, PATCH, DELETE and OPTIONS, WebDAV's MKCOL); never a `method` in the config.
+    case get = "GET", delete = "DELETE", head = "HEAD", patch = "PATCH", options = "OPTIONS", mkcol = "MKCOL"
 
     /// What `method =` accepts.
     package static var allCases: [HTTPMethod] { [.put, .post] }

@@ -45,6 +45,7 @@ struct ProfileBuilder {
             reader.diagnostics.warning(reader.line("body"), "form.* fields in \(reader.section.title) are only sent with body = multipart or json")
         }
         profile.tls = tls()
+        profile.proxy = proxy()
         profile.concurrency = reader.integer("concurrency", default: profile.concurrency, in: 1...1024)
         profile.connectTimeout = reader.duration("connect_timeout", default: profile.connectTimeout, positive: true)
         profile.stallTimeout = reader.duration("stall_timeout", default: profile.stallTimeout)
@@ -157,6 +158,18 @@ struct ProfileBuilder {
         }
         tls.insecureSkipVerify = reader.boolean("insecure_skip_verify", default: false)
         return tls
+    }
+
+    /// `proxy`: a URL libcurl takes as a proxy; empty = none of ours (libcurl's environment
+    /// variables apply). Messages never quote it: it may hold a password.
+    private mutating func proxy() -> ProxyURL? {
+        guard let text = reader.text("proxy"), !text.isEmpty else { return nil }
+        switch ProxyURL.parse(text) {
+        case .success(let proxy): return proxy
+        case .failure(let error):
+            reader.diagnostics.error(reader.line("proxy"), error.description)
+            return nil
+        }
     }
 
     /// A hook command: empty = none; with a `/` it is a path (resolved, must be executable), else looked up in PATH.

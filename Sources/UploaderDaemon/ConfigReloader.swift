@@ -65,7 +65,8 @@ package struct ConfigReloader: Sendable {
         var started: [String: ProfileRunner] = [:]
         for profile in toStart {
             do {
-                started[profile.name] = try factory.start(profile, hooks: running[profile.name]?.hooks)
+                started[profile.name] = try factory.start(profile, hooks: running[profile.name]?.hooks,
+                                                        collections: running[profile.name]?.knownCollections)
             } catch {
                 logger.error("profile \(profile.name): cannot start after reload: \(error)", ["profile": profile.name])
             }

@@ -47,6 +47,10 @@ package struct CurlOutcome: Sendable, Equatable {
         switch code {
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT:
             return .unreachable(detail)
+        case CURLE_PROXY:
+            // The proxy refused or failed the tunnel (CONNECT answered 502, a SOCKS refusal):
+            // no request reached the destination, so no attempt; the probe asks again.
+            return .unreachable(detail)
         case CURLE_OPERATION_TIMEDOUT:
             if !connected { return .unreachable(detail) }
             return .broken(detail, bytesSent: bytesSent)

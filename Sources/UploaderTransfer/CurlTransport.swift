@@ -114,7 +114,7 @@ package final class CurlTransport: Transport {
             h.set(CURLOPT_HTTPGET, 1)
         case .head:
             h.set(CURLOPT_NOBODY, 1)
-        case .delete, .options:
+        case .delete, .options, .mkcol:
             h.set(CURLOPT_CUSTOMREQUEST, request.method.rawValue)
         }
         h.set(CURLOPT_READFUNCTION, callback: curlReadCallback)
@@ -144,6 +144,9 @@ package final class CurlTransport: Transport {
         if let caFile = tls.caFile { h.set(CURLOPT_CAINFO, caFile) }
         if let cert = tls.clientCert { h.set(CURLOPT_SSLCERT, cert) }
         if let key = tls.clientKey { h.set(CURLOPT_SSLKEY, key) }
+        // Without a proxy of ours libcurl reads http_proxy, https_proxy, all_proxy and no_proxy
+        // itself (reset() above leaves that on); `proxy` replaces the first three, no_proxy still applies.
+        if let proxy = request.proxy { h.set(CURLOPT_PROXY, proxy) }
     }
 
     private static func milliseconds(_ interval: TimeInterval) -> Int {

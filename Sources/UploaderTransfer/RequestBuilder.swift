@@ -84,7 +84,7 @@ package struct RequestBuilder: Sendable {
         return UploadRequest(
             url: url, method: profile.method, headers: withProfileHeaders(headers, values: values), body: body,
             connectTimeout: profile.connectTimeout, stallTimeout: profile.stallTimeout, timeout: profile.timeout,
-            tls: profile.tls, rateLimiter: rateLimiter, cancellation: cancellation, sourcePath: sourcePath)
+            tls: profile.tls, proxy: profile.proxy?.text, rateLimiter: rateLimiter, cancellation: cancellation, sourcePath: sourcePath)
     }
 
     /// `headers`, then `User-Agent`, the `auth` header and the `header.*` values rendered for this

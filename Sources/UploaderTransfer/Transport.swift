@@ -18,6 +18,8 @@ package struct UploadRequest: Sendable {
     /// Whole-request limit (0 = none).
     package var timeout: TimeInterval
     package var tls: TLSOptions
+    /// The `proxy` key's URL (`CURLOPT_PROXY`); nil leaves libcurl to its environment variables.
+    package var proxy: String?
     /// Shared per-profile byte budget, or nil for no cap.
     package var rateLimiter: RateLimiter?
     /// Set from another thread to abort the transfer (shutdown, profile going offline).
@@ -32,7 +34,7 @@ package struct UploadRequest: Sendable {
 
     package init(url: String, method: HTTPMethod, headers: [(name: String, value: String)], body: RequestBody,
                  connectTimeout: TimeInterval, stallTimeout: TimeInterval, timeout: TimeInterval,
-                 tls: TLSOptions, rateLimiter: RateLimiter? = nil, cancellation: CancellationFlag = CancellationFlag(),
+                 tls: TLSOptions, proxy: String?, rateLimiter: RateLimiter? = nil, cancellation: CancellationFlag = CancellationFlag(),
                  progress: (@Sendable (Int64) -> Void)? = nil, sourcePath: String? = nil) {
         self.url = url
         self.method = method
@@ -42,6 +44,7 @@ package struct UploadRequest: Sendable {
         self.stallTimeout = stallTimeout
         self.timeout = timeout
         self.tls = tls
+        self.proxy = proxy
         self.rateLimiter = rateLimiter
         self.cancellation = cancellation
         self.progress = progress
@@ -120,6 +123,16 @@ package enum TransferFailure: Error, Sendable, Equatable {
     case cancelled(bytesSent: Int64, connected: Bool)
     /// Anything else libcurl reports (bad URL, out of memory). Permanent.
     case other(String)
+}
+
+extension TransferFailure {
+    /// The failure's text, for logs and `status`.
+    package var message: String {
+        switch self {
+        case .unreachable(let m), .broken(let m, _), .tls(let m), .localRead(let m), .other(let m): return m
+        case .cancelled: return "cancelled"
+        }
+    }
 }
 
 /// Sends one request and waits for its answer. Blocks the calling thread.

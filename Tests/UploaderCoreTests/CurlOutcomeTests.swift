@@ -12,7 +12,7 @@ import Testing
 @Suite("libcurl results map to transfer failures by code")
 struct CurlOutcomeTests {
     @Test func resolveAndConnectFailuresAreUnreachable() {
-        for code in [CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT] {
+        for code in [CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT, CURLE_PROXY] {
             #expect(CurlOutcome(code: code, connected: false, detail: "nope").failure == .unreachable("nope"))
         }
     }

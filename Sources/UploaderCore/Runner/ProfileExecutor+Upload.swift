@@ -69,10 +69,12 @@ extension ProfileExecutor {
             log(sent)
             tracker.progress(sent, now: clock.monotonic)
         }
-        // S3 and tus run a sequence of requests of their own; a plain HTTP upload is one request.
+        // S3 and tus run a sequence of requests of their own; a plain HTTP upload is one request
+        // (a PUT's 409 adds the MKCOLs of the collections it needs, within the attempt).
         let sequence = sendSequence(file, values: values, request: request, transport: transport)
+        let sent = sequence?.result ?? webdav?.send(request, over: transport) ?? transport.send(request)
         // Answers can echo credentials back; none may reach the manifest or the log.
-        let result = SecretRedactor(secrets: profile.secretValues).redact(sequence?.result ?? transport.send(request))
+        let result = SecretRedactor(secrets: profile.secretValues).redact(sent)
         let seconds = clock.monotonic - started
         let disposition = sequence?.disposition ?? Disposition.decide(result, now: clock.now)
         let response = try? result.get()

@@ -17,6 +17,8 @@ package final class ProfileExecutor: Sendable {
     let builder: RequestBuilder
     let s3: S3Uploader?
     let tus: TusUploader?
+    /// Plain PUTs: a 409 makes the missing WebDAV collections within the attempt.
+    let webdav: WebDAVCollections?
     let rateLimiter: RateLimiter?
     let hostname: String
     /// The daemon's environment, passed on to hooks.
@@ -45,10 +47,14 @@ package final class ProfileExecutor: Sendable {
         package var environment: [String: String]
         /// Asked which interface the route to the destination leaves by (`interfaces`).
         package var route: (any RouteLookup)?
+        /// The WebDAV collections known to exist (shared by the profile's workers).
+        package var collections: KnownCollections
 
         package init(claimer: Claimer, lifecycle: FileLifecycle, rateLimiter: RateLimiter?, probe: (any ReachabilityProbe)?,
-                     jobs: any JobQueue, hostname: String, environment: [String: String], route: (any RouteLookup)? = nil) {
+                     jobs: any JobQueue, hostname: String, environment: [String: String], route: (any RouteLookup)? = nil,
+                     collections: KnownCollections = KnownCollections()) {
             self.route = route
+            self.collections = collections
             self.claimer = claimer
             self.lifecycle = lifecycle
             self.rateLimiter = rateLimiter
@@ -79,6 +85,7 @@ package final class ProfileExecutor: Sendable {
         builder = RequestBuilder(profile: profile)
         if case .s3(let target) = profile.destination { s3 = S3Uploader(profile: profile, target: target, logger: logger) } else { s3 = nil }
         tus = profile.uploadProtocol == .tus ? TusUploader(profile: profile, logger: logger) : nil
+        webdav = WebDAVCollections(profile: profile, known: parts.collections)
         jobs = parts.jobs
     }
 

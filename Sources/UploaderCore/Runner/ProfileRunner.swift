@@ -17,6 +17,8 @@ package final class ProfileRunner: Sendable {
     package let ignore: IgnoreRules
     /// Runs on_sent / on_failed off the workers' threads.
     package let hooks: HookRunner
+    /// The WebDAV collections known to exist on the destination, kept across reloads.
+    package let knownCollections: KnownCollections
     let loop: ProfileLoop
     private let executor: ProfileExecutor
     private let recovery: Recovery
@@ -41,27 +43,30 @@ package final class ProfileRunner: Sendable {
     package struct Seams: Sendable {
         package var clock: any Clock = SystemClock()
         package var makeTransport: @Sendable () -> any Transport = { CurlTransport() }
-        /// Nil: a TCP connect to the destination's host and port.
+        /// Nil: a TCP connect to the destination's host and port, or a request through its proxy.
         package var probe: (any ReachabilityProbe)?
         package var environment: [String: String] = ProcessInfo.processInfo.environment
         /// The file system the spool's code works on.
         package var fs: any SpoolFileSystem = LocalFileSystem()
         /// The zone `upload_window` and the `max_rate` timetable read local time in.
         package var timeZone: TimeZone = .current
-        /// Nil: the kernel's route to the destination's host (only asked with `interfaces`).
+        /// Nil: the kernel's route to the destination's host, or its proxy's (only asked with `interfaces`).
         package var route: (any RouteLookup)?
 
         package init() {}
     }
 
     /// `onFinished` hears `.drained` (`run --once` has nothing left) and `.stopped`. `hooks`: the
-    /// hook queue of the runner this one replaces (a reload), so no hook runs twice at once.
+    /// hook queue of the runner this one replaces (a reload), so no hook runs twice at once;
+    /// `collections`: its WebDAV collections known, so none is made again.
     package init(profile: Profile, mode: ProfilePolicy.Mode, logger: Logger, mimeTypes: MimeTypes, hostname: String,
-                 seams: Seams = Seams(), hooks: HookRunner? = nil, onFinished: @escaping @Sendable (ProfileEffect) -> Void = { _ in }) {
+                 seams: Seams = Seams(), hooks: HookRunner? = nil, collections: KnownCollections? = nil,
+                 onFinished: @escaping @Sendable (ProfileEffect) -> Void = { _ in }) {
         self.profile = profile
         self.logger = logger
         self.clock = seams.clock
         self.hooks = hooks ?? HookRunner(clock: seams.clock)
+        knownCollections = collections ?? KnownCollections()
         spool = Spool(paths: profile.spool, fs: seams.fs)
         ignore = IgnoreRules(patterns: profile.ignore)
         let lifecycle = FileLifecycle(spool: spool, logger: logger)
@@ -69,13 +74,9 @@ package final class ProfileRunner: Sendable {
                             clock: seams.clock)
         let policy = ProfilePolicy(profile: profile, mode: mode, timeZone: seams.timeZone)
         loop = ProfileLoop(policy: policy, clock: seams.clock)
-        let tcpProbe: TCPProbe?
-        switch profile.destination {
-        case .http(let template): tcpProbe = TCPProbe(urlTemplate: template.description, timeout: profile.connectTimeout)
-        case .s3(let target): tcpProbe = TCPProbe(s3: target, timeout: profile.connectTimeout)
-        }
-        let probe: (any ReachabilityProbe)? = seams.probe ?? tcpProbe
-        let route: (any RouteLookup)? = seams.route ?? tcpProbe.map { KernelRoute(host: $0.host) }
+        let reach = ReachabilityPlan(profile: profile, environment: seams.environment)
+        let probe: (any ReachabilityProbe)? = seams.probe ?? reach.probe
+        let route: (any RouteLookup)? = seams.route ?? reach.routeHost.map { KernelRoute(host: $0) }
         let parts = ProfileExecutor.Parts(
             claimer: Claimer(spool: spool, profileName: profile.name, digest: profile.digest, mimeTypes: mimeTypes,
                              lifecycle: lifecycle, logger: logger),
@@ -87,7 +88,7 @@ package final class ProfileRunner: Sendable {
             // a slot waits for its predecessor's record to be rewritten: a settle must never queue
             // behind claims; each runs three directory fsyncs after it), and for the claims ahead.
             jobs: WorkerPool(size: 3 * policy.concurrency + policy.claimAhead, label: profile.name, makeTransport: seams.makeTransport),
-            hostname: hostname, environment: seams.environment, route: route)
+            hostname: hostname, environment: seams.environment, route: route, collections: knownCollections)
         executor = ProfileExecutor(profile: profile, spool: spool, parts: parts, hooks: self.hooks, logger: logger, clock: seams.clock,
                                    report: { [loop] event in loop.send(event) }, finished: onFinished)
     }

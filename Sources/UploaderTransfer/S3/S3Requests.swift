@@ -100,7 +100,7 @@ package struct S3Requests: Sendable {
             url: target.url(path: path, query: signed.queryString), method: method,
             headers: signed.headers + [("User-Agent", "uploader/\(UploaderVersion.string)")], body: body,
             connectTimeout: profile.connectTimeout, stallTimeout: profile.stallTimeout, timeout: profile.timeout,
-            tls: profile.tls, rateLimiter: body.length > 0 ? c.rateLimiter : nil, cancellation: c.cancellation,
+            tls: profile.tls, proxy: profile.proxy?.text, rateLimiter: body.length > 0 ? c.rateLimiter : nil, cancellation: c.cancellation,
             sourcePath: c.sourcePath)
     }
 

@@ -66,7 +66,7 @@ package struct TusRequests: Sendable {
         var request = UploadRequest(
             url: url, method: method, headers: [("Tus-Resumable", Self.version)] + headers + own, body: body,
             connectTimeout: profile.connectTimeout, stallTimeout: profile.stallTimeout, timeout: profile.timeout,
-            tls: profile.tls, rateLimiter: body.length > 0 ? c.rateLimiter : nil, cancellation: c.cancellation,
+            tls: profile.tls, proxy: profile.proxy?.text, rateLimiter: body.length > 0 ? c.rateLimiter : nil, cancellation: c.cancellation,
             sourcePath: c.sourcePath)
         request.keepHeaders = Self.answerHeaders
         return request
