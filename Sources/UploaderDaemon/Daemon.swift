@@ -43,11 +43,11 @@ package final class Daemon {
         for warning in loaded.warnings { logger.warn(warning) }
         let selected = profileNames.isEmpty ? config.profiles : config.profiles.filter { profileNames.contains($0.name) }
         if let unknown = profileNames.first(where: { name in !config.profiles.contains { $0.name == name } }) {
-            Self.printError("no profile named \"\(unknown)\" in \(config.path)")
+            fail("no profile named \"\(unknown)\" in \(config.path)")
             return ExitCode.usage
         }
         guard !selected.isEmpty else {
-            Self.printError("no [outbox NAME] profile in \(config.path)")
+            fail("no [outbox NAME] profile in \(config.path)")
             return ExitCode.usage
         }
         Signals.blockHandled()
@@ -76,19 +76,19 @@ package final class Daemon {
             } catch let failure as SpoolLock.Failure {
                 for started in runners { started.stop(grace: 0) }
                 if case .heldBy = failure {
-                    Self.printError("profile \(profile.name): \(failure); not starting")
+                    fail("profile \(profile.name): \(failure); not starting")
                     return ExitCode.tempFail
                 }
-                Self.printError("profile \(profile.name): cannot take lock: \(failure)")
+                fail("profile \(profile.name): cannot take lock: \(failure)")
                 return ExitCode.software
             } catch {
                 for started in runners { started.stop(grace: 0) }
-                Self.printError("profile \(profile.name): cannot prepare spool: \(error)")
+                fail("profile \(profile.name): cannot prepare spool: \(error)")
                 return ExitCode.software
             }
         }
         do { try watcher.start() } catch {
-            Self.printError("\(error)")
+            fail("\(error)")
             return ExitCode.software
         }
         for runner in runners { runner.begin(netlink: netlink) }
@@ -170,6 +170,12 @@ package final class Daemon {
             raw.baseAddress!.withMemoryRebound(to: CChar.self, capacity: raw.count) { _ = gethostname($0, raw.count - 1) }
         }
         return String(decoding: buffer.prefix(while: { $0 != 0 }), as: UTF8.self)
+    }
+
+    /// An error that stops the daemon: one line, prefixed with the program name (and for the
+    /// journal, with its priority).
+    private func fail(_ message: String) {
+        logger.plain(.error, "uploader: " + message)
     }
 
     /// One error line on stderr, prefixed with the program name.
