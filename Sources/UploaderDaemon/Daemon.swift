@@ -17,6 +17,8 @@ package final class Daemon {
         package static let usage: Int32 = 2
         package static let unavailable: Int32 = 69
         package static let software: Int32 = 70
+        /// `EX_CANTCREAT`: a spool or its lock cannot be written (read-only, no permission).
+        package static let cannotCreate: Int32 = 73
         package static let tempFail: Int32 = 75
     }
 
@@ -75,16 +77,21 @@ package final class Daemon {
                 runners.append(runner)
             } catch let failure as SpoolLock.Failure {
                 for started in runners { started.stop(grace: 0) }
-                if case .heldBy = failure {
+                switch failure {
+                case .heldBy:
                     fail("profile \(profile.name): \(failure); not starting")
                     return ExitCode.tempFail
+                case .refused:
+                    fail("profile \(profile.name): cannot take lock: \(failure)")
+                    return ExitCode.cannotCreate
+                case .system:
+                    fail("profile \(profile.name): cannot take lock: \(failure)")
+                    return ExitCode.software
                 }
-                fail("profile \(profile.name): cannot take lock: \(failure)")
-                return ExitCode.software
             } catch {
                 for started in runners { started.stop(grace: 0) }
                 fail("profile \(profile.name): cannot prepare spool: \(error)")
-                return ExitCode.software
+                return error is WriteRefused ? ExitCode.cannotCreate : ExitCode.software
             }
         }
         do { try watcher.start() } catch {
