@@ -2,6 +2,11 @@
 # Installs what building and testing uploader needs on Debian 12, as root.
 # Idempotent: when every package is already installed it does not touch apt
 # (set FORCE_APT=1 to run apt-get update/install anyway). Quiet; errors are shown.
+#
+# It leaves the machine's services and Python as they are: it never stops, disables or
+# kills a service (the tests and the demo start nginx instances of their own, on ports
+# of their own), and the Python packages the tests use go into a virtual environment in
+# this checkout, .venv/ (ignored by git), never into the system's Python.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -10,7 +15,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 packages=(
     libinotifytools0-dev libcurl4-openssl-dev libssl-dev media-types
-    nginx-light apache2 curl inotify-tools iproute2 openssl python3 util-linux
+    nginx-light apache2 curl inotify-tools iproute2 openssl python3 python3-venv util-linux
     ca-certificates time
     dpkg-dev lintian systemd man-db adduser
 )
@@ -30,7 +35,9 @@ if [ "${#missing[@]}" -gt 0 ] || [ "${FORCE_APT:-0}" = "1" ]; then
     fi
     log "installing: ${missing[*]:-${packages[*]}}"
     export DEBIAN_FRONTEND=noninteractive
-    # Keep package scripts from starting services (nginx or apache2 would take port 80).
+    # Keep package scripts from starting services this install adds (a fresh nginx would
+    # take port 80), for the length of this apt-get only. A service already running is
+    # not touched.
     policy=/usr/sbin/policy-rc.d
     own_policy=0
     if [ ! -e "$policy" ]; then
@@ -48,54 +55,38 @@ if [ "${#missing[@]}" -gt 0 ] || [ "${FORCE_APT:-0}" = "1" ]; then
         cat "$apt_log" >&2; rm -f "$apt_log"; log "error: apt-get install failed"; exit 1
     fi
     rm -f "$apt_log"
+    # A web server this very run installed (not one the machine had) stays off at boot too:
+    # the tests run instances of their own. One that was installed before is not touched.
+    for server in nginx-light:nginx apache2:apache2; do
+        case " ${missing[*]} " in *" ${server%%:*} "*)
+            if command -v systemctl >/dev/null 2>&1; then systemctl disable -q "${server##*:}" >/dev/null 2>&1 || true; fi
+            update-rc.d "${server##*:}" disable >/dev/null 2>&1 || true ;;
+        esac
+    done
 fi
 
-# Never leave the distribution's nginx or apache2 service running (port 80): the tests and
-# the demo start their own instances with their own configs and pid files. Package scripts
-# never start apache2 (policy-rc.d above); it is only kept disabled here.
-service nginx stop >/dev/null 2>&1 || true
-for unit in nginx apache2; do
-    if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
-        systemctl disable --now "$unit" >/dev/null 2>&1 || true
+# The Python packages the tests use, in a virtual environment of this checkout made from
+# Debian's python3 (python3-venv): moto (an S3 store in server mode), boto3 to read objects
+# back, botocore to sign requests independently of our SigV4, prometheus_client to parse the
+# metrics file, tuspyserver (a tus 1.0 server, a FastAPI router) under uvicorn for the tus
+# tests. Skipped when the environment already imports them all. The tests run these tools
+# with .venv/bin/python3 (Tests/IntegrationTests/Support/TestPython.swift).
+venv="$(repo_root)/.venv"
+modules="moto.server, boto3, botocore, prometheus_client, tuspyserver, uvicorn, fastapi"
+if ! "$venv/bin/python3" -c "import $modules" >/dev/null 2>&1; then
+    log "installing python packages into ${venv}"
+    venv_log="$(mktemp)"
+    # --clear when it exists but its python does not run (the system's python3 changed).
+    clear=()
+    if [ -e "$venv" ] && ! "$venv/bin/python3" -c "" >/dev/null 2>&1; then clear=(--clear); fi
+    if ! /usr/bin/python3 -m venv "${clear[@]}" "$venv" >"$venv_log" 2>&1 \
+        || ! "$venv/bin/python3" -m pip install --quiet --disable-pip-version-check \
+            botocore boto3 'moto[server]' prometheus_client tuspyserver uvicorn fastapi >"$venv_log" 2>&1; then
+        cat "$venv_log" >&2; rm -f "$venv_log"; log "error: making the virtual environment $venv failed"; exit 1
     fi
-    update-rc.d "$unit" disable >/dev/null 2>&1 || true
-done
-if [ -s /run/nginx.pid ]; then
-    pid="$(cat /run/nginx.pid)"
-    if kill -0 "$pid" 2>/dev/null; then
-        kill -QUIT "$pid" 2>/dev/null || true
-        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$pid" 2>/dev/null || true
-    fi
-    rm -f /run/nginx.pid
+    rm -f "$venv_log"
+    "$venv/bin/python3" -c "import $modules" || { log "error: $venv does not import: $modules"; exit 1; }
 fi
-
-# Python packages the tests use, each set installed only when python3 cannot import it yet:
-# pip_ensure "MODULES TO IMPORT" PACKAGE...
-pip_ensure() {
-    local modules="$1"
-    shift
-    python3 -c "import $modules" >/dev/null 2>&1 && return 0
-    log "installing python packages: $*"
-    if ! python3 -m pip --version >/dev/null 2>&1; then
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-pip >/dev/null
-    fi
-    local pip_log
-    pip_log="$(mktemp)"
-    pip_install() {
-        python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "$@" >"$pip_log" 2>&1
-    }
-    # Debian's own python3 refuses pip installs unless told (PEP 668); a pyenv/venv python does not need it.
-    if ! pip_install "$@" && ! pip_install --break-system-packages "$@"; then
-        cat "$pip_log" >&2; rm -f "$pip_log"; log "error: pip install of $* failed"; exit 1
-    fi
-    rm -f "$pip_log"
-}
-# moto (an S3 store in server mode), boto3 to read objects back, botocore to sign requests
-# independently of our SigV4, prometheus_client to parse the metrics file.
-pip_ensure "moto.server, boto3, botocore, prometheus_client" botocore boto3 'moto[server]' prometheus_client
-# tuspyserver (a tus 1.0 server, a FastAPI router) under uvicorn, for the tus tests.
-pip_ensure "tuspyserver, uvicorn, fastapi" tuspyserver uvicorn fastapi
 
 # The package (scripts/package-deb.sh) and its test: dpkg-dev (dpkg-shlibdeps, strip),
 # lintian, systemd (systemd-analyze only: nothing is started), man-db (man pages).

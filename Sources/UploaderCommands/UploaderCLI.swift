@@ -10,6 +10,8 @@ import UploaderDaemon
 /// The executable's whole behaviour: parse, then hand each command to its runner.
 package enum UploaderCLI {
     package static func main(_ arguments: [String], environment: [String: String]) -> Int32 {
+        // The one place stderr is examined: every logger and error line below follows it.
+        let destination = LogDestination.ofStandardError(environment: environment)
         let command: Command
         do {
             command = try ArgumentParser.parse(arguments)
@@ -25,28 +27,30 @@ package enum UploaderCLI {
             print(HelpText.text(for: name))
             return 0
         case .checkConfig(let config):
-            return CheckConfigCommand.run(configPath: ConfigLocation.resolve(config, environment: environment), environment: environment)
+            return CheckConfigCommand.run(configPath: ConfigLocation.resolve(config, environment: environment), environment: environment,
+                                          errors: Logger(destination: destination))
         case .run(let config, let profiles, let once):
-            guard let loaded = load(config, environment) else { return Daemon.ExitCode.usage }
+            guard let loaded = load(config, environment, errors: Logger(destination: destination)) else { return Daemon.ExitCode.usage }
             if let refusal = SpoolOwnerIdentity.take(for: selected(loaded.configuration, profiles), command: once ? "run --once" : "run",
                                                      writesBeyondOutbox: true) {
                 Daemon.printError(refusal)
                 return Daemon.ExitCode.noPermission
             }
-            let logger = Logger(level: loaded.configuration.global.logLevel, format: loaded.configuration.global.logFormat)
+            let logger = Logger(level: loaded.configuration.global.logLevel, format: loaded.configuration.global.logFormat,
+                                destination: destination)
             return Daemon(loaded: loaded, profileNames: profiles, once: once, logger: logger, environment: environment).run()
         case .status(let config, let profiles, let json):
-            guard let loaded = load(config, environment) else { return Daemon.ExitCode.usage }
+            guard let loaded = load(config, environment, errors: Logger(destination: destination)) else { return Daemon.ExitCode.usage }
             return StatusCommand.run(loaded.configuration, profiles: profiles, json: json)
         case .retry(let config, let profiles, let all, let files):
-            guard let loaded = load(config, environment) else { return Daemon.ExitCode.usage }
+            guard let loaded = load(config, environment, errors: Logger(destination: destination)) else { return Daemon.ExitCode.usage }
             if let refusal = SpoolOwnerIdentity.take(for: selected(loaded.configuration, profiles), command: "retry", writesBeyondOutbox: true) {
                 Daemon.printError(refusal)
                 return Daemon.ExitCode.noPermission
             }
             return RetryCommand.run(loaded.configuration, profiles: profiles, all: all, files: files)
         case .enqueue(let config, let profile, let move, let files):
-            guard let loaded = load(config, environment) else { return Daemon.ExitCode.usage }
+            guard let loaded = load(config, environment, errors: Logger(destination: destination)) else { return Daemon.ExitCode.usage }
             if let refusal = SpoolOwnerIdentity.take(for: selected(loaded.configuration, [profile]), command: "enqueue", writesBeyondOutbox: false) {
                 Daemon.printError(refusal)
                 return Daemon.ExitCode.noPermission
@@ -61,12 +65,12 @@ package enum UploaderCLI {
     }
 
     /// Loads the config or prints its errors (one `PATH:LINE: message` each).
-    static func load(_ config: String?, _ environment: [String: String]) -> LoadedConfiguration? {
+    static func load(_ config: String?, _ environment: [String: String], errors logger: Logger) -> LoadedConfiguration? {
         let path = ConfigLocation.resolve(config, environment: environment)
         switch ConfigLoader.load(path: path, environment: environment) {
         case .success(let loaded): return loaded
         case .failure(let errors):
-            for error in errors.errors { Logger.standardError(error.description) }
+            for error in errors.errors { logger.plain(.error, error.description) }
             return nil
         }
     }
@@ -82,16 +86,18 @@ package enum ConfigLocation {
     }
 }
 
-/// `uploader check-config`.
+/// `uploader check-config`. Its errors and warnings go through `errors` (a logger that only
+/// adds the journal's priority), so the `check-config` of a unit's `ExecReload=` files them
+/// in the journal as errors and warnings.
 enum CheckConfigCommand {
-    static func run(configPath: String, environment: [String: String]) -> Int32 {
+    static func run(configPath: String, environment: [String: String], errors logger: Logger) -> Int32 {
         switch ConfigLoader.load(path: configPath, environment: environment) {
         case .failure(let errors):
-            for error in errors.errors { Logger.standardError(error.description) }
+            for error in errors.errors { logger.plain(.error, error.description) }
             return Daemon.ExitCode.usage
         case .success(let loaded):
             // Each warning already reads `PATH:LINE: warning: …`.
-            for warning in loaded.warnings { Logger.standardError(warning) }
+            for warning in loaded.warnings { logger.plain(.warn, warning) }
             print(effectiveConfigText(loaded.configuration), terminator: "")
             return 0
         }

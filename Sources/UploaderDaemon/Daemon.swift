@@ -17,6 +17,8 @@ package final class Daemon {
         package static let usage: Int32 = 2
         package static let unavailable: Int32 = 69
         package static let software: Int32 = 70
+        /// `EX_CANTCREAT`: a spool or its lock cannot be written (read-only, no permission).
+        package static let cannotCreate: Int32 = 73
         package static let tempFail: Int32 = 75
         /// EX_NOPERM: a user who does not own the spool ran a command that must write in it.
         package static let noPermission: Int32 = 77
@@ -45,11 +47,11 @@ package final class Daemon {
         for warning in loaded.warnings { logger.warn(warning) }
         let selected = profileNames.isEmpty ? config.profiles : config.profiles.filter { profileNames.contains($0.name) }
         if let unknown = profileNames.first(where: { name in !config.profiles.contains { $0.name == name } }) {
-            Self.printError("no profile named \"\(unknown)\" in \(config.path)")
+            fail("no profile named \"\(unknown)\" in \(config.path)")
             return ExitCode.usage
         }
         guard !selected.isEmpty else {
-            Self.printError("no [outbox NAME] profile in \(config.path)")
+            fail("no [outbox NAME] profile in \(config.path)")
             return ExitCode.usage
         }
         Signals.blockHandled()
@@ -77,20 +79,25 @@ package final class Daemon {
                 runners.append(runner)
             } catch let failure as SpoolLock.Failure {
                 for started in runners { started.stop(grace: 0) }
-                if case .heldBy = failure {
-                    Self.printError("profile \(profile.name): \(failure); not starting")
+                switch failure {
+                case .heldBy:
+                    fail("profile \(profile.name): \(failure); not starting")
                     return ExitCode.tempFail
+                case .refused:
+                    fail("profile \(profile.name): cannot take lock: \(failure)")
+                    return ExitCode.cannotCreate
+                case .system:
+                    fail("profile \(profile.name): cannot take lock: \(failure)")
+                    return ExitCode.software
                 }
-                Self.printError("profile \(profile.name): cannot take lock: \(failure)")
-                return ExitCode.software
             } catch {
                 for started in runners { started.stop(grace: 0) }
-                Self.printError("profile \(profile.name): cannot prepare spool: \(error)")
-                return ExitCode.software
+                fail("profile \(profile.name): cannot prepare spool: \(error)")
+                return error is WriteRefused ? ExitCode.cannotCreate : ExitCode.software
             }
         }
         do { try watcher.start() } catch {
-            Self.printError("\(error)")
+            fail("\(error)")
             return ExitCode.software
         }
         for runner in runners { runner.begin(netlink: netlink) }
@@ -172,6 +179,12 @@ package final class Daemon {
             raw.baseAddress!.withMemoryRebound(to: CChar.self, capacity: raw.count) { _ = gethostname($0, raw.count - 1) }
         }
         return String(decoding: buffer.prefix(while: { $0 != 0 }), as: UTF8.self)
+    }
+
+    /// An error that stops the daemon: one line, prefixed with the program name (and for the
+    /// journal, with its priority).
+    private func fail(_ message: String) {
+        logger.plain(.error, "uploader: " + message)
     }
 
     /// One error line on stderr, prefixed with the program name.

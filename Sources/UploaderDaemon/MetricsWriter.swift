@@ -37,7 +37,7 @@ package final class MetricsWriter: Sendable {
             try FileSystem.writeAtomically(Array(text.utf8), toPath: path, syncFile: false, mode: 0o644)
             return nil
         } catch {
-            return "\(error)"
+            return "\(WriteRefused.hinting(error, directory: (path as NSString).deletingLastPathComponent))"
         }
     }
 }

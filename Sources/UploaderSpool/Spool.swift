@@ -35,11 +35,25 @@ package struct Spool: Sendable {
         }
     }
 
-    /// Creates the spool's directories (mode 0750) if missing.
+    /// Creates the spool's directories (mode 0750) if missing. A refused write (a read-only
+    /// file system, as outside a systemd unit's `ReadWritePaths=`) throws `WriteRefused`.
     package func prepare() throws {
         for dir in [paths.root, paths.outbox, paths.outboxTemporary, paths.sent, paths.retry] {
-            try fs.makeDirectories(dir)
+            do {
+                try fs.makeDirectories(dir)
+            } catch {
+                throw WriteRefused.hinting(error, directory: writableDirectory(holding: dir))
+            }
         }
+    }
+
+    /// The configured directory that holds `path` (the spool root, or an outbox, sent/ or
+    /// retry/ set elsewhere): the one to name when a write there is refused.
+    package func writableDirectory(holding path: String) -> String {
+        for dir in [paths.root, paths.outbox, paths.sent, paths.retry] where path == dir || path.hasPrefix(dir + "/") {
+            return dir
+        }
+        return path
     }
 
     package static func manifestName(for path: RelativePath) -> RelativePath {

@@ -7,12 +7,15 @@ import UploaderConfig
 package final class SpoolLock: Sendable {
     package enum Failure: Error, CustomStringConvertible {
         case heldBy(pid: Int32?, path: String)
+        /// The lock file cannot be created where the spool is (read-only, no permission).
+        case refused(WriteRefused)
         case system(SystemError)
 
         package var description: String {
             switch self {
             case .heldBy(let pid, let path):
                 return "\(path) is held by another uploader" + (pid.map { " (pid \($0))" } ?? "")
+            case .refused(let refused): return refused.description
             case .system(let error): return error.description
             }
         }
@@ -25,7 +28,10 @@ package final class SpoolLock: Sendable {
     package init(path: String) throws {
         self.path = path
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o640)
-        guard fd >= 0 else { throw Failure.system(SystemError("open", path: path)) }
+        guard fd >= 0 else {
+            let error = SystemError("open", path: path)
+            throw WriteRefused(error, directory: (path as NSString).deletingLastPathComponent).map(Failure.refused) ?? Failure.system(error)
+        }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let code = errno
             var buffer = [UInt8](repeating: 0, count: 32)

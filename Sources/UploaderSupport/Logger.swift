@@ -5,7 +5,8 @@ import Synchronization
 /// The daemon's logger: one line per event on stderr, as text or JSON, with dotted metadata keys.
 ///
 /// Shaped like swift-log but small. Passed into every component (no global), thread-safe,
-/// and it scrubs every registered secret from each line before it is written.
+/// and it scrubs every registered secret from each line before it is written. Lines for the
+/// journal (`LogDestination.journal`) start with their priority and carry no time of their own.
 package final class Logger: Sendable {
     package typealias Metadata = KeyValuePairs<String, String>
 
@@ -21,10 +22,13 @@ package final class Logger: Sendable {
     private let settings: Mutex<Settings>
     private let sink: @Sendable (String) -> Void
     private let clock: any Clock
+    /// Where the sink's lines end up; fixed for the process (stderr does not change).
+    package let destination: LogDestination
 
-    package init(level: LogLevel = .info, format: LogFormat = .text, clock: any Clock = SystemClock(),
-                 sink: @escaping @Sendable (String) -> Void = Logger.standardError) {
+    package init(level: LogLevel = .info, format: LogFormat = .text, destination: LogDestination = .stream,
+                 clock: any Clock = SystemClock(), sink: @escaping @Sendable (String) -> Void = Logger.standardError) {
         settings = Mutex(Settings(level: level, format: format))
+        self.destination = destination
         self.clock = clock
         self.sink = sink
     }
@@ -76,21 +80,36 @@ package final class Logger: Sendable {
             messageLevel <= settings.level ? (settings.format, settings.secrets) : nil
         }
         guard let (format, secrets) = enabled else { return }
-        let time = Timestamp.format(clock.now)
-        var line: String
+        // journald stamps each line itself: a second, different time would only mislead.
+        let time = destination == .journal ? nil : Timestamp.format(clock.now)
+        var line = destination.prefix(messageLevel)
         switch format {
         case .text:
             // Control characters only: paths arrive already escaped (`logSafe`), and escaping
             // their backslashes again would show `new\\nline` for a name with a line break.
-            line = "\(time) \(messageLevel.rawValue.uppercased()) \(LogEscaping.escape(message, backslashes: false))"
+            if let time { line += time + " " }
+            line += "\(messageLevel.rawValue.uppercased()) \(LogEscaping.escape(message, backslashes: false))"
             for (key, value) in metadata {
                 line += " \(key)=\(Logger.quoteIfNeeded(LogEscaping.escape(value, backslashes: false)))"
             }
         case .json:
-            var object: [(String, String)] = [("time", time), ("level", messageLevel.rawValue), ("msg", message)]
+            var object: [(String, String)] = time.map { [("time", $0)] } ?? []
+            object += [("level", messageLevel.rawValue), ("msg", message)]
             for (key, value) in metadata { object.append((key, value)) }
-            line = "{" + object.map { "\(JSONText.quote($0.0)):\(JSONText.quote($0.1))" }.joined(separator: ",") + "}"
+            line += "{" + object.map { "\(JSONText.quote($0.0)):\(JSONText.quote($0.1))" }.joined(separator: ",") + "}"
         }
+        write(line, secrets: secrets)
+    }
+
+    /// A line that is not a log event — a configuration error, a start-up failure — written as
+    /// it is whatever the level and format, with only the journal's priority before it.
+    package func plain(_ level: LogLevel, _ text: String) {
+        let secrets = settings.withLock { $0.secrets }
+        write(destination.prefix(level) + text, secrets: secrets)
+    }
+
+    private func write(_ line: String, secrets: [String]) {
+        var line = line
         for secret in secrets where line.utf8.firstRange(of: secret.utf8) != nil {
             line = line.replacingOccurrences(of: secret, with: "<redacted>")
         }

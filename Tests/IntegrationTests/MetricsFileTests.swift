@@ -19,7 +19,7 @@ import Testing
 
     static func parse(_ path: String) throws -> Parsed {
         let script = try PackagePaths.fixture("parse_metrics.py")
-        let result = try ProcessRunner.run(["python3", script, path], timeout: 30)
+        let result = try ProcessRunner.run([try TestPython.path(), script, path], timeout: 30)
         guard result.exitCode == 0 else { throw HarnessError("prometheus_client could not parse \(path): \(result)") }
         let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
         var parsed = Parsed()

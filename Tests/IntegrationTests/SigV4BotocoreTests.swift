@@ -53,7 +53,7 @@ import Testing
                                        "access_key_id": target.accessKeyID, "secret_access_key": target.secretAccessKey.value,
                                        "region": target.region, "amz_date": amzDate]
             if let token { spec["session_token"] = token }
-            let result = try ProcessRunner.run(["python3", try PackagePaths.fixture("s3_tool.py"), "sign"],
+            let result = try ProcessRunner.run([try TestPython.path(), try PackagePaths.fixture("s3_tool.py"), "sign"],
                                                stdin: try JSONSerialization.data(withJSONObject: spec), timeout: 60)
             try #require(result.exitCode == 0, "botocore is needed (scripts/install-deps.sh installs it): \(result)")
             let answer = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: String])

@@ -3,7 +3,8 @@
 # boots this machine's own systemd inside a throwaway container, starts the unit
 # (Type=notify: `systemctl start` returns only after READY=1), uploads a file that waits
 # offline until a network change (rtnetlink) wakes the daemon, lets a hook report what
-# the sandbox allows (probe-hook), reloads, stops, and prints what happened.
+# the sandbox allows (probe-hook), reloads (a broken config first, which must fail), stops,
+# and prints what happened.
 #
 # A manual check, not part of CI: it needs the package installed on this machine
 # (apt-get install ./dist/uploader_*.deb), nginx, and systemd-nspawn (package
@@ -108,6 +109,14 @@ echo "sent $(($(ms) - changed)) ms after the network change"
 sha256sum "$work/photo.jpg" "$work/sink/up/photo.jpg"
 cmp "$work/photo.jpg" "$work/sink/up/photo.jpg"
 for _ in $(seq 100); do inside test -s /var/spool/uploader/photos/hook-report.txt && break; sleep 0.1; done
+
+step "systemctl reload uploader with a broken config: fails, the running one stays"
+cp "$work/etc/uploader.conf" "$work/uploader.conf.good"
+printf 'concurency = 4\n' >>"$work/etc/uploader.conf"
+if inside systemctl reload uploader; then die "systemctl reload succeeded with a broken config"; fi
+inside journalctl -u uploader -p err -o cat --no-pager | grep 'concurency'
+cat "$work/uploader.conf.good" >"$work/etc/uploader.conf"
+inside systemctl is-active uploader
 
 step "systemctl reload uploader, status"
 inside systemctl reload uploader

@@ -13,19 +13,16 @@ final class MotoServer: @unchecked Sendable {
     var endpoint: String { "http://127.0.0.1:\(port)" }
 
     init(bucket: String = "ingest") throws {
-        let check = try ProcessRunner.run(["python3", "-c", "import moto.server, boto3, botocore"], timeout: 60)
-        guard check.exitCode == 0 else {
-            throw HarnessError("moto, boto3 or botocore is missing for python3: run scripts/install-deps.sh "
-                + "(pip install botocore boto3 'moto[server]'): \(check.stderr)")
-        }
+        try TestPython.require("moto.server, boto3, botocore", packages: "moto[server], boto3 or botocore")
+        let python = try TestPython.path()
         dir = try TempDir(prefix: "upl-moto")
         port = try FreePort.next()
         self.bucket = bucket
-        process = try ProcessRunner.start(["python3", "-m", "moto.server", "-p", String(port), "-H", "127.0.0.1"],
+        process = try ProcessRunner.start([python, "-m", "moto.server", "-p", String(port), "-H", "127.0.0.1"],
                                           environment: ["PYTHONUNBUFFERED": "1"], outputDirectory: dir.path)
         let setup: ProcessResult
         do {
-            setup = try ProcessRunner.run(["python3", try PackagePaths.fixture("s3_tool.py"), "setup", "http://127.0.0.1:\(port)", bucket], timeout: 60)
+            setup = try ProcessRunner.run([python, try PackagePaths.fixture("s3_tool.py"), "setup", "http://127.0.0.1:\(port)", bucket], timeout: 60)
         } catch {
             process.stop()
             throw error
@@ -43,7 +40,8 @@ final class MotoServer: @unchecked Sendable {
 
     /// Runs `s3_tool.py COMMAND ARGS` and decodes its JSON answer.
     func tool(_ command: String, _ arguments: [String]) throws -> [String: Any] {
-        let result = try ProcessRunner.run(["python3", try PackagePaths.fixture("s3_tool.py"), command] + arguments, timeout: 120)
+        let result = try ProcessRunner.run([try TestPython.path(), try PackagePaths.fixture("s3_tool.py"), command] + arguments,
+                                           timeout: 120)
         guard result.exitCode == 0, let json = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {
             throw HarnessError("s3_tool.py \(command) failed: \(result)")
         }
@@ -62,8 +60,10 @@ final class MotoServer: @unchecked Sendable {
     }
 
     /// moto's request log (werkzeug's access lines on stderr): `METHOD TARGET STATUS` per request.
+    /// Werkzeug colours some lines with ANSI escapes even into a file (3.1.9: every status it
+    /// does not know, 204 included): they are removed first.
     func requestLog() -> [(method: String, target: String, status: Int)] {
-        process.stderrText().split(separator: "\n").compactMap { line in
+        process.stderrText().replacing(#/\x{1B}\[[0-9;]*m/#, with: "").split(separator: "\n").compactMap { line in
             guard let open = line.firstIndex(of: "\""), let close = line[line.index(after: open)...].firstIndex(of: "\"") else { return nil }
             let request = line[line.index(after: open)..<close].split(separator: " ")
             let status = line[line.index(after: close)...].split(separator: " ").first.flatMap { Int($0) }

@@ -34,16 +34,12 @@ final class TusServer: Sendable {
     /// `failPatches`: 1-based numbers of the PATCHes answered 503 (their body read and dropped).
     /// `checksum`: advertise the checksum extension with sha256.
     init(failPatches: [Int] = [], checksum: Bool = false) throws {
-        let check = try ProcessRunner.run(["python3", "-c", "import tuspyserver, uvicorn, fastapi"], timeout: 60)
-        guard check.exitCode == 0 else {
-            throw HarnessError("tuspyserver, uvicorn or fastapi is missing for python3: run scripts/install-deps.sh "
-                + "(pip install tuspyserver uvicorn fastapi): \(check.stderr)")
-        }
+        try TestPython.require("tuspyserver, uvicorn, fastapi", packages: "tuspyserver, uvicorn or fastapi")
         dir = try TempDir(prefix: "upl-tus")
         filesDir = try dir.mkdir("files")
         logPath = dir.path("requests.jsonl")
         let options = failPatches.flatMap { ["--fail-patch", String($0)] } + (checksum ? ["--checksum"] : [])
-        let started = try ProcessRunner.start(["python3", try PackagePaths.fixture("tus_server.py"), filesDir, logPath] + options,
+        let started = try ProcessRunner.start([try TestPython.path(), try PackagePaths.fixture("tus_server.py"), filesDir, logPath] + options,
                                               environment: ["PYTHONUNBUFFERED": "1"], outputDirectory: dir.path)
         process = started
         do {
