@@ -69,6 +69,7 @@ extension Transition {
             guard wasTrial else {
                 // An upload in flight when the pause began: it waits like the others.
                 state.credentials = .rejected(since: since, last: reason, trials: trials, nextTrial: next)
+                log(.info, "destination refused our credentials; file stays queued", ["file": path.logSafe, "id": id, "error": reason])
                 return
             }
             let delay = trialDelay(after: trials + 1)
