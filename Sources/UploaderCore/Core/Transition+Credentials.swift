@@ -162,8 +162,10 @@ extension Transition {
     }
 
     /// The refused files wait in line again (those still being settled join it when they are).
+    /// One the watcher saw again meanwhile needs no second look: it is in line.
     mutating func releaseAwaiting() {
         for path in state.awaitingCredentials.sorted() where !state.settling.contains(path) {
+            state.seenAgain.remove(path)
             if takingWork { state.waiting.add(path) } else { state.waiting.forget(path) }
         }
         state.awaitingCredentials = []

@@ -181,6 +181,24 @@ struct ProfileCoreCredentialsTests {
         #expect(p.state.isIdle)
     }
 
+    @Test func aRefusedFileTheWatcherSeesAgainIsNotTakenTwice() {
+        var (p, inFlight) = Self.running(3, concurrency: 1)
+        let a = inFlight[0]
+        let next = Self.started(Self.answer(&p, a, Self.refused))
+        #expect(p.send(.found([QueuedFile(a)])).claims.isEmpty, "it waits apart, seen or not")
+        let delivered = Self.answer(&p, next[0], .delivered(status: 201))
+        #expect(delivered.claims.filter { $0 == a }.count == 1, "back in line once")
+        var queue = Self.started(delivered)
+        var claims = delivered.claims.filter { $0 == a }.count
+        while !queue.isEmpty {
+            let step = Self.answer(&p, queue.removeFirst(), .delivered(status: 201))
+            claims += step.claims.filter { $0 == a }.count
+            queue += Self.started(step)
+        }
+        #expect(claims == 1, "no second look at a file already in line")
+        #expect(p.state.totals.sent == 3 && p.state.isIdle)
+    }
+
     @Test func aLoneRefusedFilePausesAtOnceAndIsTriedAgainAfterTheBackoff() {
         var (p, inFlight) = Self.running(1, backoff: 10)
         let effects = Self.answer(&p, inFlight[0], Self.refused)
