@@ -10,14 +10,14 @@ import XCTest
 final class RejectedCredentialsTests: XCTestCase {
     /// A fixture sending `auth = bearer` with the token in `token`, and `count` files dropped
     /// before the daemon starts (a backlog); returns the SHA-256 of each file by name.
-    private func backlog(_ server: FaultServer, count: Int, token: String, concurrency: Int = 2, extra: String = "")
-        throws -> (SpoolFixture, [String: String]) {
+    private func backlog(_ server: FaultServer, count: Int, token: String, concurrency: Int = 2, extra: String = "",
+                         logLevel: String = "info") throws -> (SpoolFixture, [String: String]) {
         let fx = try SpoolFixture(url: server.url("{name}"), extra: """
             auth = bearer
             token_file = token
             concurrency = \(concurrency)
             \(extra)
-            """, global: "log_level = info\nmetrics_file = uploader.prom")
+            """, global: "log_level = \(logLevel)\nmetrics_file = uploader.prom")
         _ = try fx.tmp.write("token", token + "\n")
         var hashes: [String: String] = [:]
         for i in 0..<count {
@@ -38,8 +38,10 @@ final class RejectedCredentialsTests: XCTestCase {
     }
 
     /// Waits for the pause and checks what the operator sees then: status, the log line, the
-    /// metric, and a spool where nothing failed and only a few files were touched.
-    private func expectPaused(_ fx: SpoolFixture, _ daemon: RunningProcess, files: Int, status code: Int) throws {
+    /// metric (written every 10 s: looked at once), and a spool where nothing failed and only a
+    /// few files were touched.
+    private func expectPaused(_ fx: SpoolFixture, _ daemon: RunningProcess, files: Int, status code: Int,
+                              metrics: Bool = false) throws {
         let paused = try waitFor(timeout: 15, "status --json to say paused_reason rejected") {
             let s = try status(fx)
             return s["paused_reason"] as? String == "rejected" ? s : nil
@@ -66,9 +68,10 @@ final class RejectedCredentialsTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(touched, 3)
         XCTAssertLessThanOrEqual(touched, 5, "three refusals and what was in flight, not the backlog")
 
-        let metrics = fx.tmp.path("uploader.prom")
+        guard metrics else { return }
+        let file = fx.tmp.path("uploader.prom")
         try waitUntil(timeout: 15, "the metrics file to say paused rejected") {
-            let text = (try? String(contentsOfFile: metrics, encoding: .utf8)) ?? ""
+            let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
             return text.contains("uploader_paused{profile=\"\(fx.profile)\",reason=\"rejected\"} 1")
                 && text.contains("uploader_paused{profile=\"\(fx.profile)\",reason=\"offline\"} 0")
         }
@@ -96,7 +99,7 @@ final class RejectedCredentialsTests: XCTestCase {
         let (fx, hashes) = try backlog(server, count: 10, token: "tok-1", extra: "backoff = 2s\nmax_backoff = 4s")
         let daemon = try fx.startDaemon()
         defer { _ = daemon.stop() }
-        try expectPaused(fx, daemon, files: 10, status: 401)
+        try expectPaused(fx, daemon, files: 10, status: 401, metrics: true)
 
         try server.refuseCredentials(status: nil)
         try expectAllDelivered(fx, server, hashes, timeout: 20)
@@ -109,10 +112,15 @@ final class RejectedCredentialsTests: XCTestCase {
         let server = try FaultServer()
         try server.refuseCredentials(status: 403, unlessAuthorization: "Bearer tok-new")
         // An hour's backoff: only the token file's change can bring the files through in time.
-        let (fx, hashes) = try backlog(server, count: 6, token: "tok-old", extra: "backoff = 1h")
+        let (fx, hashes) = try backlog(server, count: 6, token: "tok-old", extra: "backoff = 1h", logLevel: "debug")
         let daemon = try fx.startDaemon()
         defer { _ = daemon.stop() }
         try expectPaused(fx, daemon, files: 6, status: 403)
+        // The watch on the token's directory is in effect (the watcher thread takes it within a second).
+        let directory = URL(fileURLWithPath: fx.tmp.path("token")).deletingLastPathComponent().path
+        try waitUntil(timeout: 5, "the token's directory watched") {
+            daemon.stderrText().split(separator: "\n").contains { $0.hasSuffix("watching dir=\(directory)") }
+        }
 
         // Replaced the way install(1) or an editor does it: a new file renamed over the old one.
         _ = try fx.tmp.write(".token.new", "tok-new\n")
