@@ -9,6 +9,22 @@ extension Configuration {
 }
 
 extension Profile {
+    /// The files this profile's credentials are read from (`token_file`, `password_file`,
+    /// `secret_access_key_file`, `session_token_file`): a change to one may end a refusal.
+    package var credentialFiles: [String] {
+        var secrets: [Secret] = []
+        switch auth {
+        case .none: break
+        case .basic(_, let password): secrets.append(password)
+        case .bearer(let token): secrets.append(token)
+        }
+        if case .s3(let target) = destination {
+            secrets.append(target.secretAccessKey)
+            if let token = target.sessionToken { secrets.append(token) }
+        }
+        return secrets.compactMap(\.file)
+    }
+
     /// This profile's secrets: its auth credentials, the values of credential headers and the
     /// credentials in its proxy's URL.
     package var secretValues: [String] {

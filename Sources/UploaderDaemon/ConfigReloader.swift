@@ -9,8 +9,10 @@ import UploaderCore
 /// SIGHUP: re-reads the config and applies it, or keeps the running one when it is invalid.
 ///
 /// New profiles start, removed ones stop (draining for their grace), changed ones stop and
-/// start again with the new settings; unchanged ones keep running untouched. Secrets in files
-/// are read again with the config, so a rotated token counts as a change.
+/// start again with the new settings; unchanged ones keep running, told that the credentials may
+/// have changed (a profile paused for refused credentials tries a file at once). Secrets in files
+/// are read again with the config, so a rotated token counts as a change. A change to a
+/// credentials file (`CredentialsWatch`) reloads the same way.
 package struct ConfigReloader: Sendable {
     let path: String
     let profileNames: [String]
@@ -30,8 +32,9 @@ package struct ConfigReloader: Sendable {
     }
 
     /// Returns the runners running afterwards (the same ones when the new config is refused).
-    package func reload(_ current: [ProfileRunner]) -> [ProfileRunner] {
-        logger.info("SIGHUP: reloading configuration", ["config": path])
+    /// `cause` opens the log line: `SIGHUP`, or which credentials file changed.
+    package func reload(_ current: [ProfileRunner], cause: String = "SIGHUP") -> [ProfileRunner] {
+        logger.info("\(cause): reloading configuration", ["config": path])
         let loaded: LoadedConfiguration
         switch ConfigLoader.load(path: path, environment: environment) {
         case .failure(let errors):
@@ -56,7 +59,10 @@ package struct ConfigReloader: Sendable {
         var toStart: [Profile] = []
         for profile in selected {
             if let runner = running[profile.name] {
-                if Self.sameSettings(runner.profile, profile) { continue }
+                if Self.sameSettings(runner.profile, profile) {
+                    runner.credentialsMayHaveChanged()
+                    continue
+                }
                 retire.append(runner)
             }
             toStart.append(profile)

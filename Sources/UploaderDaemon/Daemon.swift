@@ -108,7 +108,10 @@ package final class Daemon {
         let factory = RunnerFactory(watcher: watcher, netlink: netlink, mimeTypes: mimeTypes, hostname: hostname, seams: seams, logger: logger)
         let reloader = ConfigReloader(path: config.path, profileNames: profileNames, environment: environment,
                                       factory: factory, reporter: reporter, logger: logger)
-        let code = once ? runOnce() : runDaemon(reloader)
+        let credentials = CredentialsWatch(watcher: watcher, logger: logger) { [events] path in events.send(.credentialsChanged(path)) }
+        if !once { credentials.watch(runners.map(\.profile)) }
+        let code = once ? runOnce() : runDaemon(reloader, credentials: credentials)
+        credentials.stop()
         signals.stop()
         HookRunner.drain(runners, once: once, logger: logger)
         reporter.finish()
@@ -116,12 +119,23 @@ package final class Daemon {
         return code
     }
 
-    private func runDaemon(_ reloader: ConfigReloader) -> Int32 {
+    private func runDaemon(_ reloader: ConfigReloader, credentials: CredentialsWatch) -> Int32 {
         logger.info("uploader \(UploaderVersion.string) running", ["profiles": runners.map(\.profile.name).joined(separator: ",")])
         while true {
-            guard case .signal(let signal) = events.take(timeout: nil) else { continue }
+            let signal: Int32
+            switch events.take(timeout: nil) {
+            case .signal(let taken)?:
+                signal = taken
+            case .credentialsChanged(let path)?:
+                runners = reloader.reload(runners, cause: "credentials file \(path) changed")
+                credentials.watch(runners.map(\.profile))
+                continue
+            case .drained?, nil:
+                continue
+            }
             if signal == SIGHUP {
                 runners = reloader.reload(runners)
+                credentials.watch(runners.map(\.profile))
                 continue
             }
             logger.info("stopping", ["signal": signal == SIGTERM ? "SIGTERM" : "SIGINT"])
@@ -140,7 +154,7 @@ package final class Daemon {
             case .signal(let signal)? where signal != SIGHUP:
                 logger.info("stopping", ["signal": signal == SIGTERM ? "SIGTERM" : "SIGINT"])
                 break waiting
-            case .signal?, nil:
+            case .signal?, .credentialsChanged?, nil:
                 continue
             }
         }
@@ -198,6 +212,8 @@ enum DaemonEvent: Sendable {
     case signal(Int32)
     /// `run --once`: this profile has nothing left to do.
     case drained(String)
+    /// A credentials file changed (its path): reload as on SIGHUP.
+    case credentialsChanged(String)
 }
 
 /// Takes the handled signals (blocked in every thread) on a thread of its own and posts them.

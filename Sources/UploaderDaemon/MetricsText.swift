@@ -15,7 +15,7 @@ package struct ProfileMetrics: Sendable {
     package var census: SpoolCensus?
     package var destinationUp: Bool
     /// Why nothing starts now (offline, outside every upload window, a route by an interface not
-    /// allowed); nil while uploads may start.
+    /// allowed, credentials refused); nil while uploads may start.
     package var pausedReason: PauseReason?
 
     package init(profile: String, totals: RunTotals, census: SpoolCensus?, destinationUp: Bool, pausedReason: PauseReason? = nil) {
@@ -68,7 +68,7 @@ package enum MetricsText {
         family("uploader_destination_up", "gauge", "1 when the destination is reachable, 0 while the profile is paused offline.") { out in
             for p in profiles { line(&out, "uploader_destination_up", [("profile", p.profile)], p.destinationUp ? "1" : "0") }
         }
-        family("uploader_paused", "gauge", "1 for the reason a profile starts no upload now (offline, outside_window, interface), 0 for the others; all 0 while uploads may start.") { out in
+        family("uploader_paused", "gauge", "1 for the reason a profile starts no upload now (offline, outside_window, interface, rejected), 0 for the others; all 0 while uploads may start.") { out in
             for p in profiles {
                 for reason in PauseReason.allCases {
                     line(&out, "uploader_paused", [("profile", p.profile), ("reason", reason.rawValue)], p.pausedReason == reason ? "1" : "0")

@@ -183,6 +183,7 @@ package final class ServiceReporter: Sendable {
         case .offline?: text += "OFFLINE, "
         case .outsideWindow?: text += "PAUSED outside upload window, "
         case .interface?: text += "PAUSED route by an interface not allowed, "
+        case .rejected?: text += "PAUSED credentials refused, "
         case nil: if !snapshot.online { text += "OFFLINE, " }
         }
         text += "\(snapshot.waiting) queued, \(snapshot.inFlight) uploading"

@@ -20,9 +20,11 @@ package struct Manifest: Decodable, Sendable, Equatable {
         package var error: String?
         package var retryable: Bool?
         package var interrupted: Bool?
+        /// The destination refused our credentials (DESIGN §12 "Rejected"): not the file's fault, not counted.
+        package var rejected: Bool?
 
         package init(startedAt: String, endedAt: String? = nil, bytesSent: Int64 = 0, httpStatus: Int? = nil,
-                     error: String? = nil, retryable: Bool? = nil, interrupted: Bool? = nil) {
+                     error: String? = nil, retryable: Bool? = nil, interrupted: Bool? = nil, rejected: Bool? = nil) {
             self.startedAt = startedAt
             self.endedAt = endedAt
             self.bytesSent = bytesSent
@@ -30,11 +32,12 @@ package struct Manifest: Decodable, Sendable, Equatable {
             self.error = error
             self.retryable = retryable
             self.interrupted = interrupted
+            self.rejected = rejected
         }
 
         enum CodingKeys: String, CodingKey {
             case startedAt = "started_at", endedAt = "ended_at", bytesSent = "bytes_sent"
-            case httpStatus = "http_status", error, retryable, interrupted
+            case httpStatus = "http_status", error, retryable, interrupted, rejected
         }
 
     }
@@ -114,9 +117,10 @@ package struct Manifest: Decodable, Sendable, Equatable {
         self.createdAt = createdAt
     }
 
-    /// Attempts that count toward `max_attempts` (those cut by our own shutdown do not).
+    /// Attempts that count toward `max_attempts` (those cut by our own shutdown, and those whose
+    /// credentials the destination refused, do not).
     package var countedAttempts: Int {
-        attempts.dropFirst(min(attemptsBeforeRetry ?? 0, attempts.count)).filter { $0.interrupted != true }.count
+        attempts.dropFirst(min(attemptsBeforeRetry ?? 0, attempts.count)).filter { $0.interrupted != true && $0.rejected != true }.count
     }
 
     enum CodingKeys: String, CodingKey {
@@ -193,6 +197,7 @@ extension Manifest.Attempt {
         w.field("error", error)
         w.field("retryable", retryable)
         if let interrupted { w.field("interrupted", interrupted) }
+        if let rejected { w.field("rejected", rejected) }
         return w
     }
 }

@@ -8,6 +8,9 @@ package enum PauseReason: String, Codable, Sendable, CaseIterable {
     case outsideWindow = "outside_window"
     /// The route to the destination leaves by an interface not in `interfaces`.
     case interface
+    /// The destination refused our credentials on several files in a row (DESIGN §12): one file
+    /// is tried again after a backoff, and at once on SIGHUP or a change of a credentials file.
+    case rejected
 
     /// The words plain `status` prints after `paused`.
     package var explanation: String {
@@ -15,6 +18,7 @@ package enum PauseReason: String, Codable, Sendable, CaseIterable {
         case .offline: return "offline: the destination cannot be reached; resumes by itself"
         case .outsideWindow: return "outside_window: no upload window is open; resumes when one opens"
         case .interface: return "interface: the route to the destination leaves by an interface not allowed"
+        case .rejected: return "rejected: credentials refused; retried after backoff or SIGHUP"
         }
     }
 }

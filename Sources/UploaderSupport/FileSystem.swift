@@ -131,6 +131,14 @@ package enum FileSystem {
         return Status(st)
     }
 
+    /// `stat`, following symlinks: what a path leads to now (a secret file swapped by a symlink's
+    /// rename changes here).
+    package static func statusFollowingLinks(path: String) throws -> Status {
+        var st = stat()
+        try retryingEINTR("stat", path: path) { stat(path, &st) }
+        return Status(st)
+    }
+
     package static func exists(_ path: RelativePath, in directory: String) -> Bool {
         var st = stat()
         return path.withCString(in: directory) { lstat($0, &st) } == 0

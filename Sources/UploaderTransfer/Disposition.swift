@@ -17,6 +17,9 @@ package enum Disposition: Sendable, Equatable {
     case permanent(reason: String)
     /// The destination could not be reached at all: pause the profile, spend no attempt.
     case offline(reason: String)
+    /// The destination refused our credentials (401, 403, or an S3 code saying so): not the
+    /// file's fault. The file stays queued; refusals on several files in a row pause the profile.
+    case rejected(reason: String)
     /// Cut short by our own cancellation (shutdown, going offline): not counted toward `max_attempts`.
     /// `connected`: the request reached the destination (keep the attempt, marked interrupted);
     /// false when it was cancelled before connecting (drop the attempt: it is none).
@@ -37,6 +40,8 @@ package enum Disposition: Sendable, Equatable {
                 return .sent(response)
             case 408, 429, 500...599:
                 return .retryLater(reason: reason, retryAfter: response.retryAfter.flatMap { RetryAfter.parse($0, now: now) })
+            case 401, 403:
+                return .rejected(reason: reason)
             case 300...399:
                 let target = response.location.map { " (redirect to \($0) not followed)" } ?? ""
                 return .permanent(reason: reason + target)

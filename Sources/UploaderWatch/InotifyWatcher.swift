@@ -49,13 +49,16 @@ package final class InotifyWatcher: Sendable {
         package var description: String { message }
     }
 
-    /// Adds an outbox; returns an id for `remove`. Takes effect within a second.
+    /// Adds an outbox; returns an id for `remove`. Takes effect within a second. `recreate`: an
+    /// outbox that vanishes is made again; a directory that is not ours (`false`: where a
+    /// credentials file lives) is only watched again once it is back.
     @discardableResult
-    package func add(root: String, recursive: Bool, handler: @escaping Handler) -> Int {
+    package func add(root: String, recursive: Bool, recreate: Bool = true, handler: @escaping Handler) -> Int {
         control.withLock { control in
             let id = control.nextID
             control.nextID += 1
-            control.commands.append(.add(WatchTable.Registration(id: id, root: root, recursive: recursive, handler: handler)))
+            control.commands.append(.add(WatchTable.Registration(id: id, root: root, recursive: recursive, recreate: recreate,
+                                                                 handler: handler)))
             control.requested += 1
             return id
         }

@@ -13,6 +13,8 @@ final class WatchTable {
         let id: Int
         let root: String
         let recursive: Bool
+        /// A root that vanishes is made again (an outbox); else it is watched again once it is back.
+        let recreate: Bool
         let handler: InotifyWatcher.Handler
     }
 
@@ -79,9 +81,11 @@ final class WatchTable {
         }
         if !ok {
             let code = inotifytools_error()
-            if directory.bytes.isEmpty {
+            if directory.bytes.isEmpty && registration.recreate {
                 lostRoots.insert(registration.id)
                 logger.warn("cannot watch outbox; will retry", ["dir": registration.root, "error": String(cString: strerror(code))])
+            } else if directory.bytes.isEmpty {
+                logger.warn("cannot watch directory; a change in it goes unseen", ["dir": registration.root, "error": String(cString: strerror(code))])
             } else {
                 logger.warn("cannot watch directory", ["dir": directory.displayed(in: registration.root), "error": String(cString: strerror(code))])
             }
@@ -96,6 +100,16 @@ final class WatchTable {
         guard !lostRoots.isEmpty else { return }
         for id in lostRoots {
             guard let registration = registrations[id] else { lostRoots.remove(id); continue }
+            guard registration.recreate else {
+                // Not ours to make: watched again once it is back (replaced by a rename), and its
+                // handler told, since what it holds may have changed meanwhile.
+                guard let kind = try? FileSystem.statusFollowingLinks(path: registration.root).kind, kind == .directory else { continue }
+                lostRoots.remove(id)
+                if watch(registration, directory: RelativePath(bytes: []), announce: false) {
+                    registration.handler(.rescanNeeded("directory back"))
+                }
+                continue
+            }
             if (try? FileSystem.makeDirectories(registration.root)) != nil {
                 lostRoots.remove(id)
                 watchTree(registration, directory: RelativePath(bytes: []), announce: false)

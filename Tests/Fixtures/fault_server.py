@@ -8,7 +8,12 @@ stdout line is always "PORT <n>".
 Control endpoints (not recorded):
   POST /__control   {"script": [behaviour, ...]}  queue consumed one per upload request
   GET|POST /__requests                            JSON list of every recorded request
-  POST /__reset                                   forget requests and script
+  POST /__reset                                   forget requests, script and credentials gate
+  POST /__auth      {"status": 401, "unless_authorization": "Bearer t"}
+                    refuse our credentials: every upload request whose Authorization header
+                    is not exactly "unless_authorization" (every one, when it is absent) is
+                    answered `status` (401 or 403; the body is read and recorded, marked
+                    "refused_credentials"), before the script is looked at; {} lifts the gate
 
 Behaviours (default when the queue is empty: {"status": 200, "body": "ok"}):
   {"status": 503}  {"status": 429, "retry_after": "2"}
@@ -56,6 +61,7 @@ RAW_BODY_LIMIT = 1 << 20
 lock = threading.Lock()
 script = []
 requests = []
+auth_gate = None
 last_activity = time.monotonic()
 
 
@@ -169,7 +175,7 @@ class Handler(BaseHTTPRequestHandler):
             remaining -= len(data)
         return got, digest.hexdigest()
 
-    def record(self, body, length, complete, streamed=None):
+    def record(self, body, length, complete, streamed=None, extra=None):
         entry = {
             "method": self.command,
             "path": self.path,
@@ -182,6 +188,7 @@ class Handler(BaseHTTPRequestHandler):
             "body_sha256": hashlib.sha256(body).hexdigest(),
             "body_base64": base64.b64encode(body).decode("ascii") if len(body) <= RAW_BODY_LIMIT else None,
         }
+        entry.update(extra or {})
         if streamed is not None:
             entry["body_length"], entry["body_sha256"] = streamed
             entry["complete"] = streamed[0] == length
@@ -208,6 +215,15 @@ class Handler(BaseHTTPRequestHandler):
         if self.path.startswith("/__"):
             body = self.read_exact(length)
             return self.control(body)
+        with lock:
+            gate = auth_gate
+        if gate is not None and self.headers.get("Authorization") != gate.get("unless_authorization"):
+            body = self.read_exact(length)
+            self.record(body, length, len(body) == length, extra={"refused_credentials": True})
+            if len(body) < length:
+                self.close_connection = True
+                return
+            return self.send_plain(gate.get("status", 401), b"credentials refused", {"WWW-Authenticate": "Bearer"})
         with lock:
             behaviour = script.pop(0) if script else {}
 
@@ -268,7 +284,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_plain(status, behaviour.get("body", "ok" if status < 300 else "").encode("utf-8"), headers)
 
     def control(self, body):
-        global script
+        global script, auth_gate
         if self.path == "/__control":
             with lock:
                 script = list(json.loads(body or b"{}").get("script", []))
@@ -277,9 +293,15 @@ class Handler(BaseHTTPRequestHandler):
             with lock:
                 data = json.dumps(requests).encode("utf-8")
             return self.send_plain(200, data, {"Content-Type": "application/json"})
+        if self.path == "/__auth":
+            gate = json.loads(body or b"{}")
+            with lock:
+                auth_gate = gate if gate else None
+            return self.send_plain(200, b"{}", {"Content-Type": "application/json"})
         if self.path == "/__reset":
             with lock:
                 script = []
+                auth_gate = None
                 requests.clear()
             return self.send_plain(200, b"{}")
         self.send_plain(404)

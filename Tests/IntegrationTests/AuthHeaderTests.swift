@@ -69,15 +69,16 @@ final class AuthHeaderTests: XCTestCase {
         let once = try fx.runOnce()
         try fx.drop("second.txt", Data("2".utf8))
         let daemon = try fx.startDaemon()
-        try waitUntil(timeout: 15, "second.txt in sent/") { fx.files(in: fx.sent) == ["second.txt"] }
+        try waitUntil(timeout: 15, "both files in sent/") { fx.files(in: fx.sent) == ["first.txt", "second.txt"] }
         let stopped = try XCTUnwrap(daemon.stop())
         let checked = try fx.run(["check-config"])
         let help = try fx.binary.run(["--help"])
 
-        XCTAssertEqual(fx.files(in: fx.retry), ["first.txt"], "401 is permanent")
+        XCTAssertEqual(once.exitCode, 69, "a 401 leaves the file queued: \(once)")
+        XCTAssertEqual(fx.files(in: fx.retry), [], "a 401 fails no file")
         let requests = try server.recorded()
-        XCTAssertEqual(requests.flatMap { $0.headerValues("Authorization") }, ["Bearer \(token)", "Bearer \(token)"])
-        XCTAssertEqual(requests.flatMap { $0.headerValues("Cookie") }, ["session=\(password)", "session=\(password)"])
+        XCTAssertEqual(requests.flatMap { $0.headerValues("Authorization") }, Array(repeating: "Bearer \(token)", count: 3))
+        XCTAssertEqual(requests.flatMap { $0.headerValues("Cookie") }, Array(repeating: "session=\(password)", count: 3))
         for secret in [token, password] {
             XCTAssertEqual(filesContaining(secret, under: fx.tmp.path), [], "every file under the fixture (spool, manifests, logs)")
             for (what, text) in [("run --once", once.stdout + once.stderr), ("daemon", stopped.stdout + stopped.stderr),
@@ -87,8 +88,7 @@ final class AuthHeaderTests: XCTestCase {
         }
         XCTAssertEqual(checked.exitCode, 0, checked.description)
         XCTAssertTrue(checked.stdout.contains("header.Cookie = <redacted>"), checked.stdout)
-        let sent = try fx.manifest("second.txt", in: fx.sent)
-        XCTAssertEqual(sent.remote?.httpStatus, 201)
+        let sent = try XCTUnwrap(try ["first.txt", "second.txt"].map { try fx.manifest($0, in: fx.sent) }.first { $0.remote?.httpStatus == 201 })
         XCTAssertTrue(sent.remote?.response?.hasPrefix("hello ") ?? false, "the rest of the answer is kept")
     }
 }

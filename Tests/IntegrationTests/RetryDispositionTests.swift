@@ -57,15 +57,15 @@ final class RetryDispositionTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(times[1] - times[0], 1.9, "no attempt before Retry-After")
     }
 
-    func testForbiddenFailsForGoodUntilUploaderRetry() throws {
+    func testBadRequestFailsForGoodUntilUploaderRetry() throws {
         let server = try FaultServer()
-        try server.script([["status": 403, "body": "go away"], ["status": 201]])
+        try server.script([["status": 400, "body": "go away"], ["status": 201]])
         let fx = try SpoolFixture(url: server.url("{name}"), extra: "backoff = 1s")
         let daemon = try fx.startDaemon()
         defer { _ = daemon.stop() }
         try fx.drop("c.bin", Data(repeating: 3, count: 100))
         let failed = try manifestWhenIn(fx.retry, "c.bin", fx) { $0.state == .failed }
-        XCTAssertEqual(failed.lastError, "HTTP 403 Forbidden")
+        XCTAssertEqual(failed.lastError, "HTTP 400 Bad Request")
         XCTAssertEqual(failed.remote?.response, "go away")
         XCTAssertNil(failed.nextAttemptAt)
         XCTAssertEqual(try server.requests().count, 1)
@@ -73,7 +73,7 @@ final class RetryDispositionTests: XCTestCase {
         let retried = try fx.run(["retry", "--all"])
         XCTAssertEqual(retried.exitCode, 0, retried.stderr)
         let sent = try manifestWhenIn(fx.sent, "c.bin", fx)
-        XCTAssertEqual(sent.attempts.map(\.httpStatus), [403, 201], "history kept")
+        XCTAssertEqual(sent.attempts.map(\.httpStatus), [400, 201], "history kept")
         XCTAssertEqual(try server.requests().count, 2)
     }
 

@@ -113,14 +113,17 @@ import Testing
         #expect(second.stderr.contains("resuming S3 multipart upload"))
     }
 
-    @Test func aWrongSecretKeyFailsForGoodWithSignatureDoesNotMatch() throws {
+    @Test func aWrongSecretKeyLeavesTheFileQueuedWithSignatureDoesNotMatch() throws {
         let conf = try config(secret: "not-the-secret-key")
         _ = try drop("denied.txt", bytes: 1000)
         let run = try binary.run(["run", "--once", "--config", conf], timeout: 60)
-        #expect(run.exitCode == 1, "\(run)")
-        let failed = try manifest("retry/denied.txt.manifest.json")
-        #expect(failed["state"] as? String == "failed")
-        let error = try #require(failed["last_error"] as? String)
+        #expect(run.exitCode == 69, "\(run)")
+        #expect(run.stderr.contains("destination refuses our credentials"), "\(run)")
+        let held = try manifest("outbox/denied.txt.manifest.json")
+        #expect(held["state"] as? String == "queued")
+        let attempts = try #require(held["attempts"] as? [[String: Any]])
+        #expect(attempts.count == 1 && attempts[0]["rejected"] as? Bool == true, "\(attempts)")
+        let error = try #require(held["last_error"] as? String)
         #expect(error.contains("SignatureDoesNotMatch") && error.contains("check secret_access_key"), "\(error)")
         #expect(!run.stderr.contains("not-the-secret-key"), "the secret leaked into the log")
     }

@@ -134,7 +134,7 @@ extension Simulation {
         let waitsForBetterClaim = s.claiming.contains { !s.sending.contains($0) && key($0) < key(first) }
         // Nor while as many records as slots still say `uploading` (a settle is rewriting one).
         let waitsForARecord = s.openRecords.count >= process.policy.concurrency
-        if s.reachability.isOnline, s.phase == .running, !s.closed, !waitsForBetterClaim, !waitsForARecord,
+        if s.mayStart(process.policy), s.phase == .running, !s.closed, !waitsForBetterClaim, !waitsForARecord,
            s.sending.count < process.policy.concurrency {
             fail(.onlineMeansWorking, "online with \(s.sending.count) of \(process.policy.concurrency) slots busy and \(s.ready.count) claimed files waiting")
         }

@@ -380,6 +380,7 @@ final class Simulation {
         case .probed(let t, let problem): return "probed(#\(t.number), \(problem ?? "ok"))"
         case .networkChanged: return "networkChanged"
         case .routeChecked(let report): return "routeChecked(\(report))"
+        case .credentialsChanged: return "credentialsChanged"
         case .tick: return "tick"
         case .stop(let grace): return "stop(grace \(grace))"
         }

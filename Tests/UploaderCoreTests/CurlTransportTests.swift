@@ -127,7 +127,7 @@ struct CurlTransportTests {
                 == .retryLater(reason: "HTTP 503 Service Unavailable", retryAfter: nil))
         #expect(Disposition.decide(transport.send(request), now: now)
                 == .retryLater(reason: "HTTP 429 Too Many Requests", retryAfter: 2))
-        #expect(Disposition.decide(transport.send(request), now: now) == .permanent(reason: "HTTP 403 Forbidden"))
+        #expect(Disposition.decide(transport.send(request), now: now) == .rejected(reason: "HTTP 403 Forbidden"))
         guard case .sent(let response) = Disposition.decide(transport.send(request), now: now) else {
             Issue.record("201 is not sent"); return
         }

@@ -31,9 +31,16 @@ struct DispositionTests {
         #expect(decide(599) == .retryLater(reason: "HTTP 599", retryAfter: nil))
     }
 
+    @Test func unauthorizedAndForbiddenRefuseOurCredentialsNotTheFile() {
+        #expect(decide(401, text: "Unauthorized") == .rejected(reason: "HTTP 401 Unauthorized"))
+        #expect(decide(403, text: "Forbidden") == .rejected(reason: "HTTP 403 Forbidden"))
+    }
+
     @Test func otherStatusesAndUnfollowedRedirectsArePermanent() {
-        #expect(decide(403, text: "Forbidden") == .permanent(reason: "HTTP 403 Forbidden"))
+        #expect(decide(400) == .permanent(reason: "HTTP 400 Bad Request"))
         #expect(decide(413) == .permanent(reason: "HTTP 413 Content Too Large"))
+        #expect(decide(415) == .permanent(reason: "HTTP 415 Unsupported Media Type"))
+        #expect(decide(422) == .permanent(reason: "HTTP 422 Unprocessable Content"))
         #expect(decide(301, location: "http://other/") == .permanent(reason: "HTTP 301 Moved Permanently (redirect to http://other/ not followed)"))
         #expect(decide(100) == .permanent(reason: "HTTP 100"))
     }

@@ -53,15 +53,22 @@ import Testing
         let text = MetricsText.render([
             ProfileMetrics(profile: "night", totals: RunTotals(), census: nil, destinationUp: true, pausedReason: .outsideWindow),
             ProfileMetrics(profile: "live", totals: RunTotals(), census: nil, destinationUp: true),
+            ProfileMetrics(profile: "revoked", totals: RunTotals(), census: nil, destinationUp: true, pausedReason: .rejected),
         ], now: Date())
         let paused = text.split(separator: "\n").filter { $0.hasPrefix("uploader_paused{") }.map(String.init)
         #expect(paused == [
             #"uploader_paused{profile="night",reason="offline"} 0"#,
             #"uploader_paused{profile="night",reason="outside_window"} 1"#,
             #"uploader_paused{profile="night",reason="interface"} 0"#,
+            #"uploader_paused{profile="night",reason="rejected"} 0"#,
             #"uploader_paused{profile="live",reason="offline"} 0"#,
             #"uploader_paused{profile="live",reason="outside_window"} 0"#,
             #"uploader_paused{profile="live",reason="interface"} 0"#,
+            #"uploader_paused{profile="live",reason="rejected"} 0"#,
+            #"uploader_paused{profile="revoked",reason="offline"} 0"#,
+            #"uploader_paused{profile="revoked",reason="outside_window"} 0"#,
+            #"uploader_paused{profile="revoked",reason="interface"} 0"#,
+            #"uploader_paused{profile="revoked",reason="rejected"} 1"#,
         ])
     }
 

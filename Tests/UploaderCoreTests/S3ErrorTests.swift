@@ -18,13 +18,29 @@ import Testing
         """
     }
 
-    @Test(arguments: ["AccessDenied", "NoSuchBucket", "InvalidAccessKeyId", "SignatureDoesNotMatch"])
-    func configurationErrorsArePermanentAndSayWhatToCheck(_ code: String) throws {
-        let response = UploadResponse(status: code == "NoSuchBucket" ? 404 : 403, body: Self.body(code))
-        guard case .permanent(let reason) = try #require(S3Error.disposition(for: response, now: Date())) else {
-            Issue.record("\(code) is not permanent"); return
+    @Test(arguments: [("AccessDenied", 403), ("InvalidAccessKeyId", 403), ("SignatureDoesNotMatch", 403), ("ExpiredToken", 400)])
+    func refusedCredentialsHoldTheFileAndSayWhatToCheck(_ code: String, _ status: Int) throws {
+        let response = UploadResponse(status: status, body: Self.body(code))
+        guard case .rejected(let reason) = try #require(S3Error.disposition(for: response, now: Date())) else {
+            Issue.record("\(code) is not a refusal of our credentials"); return
         }
-        #expect(reason.hasPrefix("S3 \(code) (HTTP") && reason.contains("4442587FB7D0A2F9") && reason.contains("check"), "\(reason)")
+        #expect(reason.hasPrefix("S3 \(code) (HTTP \(status))") && reason.contains("4442587FB7D0A2F9")
+                    && (reason.contains("check") || reason.contains("refresh")), "\(reason)")
+    }
+
+    @Test func aMissingBucketIsPermanentAndSaysWhatToCheck() throws {
+        let response = UploadResponse(status: 404, body: Self.body("NoSuchBucket"))
+        guard case .permanent(let reason) = try #require(S3Error.disposition(for: response, now: Date())) else {
+            Issue.record("NoSuchBucket is not permanent"); return
+        }
+        #expect(reason.hasPrefix("S3 NoSuchBucket (HTTP 404)") && reason.contains("check the bucket name"), "\(reason)")
+    }
+
+    @Test func aSkewedClockIsRetriedThoughItComesWith403() throws {
+        let response = UploadResponse(status: 403, body: Self.body("RequestTimeTooSkewed"))
+        guard case .retryLater = try #require(S3Error.disposition(for: response, now: Date())) else {
+            Issue.record("RequestTimeTooSkewed is not retried"); return
+        }
     }
 
     @Test(arguments: [("SlowDown", 503), ("RequestTimeout", 400), ("InternalError", 500)])

@@ -106,6 +106,15 @@ import Testing
         #expect(!running.contains("paused"))
     }
 
+    @Test func refusedCredentialsSayWhyWithTheLastRefusal() throws {
+        var state = Self.daemon(paused: .rejected)
+        state.lastError = "HTTP 401 Unauthorized"
+        let text = StatusTable.text([try Self.report(daemon: state)], now: Self.now)
+        #expect(text.contains("\n  paused      rejected: credentials refused"), "\(text)")
+        #expect(text.contains("\n  last error  HTTP 401 Unauthorized"), "\(text)")
+        #expect(text.split(separator: "\n").allSatisfy { $0.count <= 80 }, "\(text)")
+    }
+
     @Test func jsonHasInFlightAndPausedReason() throws {
         func profile(_ daemon: DaemonState?) throws -> [String: Any] {
             let text = StatusJSON.text([try Self.report(daemon: daemon)], now: Self.now)

@@ -49,6 +49,12 @@ extension Manifest {
             state = .queued
             lastError = "file changed during upload (\(change))"
             return nil
+        case .rejected(let reason):
+            endAttempt(facts, at: now, error: reason, retryable: true)
+            if let index = attempts.indices.last { attempts[index].rejected = true }
+            state = .queued
+            lastError = reason
+            return nil
         case .unreachable(let reason):
             // A connect that failed is no attempt at all.
             dropOpenAttempt()

@@ -30,6 +30,7 @@ package enum ProfileCore {
         transition.refreshWindow()
         transition.apply(event)
         transition.fireTimers()
+        transition.settleDoubt()
         transition.startWork()
         transition.checkEnd()
         return transition.effects
@@ -52,6 +53,9 @@ package enum ProfileCore {
                 consider(nextProbe - now.mono)
             }
             if let at = state.delayed.values.min() { consider(at - now.mono) }
+            // Paused for our credentials: the next trial (one that is due starts at once, or waits
+            // for the upload still running).
+            if case .rejected(_, _, _, let at) = state.credentials, at > now.mono, !state.closed { consider(at - now.mono) }
         case .stopping(let deadline):
             if !state.graceOver && !state.sending.isEmpty { consider(deadline - now.mono) }
         case .stopped:
@@ -114,6 +118,8 @@ struct Transition {
             if !policy.interfaces.isEmpty { checkRoute() }
         case .routeChecked(let report):
             routeChecked(report)
+        case .credentialsChanged:
+            credentialsChanged()
         case .tick:
             break
         case .stop(let grace):
@@ -156,6 +162,8 @@ struct Transition {
         if inSlot {
             state.sending.remove(path)
             state.openRecords.remove(path)
+            // A trial that never got to send: the next file may be tried at once.
+            if state.trial == path { state.trial = nil }
         }
         let quiet = state.quiet.remove(path) != nil
         switch report {
@@ -192,7 +200,11 @@ struct Transition {
 
     /// A held file is let go: if the watcher saw its name again meanwhile, that name is checked once more.
     mutating func letGo(_ path: RelativePath, requeued: Bool) {
-        defer { if !state.waiting.contains(path) && state.delayed[path] == nil { state.waiting.forget(path) } }
+        defer {
+            if !state.waiting.contains(path) && state.delayed[path] == nil && !state.awaitingCredentials.contains(path) {
+                state.waiting.forget(path)
+            }
+        }
         guard state.seenAgain.remove(path) != nil, !requeued, takingWork, !state.waiting.contains(path) else { return }
         state.waiting.add(path)
         state.quiet.insert(path)
@@ -210,7 +222,8 @@ struct Transition {
             if let due, policy.mode == .daemon { scheduleRetry(RetryEntry(path: target, due: due)) }
             letGo(path, requeued: false)
         case .requeued:
-            if takingWork { state.waiting.add(path) }
+            // A file refused for our credentials waits apart until the doubt is settled.
+            if takingWork && !state.awaitingCredentials.contains(path) { state.waiting.add(path) }
             letGo(path, requeued: true)
         case .failed:
             letGo(path, requeued: false)
@@ -265,9 +278,10 @@ struct Transition {
     /// Hands out transfer slots to claimed files and claims ahead as far as `claimAhead` allows;
     /// with no claims ahead, gives each free slot the next waiting file, claimed and sent by one job.
     /// Nothing starts while the profile is paused (`ProfileState.mayStart`): unreachable, a route
-    /// by a foreign interface, or outside the upload window.
+    /// by a foreign interface, credentials refused (but for one trial at a time), or outside the upload window.
     mutating func startWork() {
-        guard takingWork, state.mayStart(policy) else { return }
+        guard takingWork else { return }
+        guard state.mayStart(policy) else { return startTrial() }
         while state.sending.count < policy.concurrency, recordFree, let first = state.ready.first, !betterClaimRunning(than: first) {
             let path = state.ready.removeFirst()
             state.sending.insert(path)
@@ -325,6 +339,7 @@ struct Transition {
         state.waiting.removeAll()
         state.delayed = [:]
         state.quiet = []
+        state.awaitingCredentials = []
         if !state.claiming.isEmpty { effects.append(.cancelClaims(state.claiming.sorted())) }
         for path in state.ready { effects.append(.release(path)) }
         state.ready = []

@@ -57,6 +57,9 @@ package enum Settlement: Sendable, Equatable {
     case changed(String)
     /// The destination could not be reached: stays queued, the attempt is dropped.
     case unreachable(reason: String)
+    /// The destination refused our credentials: stays queued; the attempt is kept, marked rejected
+    /// (not counted toward `max_attempts`).
+    case rejected(reason: String)
     /// Cut by our own cancellation: stays queued; the attempt is kept as interrupted only if the request got out.
     case interrupted(connected: Bool)
 }

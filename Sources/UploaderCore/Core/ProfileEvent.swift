@@ -33,6 +33,9 @@ package enum ProfileEvent: Sendable, Equatable {
     case networkChanged
     /// A route lookup (`interfaces`) finished: the interface the route to the destination leaves by.
     case routeChecked(RouteReport)
+    /// SIGHUP, or a credentials file (`token_file`, `password_file`, …) changed: the destination
+    /// may take our credentials now.
+    case credentialsChanged
     /// Time passed: timers due by now fire.
     case tick
     /// SIGTERM/SIGINT or a reload: stop taking work; uploads in flight get `grace` seconds.
@@ -77,6 +80,9 @@ package enum AttemptOutcome: Sendable, Equatable {
     case permanent(reason: String)
     /// The destination could not be reached at all: no attempt.
     case unreachable(reason: String)
+    /// The destination refused our credentials (401, 403, an S3 code saying so): the attempt is
+    /// kept, not counted, and the file stays queued.
+    case rejected(reason: String)
     /// Cut short by our own cancellation; `connected` says whether the request reached the server.
     case interrupted(connected: Bool)
     /// No request could even be built (e.g. JSON body over 16 MiB): permanent, no attempt.
@@ -91,7 +97,7 @@ package enum AttemptOutcome: Sendable, Equatable {
     package var wroteRecord: Bool {
         switch self {
         case .manifestUnwritable, .claimOutdated: false
-        case .delivered, .retryable, .permanent, .unreachable, .interrupted, .notAttempted: true
+        case .delivered, .retryable, .permanent, .unreachable, .rejected, .interrupted, .notAttempted: true
         }
     }
 }

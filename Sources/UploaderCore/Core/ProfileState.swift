@@ -46,6 +46,13 @@ package struct ProfileState: Sendable, Equatable {
     /// A route lookup is running, and another is wanted when it returns (the network changed meanwhile).
     package var routeChecking = false
     package var routeCheckAgain = false
+    /// Whether the destination takes our credentials (see `Transition+Credentials.swift`).
+    package var credentials: Credentials = .accepted
+    /// Files whose credentials the destination refused: queued on disk, not tried again until the
+    /// doubt is settled (a delivery, a credentials change) or, paused, by one trial at a time.
+    package var awaitingCredentials: Set<RelativePath> = []
+    /// While `rejected`: the one file being tried.
+    package var trial: RelativePath?
 
     /// Waiting to be claimed.
     package var waiting = PathQueue()
@@ -94,17 +101,20 @@ package struct ProfileState: Sendable, Equatable {
     /// Claims running for files without a transfer slot (claims ahead).
     package var claimsAhead: Int { claiming.count(where: { !sending.contains($0) }) }
 
-    /// Why nothing starts now, if something stops it: offline first, then the route, then the window.
+    /// Why nothing starts now, if something stops it: offline first, then the route, then refused
+    /// credentials, then the window.
     package var pausedReason: PauseReason? {
         if !reachability.isOnline { return .offline }
         if case .elsewhere = route { return .interface }
+        if credentials.isRejected { return .rejected }
         if window?.open == false { return .outsideWindow }
         return nil
     }
 
-    /// Files the owner holds at some step (claimed, sending, settling).
+    /// Files the owner holds at some step (claimed, sending, settling, waiting for credentials).
     package func holds(_ path: RelativePath) -> Bool {
         claiming.contains(path) || sending.contains(path) || settling.contains(path) || ready.contains(path)
+            || awaitingCredentials.contains(path)
     }
 
     /// Nothing waits, runs or is due for this run.

@@ -9,6 +9,7 @@ import UploaderWatch
 extension Transition {
     mutating func attempted(_ path: RelativePath, _ report: AttemptReport) {
         state.sending.remove(path)
+        noteCredentials(path, report)
         if report.filing || !report.outcome.wroteRecord { state.openRecords.remove(path) }
         if case .manifestUnwritable(let reason) = report.outcome {
             // Nothing was sent. The file stays as it is and is tried again a little later.
@@ -44,6 +45,9 @@ extension Transition {
                 goOffline(reason)
             }
             return .unreachable(reason: reason)
+        case .rejected(let reason):
+            // Logged, and the file held, by `noteCredentials`.
+            return .rejected(reason: reason)
         case .interrupted(let connected):
             log(.info, "upload interrupted; file stays queued", ["file": file, "id": report.id])
             return .interrupted(connected: connected)
@@ -86,19 +90,19 @@ extension Transition {
             state.totals.failed += 1
             logFiled(path, failed: true, reason: reason, attempts: report.countedAttempts, next: nil, id: report.id)
             return .failed(reason: reason, retryable: false)
-        case .unreachable, .interrupted, .manifestUnwritable, .notAttempted, .claimOutdated:
+        case .unreachable, .rejected, .interrupted, .manifestUnwritable, .notAttempted, .claimOutdated:
             preconditionFailure("handled above")
         }
     }
 
-    /// `run --once` met an unreachable destination (or a route by a foreign interface): it starts
-    /// nothing more and leaves the rest queued.
-    mutating func close(leavingQueued message: String, _ reason: String) {
+    /// `run --once` met an unreachable destination (or a route by a foreign interface, or refused
+    /// credentials): it starts nothing more and leaves the rest queued.
+    mutating func close(leavingQueued message: String, _ reason: String, level: LogLevel = .warn) {
         guard !state.closed else { return }
         state.closed = true
         state.totals.leftQueuedOffline = true
         state.lastProblem = reason
-        log(.warn, message, ["error": reason])
+        log(level, message, ["error": reason])
         state.waiting.removeAll()
         for path in state.ready { effects.append(.release(path)) }
         state.ready = []

@@ -4,9 +4,15 @@ import UploaderConfig
 
 extension ProfileState {
     /// Whether uploads (and the claims ahead of them) may start: online, the route leaves by an
-    /// allowed interface (once a lookup said so), inside an upload window. Paused is not a flag
-    /// of its own: it is this, false.
+    /// allowed interface (once a lookup said so), our credentials not rejected, inside an upload
+    /// window. Paused is not a flag of its own: it is this, false.
     package func mayStart(_ policy: ProfilePolicy) -> Bool {
+        !credentials.isRejected && mayTry(policy)
+    }
+
+    /// The same, leaving our credentials aside: while they are rejected, one trial file may start
+    /// when this holds (`Transition.startTrial`).
+    package func mayTry(_ policy: ProfilePolicy) -> Bool {
         guard reachability.isOnline, window?.open != false else { return false }
         if policy.interfaces.isEmpty { return true }
         if case .allowed = route { return true }

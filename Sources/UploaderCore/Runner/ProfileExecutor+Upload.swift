@@ -105,6 +105,8 @@ extension ProfileExecutor {
             changed = changedSinceClaim(file)
         case .offline(let reason):
             outcome = .unreachable(reason: reason)
+        case .rejected(let reason):
+            outcome = .rejected(reason: reason)
         case .interrupted(let connected):
             outcome = .interrupted(connected: connected)
         }

@@ -169,6 +169,8 @@ package struct ProfileSnapshot: Sendable, Equatable {
     package var lastProblem: String?
     /// Why nothing starts now (nil: nothing stops it).
     package var pausedReason: PauseReason?
+    /// The destination's last refusal of our credentials, while it is in doubt or rejected.
+    package var refusal: String?
     package var refused = 0
     package var totals = RunTotals()
     package var stopping = false
@@ -185,6 +187,7 @@ package struct ProfileSnapshot: Sendable, Equatable {
         online = state.reachability.isOnline
         lastProblem = state.lastProblem
         pausedReason = state.phase == .running ? state.pausedReason : nil
+        refusal = state.credentials.lastRefusal
         refused = state.refused.count
         totals = state.totals
     }

@@ -205,11 +205,18 @@ package final class ProfileRunner: Sendable {
     /// What the owner last published.
     package var snapshot: ProfileSnapshot { loop.snapshot }
 
-    /// This runner's state for `status`: reachability as last seen, the reason when offline, refused
-    /// names, why it pauses, and the uploads in flight.
+    /// SIGHUP, or a credentials file changed (the secrets this runner holds are the same: a changed
+    /// secret starts a new runner): a profile paused for refused credentials tries a file now.
+    package func credentialsMayHaveChanged() {
+        loop.send(.credentialsChanged)
+    }
+
+    /// This runner's state for `status`: reachability as last seen, the reason when offline or
+    /// when our credentials are refused, refused names, why it pauses, and the uploads in flight.
     package var daemonState: DaemonState {
         let s = snapshot
-        return DaemonState(pid: getpid(), reachable: s.online, lastError: s.online ? nil : s.lastProblem,
+        let lastError = s.pausedReason == .rejected ? s.refusal : s.online ? nil : s.lastProblem
+        return DaemonState(pid: getpid(), reachable: s.online, lastError: lastError,
                            refused: s.refused, updatedAt: Timestamp.format(clock.now), pausedReason: s.pausedReason,
                            inFlight: executor.inFlight.files(at: clock.monotonic))
     }

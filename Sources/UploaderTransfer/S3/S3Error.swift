@@ -16,6 +16,9 @@ package struct S3Error: Sendable, Equatable {
         "RequestTimeTooSkewed", "Throttling", "ThrottlingException",
     ]
 
+    /// Codes that refuse our credentials rather than the file (DESIGN §12 "Rejected").
+    static let credentialCodes: Set<String> = ["InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken", "AccessDenied"]
+
     /// What to check, for the codes that are a configuration problem.
     static let hints: [String: String] = [
         "AccessDenied": "check that access_key_id may s3:PutObject (and for multipart s3:AbortMultipartUpload, s3:ListMultipartUploadParts) on this bucket and key",
@@ -51,6 +54,12 @@ package struct S3Error: Sendable, Equatable {
         Self.retryableCodes.contains(code) || status == 408 || status == 429 || (500...599).contains(status)
     }
 
+    /// Our credentials were refused: one of the credential codes, or any other code that is not
+    /// worth a retry sent with 401 or 403 (as for any destination).
+    package var refusesCredentials: Bool {
+        !isRetryable && (Self.credentialCodes.contains(code) || status == 401 || status == 403)
+    }
+
     /// `S3 SignatureDoesNotMatch (HTTP 403): The request signature… [request id X]; check secret_access_key, …`
     package var description: String {
         var text = "S3 \(code) (HTTP \(status))"
@@ -67,12 +76,14 @@ package struct S3Error: Sendable, Equatable {
         if (200...299).contains(response.status) {
             // CompleteMultipartUpload can fail after its 200 has been sent: the error is in the body.
             guard let error else { return nil }
+            if error.refusesCredentials { return .rejected(reason: error.description) }
             return error.isRetryable ? .retryLater(reason: error.description, retryAfter: nil) : .permanent(reason: error.description)
         }
         guard let error else { return Disposition.decide(.success(response), now: now) }
         if error.isRetryable {
             return .retryLater(reason: error.description, retryAfter: response.retryAfter.flatMap { RetryAfter.parse($0, now: now) })
         }
+        if error.refusesCredentials { return .rejected(reason: error.description) }
         return .permanent(reason: error.description)
     }
 }

@@ -60,6 +60,15 @@ final class FaultServer: @unchecked Sendable {
         _ = try control("POST", "__control", body: body)
     }
 
+    /// Refuses our credentials: every upload request whose `Authorization` is not exactly
+    /// `unlessAuthorization` (every one, when nil) is answered `status`. `nil` status lifts the gate.
+    func refuseCredentials(status: Int? = 401, unlessAuthorization: String? = nil) throws {
+        var gate: [String: Any] = [:]
+        if let status { gate["status"] = status }
+        if status != nil, let unlessAuthorization { gate["unless_authorization"] = unlessAuthorization }
+        _ = try control("POST", "__auth", body: try JSONSerialization.data(withJSONObject: gate))
+    }
+
     /// The requests the server received so far: GET /__requests (a JSON array, or an
     /// object with a "requests" array).
     func requests() throws -> [[String: Any]] {

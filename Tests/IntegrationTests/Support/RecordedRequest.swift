@@ -10,6 +10,8 @@ struct RecordedRequest {
     var path: String { raw["path"] as? String ?? "" }
     var bodyLength: Int { raw["body_length"] as? Int ?? -1 }
     var bodySHA256: String { raw["body_sha256"] as? String ?? "" }
+    /// Answered 401/403 by the server's credentials gate (`FaultServer.refuseCredentials`).
+    var refusedCredentials: Bool { raw["refused_credentials"] as? Bool ?? false }
 
     /// Every header line as (name, value), in the order received.
     var headers: [(name: String, value: String)] {

@@ -59,8 +59,8 @@ struct ProfileCoreUploadTests {
     @Test func aPermanentAnswerFailsAtOnce() {
         var p = EmbeddedProfile.daemon()
         p.recover(["a.bin"])
-        let settle = p.send(.attempted(a, .outcome(.permanent(reason: "HTTP 403 Forbidden"))))
-        #expect(settle.settlements == [.failed(reason: "HTTP 403 Forbidden", retryable: false)])
+        let settle = p.send(.attempted(a, .outcome(.permanent(reason: "HTTP 415 Unsupported Media Type"))))
+        #expect(settle.settlements == [.failed(reason: "HTTP 415 Unsupported Media Type", retryable: false)])
     }
 
     @Test func aFileChangedDuringUploadIsQueuedAgainNotSent() {

@@ -106,6 +106,44 @@ struct ProfileRunnerSeamTests {
         rig.stop()
     }
 
+    @Test func refusedFilesStayQueuedAndArriveAfterTheBackoffOnTheInjectedClock() throws {
+        let rig = try Rig([.status(403), .status(403), .status(403)], extra: "concurrency = 1\nbackoff = 30s")
+        let names = ["a.bin", "b.bin", "c.bin", "d.bin"]
+        for (i, name) in names.enumerated() { try rig.drop(name, [UInt8(i), 1, 2]) }
+        rig.runner.begin(netlink: nil)
+        eventually("paused for refused credentials") { rig.runner.snapshot.pausedReason == .rejected }
+        eventually("the refused files queued again") {
+            names.compactMap { rig.manifest($0, in: .outbox) }.filter { $0.state == .queued && !$0.attempts.isEmpty }.count == 3
+        }
+        #expect(rig.runner.daemonState.lastError == "HTTP 403 Forbidden")
+        #expect(rig.server.received.count == 3, "the fourth file waits")
+        eventually("the refusals settled") { rig.runner.snapshot.inFlight == 0 }
+        rig.advance(by: 29)
+        #expect(rig.runner.snapshot.inFlight == 0 && rig.server.received.count == 3, "nothing before the backoff")
+        rig.advance(by: 2)
+        eventually("all four sent") { names.allSatisfy { rig.manifest($0, in: .sent) != nil } }
+        for name in names {
+            let sent = try #require(rig.manifest(name, in: .sent))
+            #expect(sent.countedAttempts == 1, "\(name): the refusal is kept, not counted")
+            #expect(sent.attempts.filter { $0.rejected == true }.allSatisfy { $0.httpStatus == 403 })
+        }
+        #expect(rig.runner.snapshot.pausedReason == nil)
+        rig.stop()
+    }
+
+    @Test func aTusServerRefusingOurCredentialsPausesTheProfileAndFailsNoFile() throws {
+        let rig = try Rig([.status(401), .status(401), .status(401)], extra: "protocol = tus\nconcurrency = 1")
+        let names = ["a.bin", "b.bin", "c.bin", "d.bin"]
+        for (i, name) in names.enumerated() { try rig.drop(name, [UInt8(i), 1, 2]) }
+        rig.runner.begin(netlink: nil)
+        eventually("paused for refused credentials") { rig.runner.snapshot.pausedReason == .rejected }
+        eventually("the refused files queued again") {
+            names.compactMap { rig.manifest($0, in: .outbox) }.filter { $0.attempts.last?.rejected == true && $0.state == .queued }.count == 3
+        }
+        #expect(try rig.spool.fs.list(RelativePath(bytes: []), in: rig.spool.paths.retry).isEmpty, "no file failed for a 401")
+        rig.stop()
+    }
+
     @Test func anUnreachableDestinationPausesUntilTheProbeSaysItIsBack() throws {
         let rig = try Rig([.unreachable, .status(201), .status(201)], extra: "concurrency = 1")
         rig.probe.set(reachable: false)

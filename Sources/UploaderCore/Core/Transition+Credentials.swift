@@ -1,0 +1,173 @@
+import Foundation
+import UploaderSupport
+import UploaderConfig
+import UploaderSpool
+import UploaderTransfer
+
+extension ProfileState {
+    /// Whether the destination takes our credentials (DESIGN §12 "Rejected"). As with
+    /// reachability, the pause is read off this one value (`mayStart`, `pausedReason`), so a
+    /// revoked token pauses the profile instead of failing its backlog file by file.
+    package enum Credentials: Sendable, Equatable {
+        /// Nothing refused since the last delivery, the start, or a credentials change.
+        case accepted
+        /// Refused on the files in `awaitingCredentials` (fewer than `Transition.rejectAfter`, in a
+        /// row, no delivery since); `last` is the last refusal.
+        case doubted(last: String)
+        /// Paused: refused on `rejectAfter` distinct files in a row, or on every file there was to
+        /// try. `trials` files were tried since; the next one may start at `nextTrial` (monotonic).
+        case rejected(since: Double, last: String, trials: Int, nextTrial: Double)
+
+        package var isRejected: Bool {
+            if case .rejected = self { return true } else { return false }
+        }
+
+        /// The last refusal (`HTTP 401 Unauthorized`, `S3 ExpiredToken (HTTP 400): …`), nil when accepted.
+        package var lastRefusal: String? {
+            switch self {
+            case .accepted: nil
+            case .doubted(let last), .rejected(_, let last, _, _): last
+            }
+        }
+    }
+}
+
+/// Refused credentials: a refusal is never the file's fault, so the file stays queued (its
+/// attempt kept, not counted) and waits, with the others refused, until the doubt is settled — a
+/// delivery brings them all back at once; `rejectAfter` distinct files refused in a row, or no
+/// other file left to try, pause the profile. Paused, one file is tried after `backoff`, doubling
+/// up to `max_backoff`, or at once when the credentials may have changed; the first delivery resumes.
+extension Transition {
+    /// Distinct files refused in a row, with no delivery between, that pause the profile.
+    static let rejectAfter = 3
+
+    /// An upload ended: what it says about our credentials (called before the file is settled).
+    mutating func noteCredentials(_ path: RelativePath, _ report: AttemptReport) {
+        let wasTrial = state.trial == path
+        if wasTrial { state.trial = nil }
+        switch report.outcome {
+        case .delivered:
+            credentialsAccepted()
+        case .rejected(let reason):
+            credentialsRefused(path, reason, id: report.id, wasTrial: wasTrial)
+        default:
+            // The trial ended with no word on our credentials (5xx, 400, the file changed, …): the
+            // next file may be tried at once (its `nextTrial` has passed).
+            break
+        }
+    }
+
+    private mutating func credentialsRefused(_ path: RelativePath, _ reason: String, id: String, wasTrial: Bool) {
+        state.awaitingCredentials.insert(path)
+        switch state.credentials {
+        case .accepted, .doubted:
+            state.credentials = .doubted(last: reason)
+            log(.warn, "destination refused our credentials; file stays queued",
+                ["file": path.logSafe, "id": id, "refused_in_a_row": String(state.awaitingCredentials.count), "error": reason])
+            if state.awaitingCredentials.count >= Self.rejectAfter { reject(reason) }
+        case .rejected(let since, _, let trials, let next):
+            guard wasTrial else {
+                // An upload in flight when the pause began: it waits like the others.
+                state.credentials = .rejected(since: since, last: reason, trials: trials, nextTrial: next)
+                log(.info, "destination refused our credentials; file stays queued", ["file": path.logSafe, "id": id, "error": reason])
+                return
+            }
+            let delay = trialDelay(after: trials + 1)
+            state.credentials = .rejected(since: since, last: reason, trials: trials + 1, nextTrial: now.mono + delay)
+            log(.info, "credentials still refused; profile stays paused",
+                ["file": path.logSafe, "error": reason, "next_try_in": LogNumbers.fixed(delay, places: 0) + "s"])
+        }
+    }
+
+    /// Pauses the profile (`run --once`: starts nothing more and leaves the rest queued, exit 69).
+    private mutating func reject(_ reason: String) {
+        let files = state.awaitingCredentials.count
+        let delay = trialDelay(after: 0)
+        state.credentials = .rejected(since: now.mono, last: reason, trials: 0, nextTrial: now.mono + delay)
+        if policy.mode == .once {
+            close(leavingQueued: "destination refuses our credentials; leaving files queued (fix the credentials and run again)",
+                  reason, level: .error)
+            return
+        }
+        log(.warn, "destination refuses our credentials; profile paused, files stay queued",
+            ["refused_files": String(files), "error": reason, "next_try_in": LogNumbers.fixed(delay, places: 0) + "s"])
+        releaseReady()
+    }
+
+    /// Before the `trials + 1`-th trial: `backoff` doubling up to `max_backoff`. No jitter: one
+    /// sequence per profile, nothing to spread.
+    private func trialDelay(after trials: Int) -> Double {
+        Backoff.delay(forAttempt: trials + 1, base: policy.backoff, max: policy.maxBackoff, random: { $0.upperBound })
+    }
+
+    private mutating func credentialsAccepted() {
+        switch state.credentials {
+        case .accepted:
+            return
+        case .doubted:
+            state.credentials = .accepted
+            log(.info, "destination accepts our credentials; refused files queued again",
+                ["files": String(state.awaitingCredentials.count)])
+        case .rejected(let since, _, _, _):
+            state.credentials = .accepted
+            log(.info, "destination accepts our credentials again; resuming",
+                ["paused_seconds": LogNumbers.fixed(now.mono - since, places: 1)])
+        }
+        releaseAwaiting()
+    }
+
+    /// SIGHUP, or a credentials file changed: a doubt is dropped, a paused profile tries a file now.
+    mutating func credentialsChanged() {
+        guard state.phase == .running else { return }
+        switch state.credentials {
+        case .accepted:
+            return
+        case .doubted:
+            state.credentials = .accepted
+            releaseAwaiting()
+        case .rejected(let since, let last, _, _):
+            state.credentials = .rejected(since: since, last: last, trials: 0, nextTrial: now.mono)
+            log(.info, "credentials may have changed; trying a file now")
+        }
+    }
+
+    /// With a doubt and no other file left to try, waiting for a delivery would wait for ever (or
+    /// try the same files in a loop): the profile pauses with the refusals it has.
+    mutating func settleDoubt() {
+        guard case .doubted(let last) = state.credentials, takingWork else { return }
+        let nothingElse = state.waiting.isEmpty && state.ready.isEmpty && state.claiming.isEmpty && state.sending.isEmpty
+            && state.movingBack.isEmpty && state.delayed.isEmpty
+        if nothingElse { reject(last) }
+    }
+
+    /// Paused for our credentials: one file at a time, once `nextTrial` has come and nothing else
+    /// runs. Waiting files go first; when none is left, the refused ones wait in line again.
+    mutating func startTrial() {
+        guard case .rejected(_, _, _, let at) = state.credentials, now.mono >= at, state.trial == nil,
+              state.sending.isEmpty, recordFree, state.mayTry(policy) else { return }
+        if state.waiting.isEmpty && state.ready.isEmpty { releaseAwaiting() }
+        if !state.ready.isEmpty {
+            let path = state.ready.removeFirst()
+            state.sending.insert(path)
+            state.openRecords.insert(path)
+            state.trial = path
+            effects.append(.upload(path))
+        } else if let path = state.waiting.popFirst() {
+            state.sending.insert(path)
+            state.openRecords.insert(path)
+            state.claiming.insert(path)
+            state.trial = path
+            effects.append(.claimAndUpload(path))
+        }
+    }
+
+    /// The refused files wait in line again (those still being settled join it when they are).
+    /// One the watcher saw again meanwhile needs no second look: it is in line.
+    mutating func releaseAwaiting() {
+        for path in state.awaitingCredentials.sorted() where !state.settling.contains(path) {
+            state.seenAgain.remove(path)
+            if takingWork { state.waiting.add(path) } else { state.waiting.forget(path) }
+        }
+        state.awaitingCredentials = []
+    }
+}
