@@ -83,7 +83,13 @@ struct WebDAVCollectionsTests {
         #expect(HTTPStatus.describe(response.status, text: response.statusText) == "HTTP 403 Forbidden (MKCOL /dav/2026-01-01/)")
         #expect(response.bytesSent == 7, "the attempt's bytes are the PUT's")
         #expect(server.trace == ["PUT /dav/2026-01-01/a/b/f.txt", "MKCOL /dav/", "MKCOL /dav/2026-01-01/"])
-        guard case .permanent = Disposition.decide(result, now: Date()) else { Issue.record("403 on MKCOL is permanent"); return }
+        guard case .rejected = Disposition.decide(result, now: Date()) else {
+            Issue.record("403 on MKCOL is a refusal of our credentials, as on the PUT"); return
+        }
+        let gone = DAVScript(["PUT /dav/2026-01-01/a/b/f.txt": [409], "MKCOL /dav/2026-01-01/": [404]])
+        guard case .permanent = Disposition.decide(dav.send(request, over: gone), now: Date()) else {
+            Issue.record("404 on MKCOL is permanent"); return
+        }
 
         let busy = DAVScript(["PUT /dav/2026-01-01/a/b/f.txt": [409], "MKCOL /dav/2026-01-01/a/": [503]])
         guard case .retryLater = Disposition.decide(dav.send(request, over: busy), now: Date()) else {
