@@ -8,18 +8,19 @@ import UploaderConfig
 /// Every move of the spool is a link (`FileLifecycle`), so such a file could be uploaded but
 /// never filed.
 ///
-/// The file is copied into the outbox's hidden temporary directory (its bytes, permission bits
-/// and mtime; fsynced), and the copy and the original swap names in one `RENAME_EXCHANGE`. From
-/// then on the outbox name holds our copy, and every later step is the usual one. Safe at every
-/// instant: before the swap the original alone has the outbox name; after it, either file holds
-/// the same bytes durably under that name (whichever entry a power cut keeps); the temporary
-/// name, whatever it holds, is swept at start-up. The outbox is fsynced before the claim goes on,
-/// since the file's id derives from its inode (`ManifestID`).
+/// The file is copied beside itself under a hidden name, `.upl-adopt.NAME` (its bytes, permission
+/// bits and mtime; fsynced), and the copy and the original swap names in one `RENAME_EXCHANGE`.
+/// From then on the outbox name holds our copy, and every later step is the usual one. Safe at
+/// every instant: before the swap the original alone has the outbox name; after it, either file
+/// holds the same bytes durably under that name (whichever entry a power cut keeps). The outbox is
+/// fsynced before the claim goes on, since the file's id derives from its inode (`ManifestID`).
 ///
 /// A producer still writing meanwhile is seen: the original's descriptor is checked before and
 /// after the swap, and a change swaps the names back (the original, with its new bytes, keeps
-/// its name) and the claim starts again. Producers whose files are group-writable (umask 002)
-/// never need this: the service may link them.
+/// its name) and the claim starts again. A crash between the swap and that check leaves the
+/// original under the hidden name; the start-up (`reconcileLeftover`) gives it its name back
+/// when it holds bytes our copy does not. Producers whose files are group-writable (umask 002)
+/// never need any of this: the service may link them.
 package struct FileAdoption: Sendable {
     package let spool: Spool
     private var fs: any SpoolFileSystem { spool.fs }
@@ -42,14 +43,11 @@ package struct FileAdoption: Sendable {
     package func adoptIfNeeded(_ path: RelativePath, fd: Int32, status: FileSystem.Status) throws -> Outcome {
         let outbox = spool.paths.outbox
         guard !fs.mayLink(path, in: outbox, status: status) else { return .notNeeded }
-        let tempDir = spool.paths.outboxTemporary
-        let temp = RelativePath(TemporaryNames.prefix + spool.temporaries.next())
-        do {
-            try fs.copyFile(from: fd, status: status, to: temp, in: tempDir)
-        } catch let error as SystemError where error.isNotFound {
-            try fs.makeDirectories(tempDir)  // the hidden directory went with its outbox: made again
-            try fs.copyFile(from: fd, status: status, to: temp, in: tempDir)
-        }
+        let tempDir = outbox
+        let temp = Self.leftoverName(of: path)
+        // What an earlier try in this run left (it failed between its steps): settled first.
+        if fs.exists(temp, in: tempDir) { try reconcileLeftover(temp) }
+        try fs.copyFile(from: fd, status: status, to: temp, in: tempDir)
         let copy = try fs.status(temp, in: tempDir)
         guard unchanged(fd, since: status), sameFile(try? fs.status(path, in: outbox), status) else {
             try fs.unlink(temp, in: tempDir)
@@ -71,6 +69,42 @@ package struct FileAdoption: Sendable {
             return .changed
         }
         return .adopted(fd: adopted, status: now)
+    }
+
+    static let leftoverPrefix = ".upl-adopt."
+
+    /// The hidden name beside `path` that its copy is made under (and the original holds after the swap).
+    static func leftoverName(of path: RelativePath) -> RelativePath {
+        let name = RelativePath(bytes: Array(leftoverPrefix.utf8) + path.name.bytes)
+        return path.parent.map { $0.appending(name) } ?? name
+    }
+
+    /// The file `.upl-adopt.NAME` stands beside, nil for any other name.
+    static func adoptedName(ofLeftover path: RelativePath) -> RelativePath? {
+        let prefix = Array(leftoverPrefix.utf8)
+        guard path.name.bytes.count > prefix.count, path.name.bytes.starts(with: prefix) else { return nil }
+        let name = RelativePath(bytes: Array(path.name.bytes.dropFirst(prefix.count)))
+        return path.parent.map { $0.appending(name) } ?? name
+    }
+
+    /// At start-up, what a crash left of an adoption: `leftover` is a `.upl-adopt.NAME`. Our own copy
+    /// (cut before the swap, or swapped back) goes. The producer's original (cut after the swap)
+    /// goes too when the outbox name holds its bytes or is gone (the producer removed it); when it
+    /// holds other bytes — the producer wrote to the original after it was copied — the original
+    /// takes its name back, and is claimed (and copied) afresh.
+    package func reconcileLeftover(_ leftover: RelativePath) throws {
+        guard let path = Self.adoptedName(ofLeftover: leftover) else { return }
+        let outbox = spool.paths.outbox
+        let original = try fs.status(leftover, in: outbox)
+        let named = try? fs.status(path, in: outbox)  // nil: the producer removed the file
+        let theirs = !fs.mayLink(leftover, in: outbox, status: original)
+        if theirs, let named, named.inode != original.inode, fs.mayLink(path, in: outbox, status: named),
+           named.size != original.size || named.mtimeNanos != original.mtimeNanos {
+            try fs.rename(leftover, in: outbox, to: path, in: outbox, replace: true)
+        } else {
+            try fs.unlink(leftover, in: outbox)
+        }
+        try spool.syncDirectory(of: path, in: .outbox)
     }
 
     /// Size and mtime of the open file are still those of `status`.

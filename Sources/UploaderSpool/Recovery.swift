@@ -42,8 +42,9 @@ package struct Recovery: Sendable {
     /// Scans `directory` (the outbox root by default) and returns what to queue.
     ///
     /// `atStartUp`: nothing of ours is under way, so what the hidden temporary directory holds is
-    /// left over from a crash and goes. A rescan of a running daemon (inotify overflow, `rescan`)
-    /// leaves it alone: a worker's record written aside or a copy being swapped in lives there.
+    /// left over from a crash and goes, and so do adoptions cut short (`FileAdoption`). A rescan
+    /// of a running daemon (inotify overflow, `rescan`) leaves both alone: a worker's record
+    /// written aside, or a copy about to be swapped in, is there.
     package func scanOutbox(_ directory: RelativePath = RelativePath(bytes: []), atStartUp: Bool = true) -> Result {
         let outbox = spool.directory(.outbox)
         var result = Result()
@@ -55,6 +56,10 @@ package struct Recovery: Sendable {
             if entry.name.bytes.starts(with: Self.temporaryPrefix) {
                 try? fs.unlink(entry.path, in: outbox)
                 logger.info("removed a half-written temporary manifest", ["file": entry.path.logSafe])
+                return false
+            }
+            if FileAdoption.adoptedName(ofLeftover: entry.path) != nil {
+                if atStartUp { reconcileAdoption(entry.path) }
                 return false
             }
             if entry.path == Self.temporaryDirectory {
@@ -93,6 +98,15 @@ package struct Recovery: Sendable {
                 logger.info("removed a half-written temporary manifest", ["file": entry.name.logSafe])
             }
             return false
+        }
+    }
+
+    /// An adoption cut by a crash: settled so that the file's newest bytes keep its name.
+    private func reconcileAdoption(_ leftover: RelativePath) {
+        do {
+            try FileAdoption(spool: spool).reconcileLeftover(leftover)
+        } catch {
+            logger.warn("cannot settle a copy of another user's file cut short by a crash", ["file": leftover.logSafe, "error": "\(error)"])
         }
     }
 

@@ -31,10 +31,10 @@ import UploaderSpool
 
         func claim() -> Claimer.Outcome { claimer.claim(SimDiskAdoptionTests.path, now: SimDiskTesting.start) }
 
-        /// Regular files holding the payload, outside the temporary directory.
+        /// Regular files holding the payload, but for the hidden name an adoption uses.
         var payloadPlaces: [String] {
             SimDiskTesting.files(on: disk, below: "/spool").filter { $0.value == SimDiskAdoptionTests.payload }.keys
-                .filter { !$0.contains("/.upl-tmp/") }.sorted()
+                .filter { !$0.contains("/.upl-adopt.") }.sorted()
         }
     }
 
@@ -65,9 +65,44 @@ import UploaderSpool
                 sent.closeOpenAttempt(at: SimDiskTesting.start, interrupted: false)
                 try scenario.lifecycle.finish(SimDiskAdoptionTests.path, manifest: sent, to: .sent)
                 #expect(scenario.payloadPlaces == ["/spool/sent/theirs.txt"], "filed after \(cut)")
-                #expect(scenario.disk.names(in: "/spool/outbox/.upl-tmp").isEmpty, "swept after \(cut)")
+                #expect(!scenario.disk.names(in: "/spool/outbox").contains { $0.hasPrefix(".upl-adopt.") }, "settled after \(cut)")
             }
         }
+    }
+
+    /// A producer wrote to its original between the copy and the swap, and the daemon died before
+    /// it could swap back: the start-up gives the original, with the newest bytes, its name again.
+    @Test(arguments: SimDisk.Model.allCases)
+    func theStartUpGivesAnOriginalWrittenAfterItsCopyItsNameBack(model: SimDisk.Model) throws {
+        let disk = SimDiskTesting.disk(model)
+        let (spool, lifecycle, claimer) = try SimDiskTesting.spool(on: disk)
+        let newer = SimDiskTesting.bytes("written after the copy")
+        disk.createFile("/spool/outbox/theirs.txt", data: Self.payload, sync: true)  // our copy, swapped in
+        disk.createFile("/spool/outbox/.upl-adopt.theirs.txt", data: newer, sync: true, foreign: true)
+        try disk.syncAll()
+        let files = SimDiskTesting.recovery(spool, lifecycle).scanOutbox().files
+        #expect(files == [Self.path])
+        #expect(disk.contents("/spool/outbox/theirs.txt") == newer)
+        #expect(!disk.exists(path: "/spool/outbox/.upl-adopt.theirs.txt"))
+        guard case .ready(let file) = claimer.claim(Self.path, now: SimDiskTesting.start) else { Issue.record("claimed"); return }
+        #expect(file.manifest.size == Int64(newer.count), "the newest bytes are claimed, copied afresh")
+    }
+
+    /// Our copy cut before its swap (the original still has the name), or the original whose bytes
+    /// the copy already holds (cut after the swap): removed, the name left as it is. The disk's
+    /// clock stands still, so both files have one mtime.
+    @Test(arguments: [true, false])
+    func theStartUpRemovesALeftoverThatHoldsNothingNew(leftoverIsTheOriginal: Bool) throws {
+        let disk = SimDiskTesting.disk(.noJournal)
+        let (spool, lifecycle, _) = try SimDiskTesting.spool(on: disk)
+        disk.createFile("/spool/outbox/theirs.txt", data: Self.payload, sync: true, foreign: !leftoverIsTheOriginal)
+        disk.createFile("/spool/outbox/.upl-adopt.theirs.txt", data: Self.payload, sync: true, foreign: leftoverIsTheOriginal)
+        try disk.syncAll()
+        let named = disk.inode("/spool/outbox/theirs.txt")
+        _ = SimDiskTesting.recovery(spool, lifecycle).scanOutbox()
+        #expect(disk.inode("/spool/outbox/theirs.txt") == named)
+        #expect(disk.contents("/spool/outbox/theirs.txt") == Self.payload)
+        #expect(!disk.exists(path: "/spool/outbox/.upl-adopt.theirs.txt"))
     }
 
     @Test func theDaemonsOwnFilesAreNeverCopied() throws {
