@@ -7,7 +7,7 @@ import UploaderConfig
 /// deletion cut at any point — found without reading sent/:
 ///
 /// - No hook due: in step 5 of the move, before the outbox record goes, the file's name in sent/
-///   is unlinked, then the manifest's, and sent/ is fsynced; only then the outbox record. A crash
+///   is unlinked and sent/ fsynced, then the manifest's the same way; only then the outbox record. A crash
 ///   before the record goes leaves it in the outbox (scanned at every start), naming the file in
 ///   sent/: recovery finishes the move and the deletion (`dropOutboxRecord`), or, when the file
 ///   has already left sent/, the rest (`finishDeletion`). The file goes first, so a record alone
@@ -26,14 +26,17 @@ extension FileLifecycle {
         afterSend == .delete && area == .sent && manifest.state == .sent && manifest.dueHook == nil
     }
 
-    /// Unlinks a delivered file and then its manifest from sent/ (each if there), and fsyncs sent/:
-    /// durable before whatever tells recovery a deletion was due (the outbox record, a hook marker) goes.
+    /// Unlinks a delivered file from sent/ and then its manifest, each made durable (fsync of sent/)
+    /// before the next step: a manifest gone means its file is gone, whatever a power cut keeps
+    /// (without a journal each name persists on its own), and both are gone before whatever tells
+    /// recovery the deletion was due (the outbox record, a hook marker) goes. A file left alone by a
+    /// power cut would be no one's: no record, and start-up drops a marker whose manifest is gone.
     package func removeDelivered(_ target: RelativePath) throws {
         let sent = spool.directory(.sent)
         for name in [target, Spool.manifestName(for: target)] where fs.exists(name, in: sent) {
             try fs.unlink(name, in: sent)
+            try spool.syncDirectory(of: target, in: .sent)
         }
-        try spool.syncDirectory(of: target, in: .sent)
     }
 
     /// Step 5 alone, for a move cut after step 4 (the file and its record have their names in
@@ -52,11 +55,14 @@ extension FileLifecycle {
 
     /// A delivered file's record alone in the outbox, its file gone from sent/: with
     /// `after_send = delete` a deletion cut before the record went. Its manifest's name in sent/
-    /// (if the cut came between the two unlinks) and the record go; true when that was the case.
+    /// (if the cut came between the two unlinks) goes, the absence of both is made durable (the
+    /// unlinks may not be, after a kill -9, and without a journal a power cut would bring them
+    /// back with no record left to say they were due), then the record goes; true when it was such.
     package func finishDeletion(of path: RelativePath, manifest: Manifest) throws -> Bool {
-        guard let stored = manifest.storedAs, let (area, _) = spool.resolveStoredAs(stored),
+        guard let stored = manifest.storedAs, let (area, target) = spool.resolveStoredAs(stored),
               deletesAfterMove(manifest, in: area) else { return false }
         try dropSecondNames(of: path, recordedAs: stored)
+        try spool.syncDirectory(of: target, in: area)
         try fs.unlink(Spool.manifestName(for: path), in: spool.directory(.outbox))
         return true
     }

@@ -26,8 +26,8 @@ import UploaderConfig
 ///     alone, and sent/ has the same record → recovery removes the outbox copy.
 ///  5. unlink the manifest's outbox name (three directory fsyncs per move in all; moves that
 ///     finish together share each of them, `Batcher`, and `DirectorySyncer` shares what is left).
-///     A move into sent/ adds a line to the `SentLedger` as the manifest gets its name there (no
-///     fsync: a statistic). With `after_send = delete` and no hook due, the file and its manifest
+///     A move into sent/ adds a line to the `SentLedger` once the manifest's new name there is
+///     durable (no fsync of its own: a statistic, whose last lines a power cut may take). With `after_send = delete` and no hook due, the file and its manifest
 ///     leave sent/ again before this step (`FileLifecycle+AfterSend`): the outbox record is what
 ///     tells recovery that a deletion was due.
 ///     A manifest that names a hook due gets its marker (`HookLedger`) before step 3, so no due
@@ -161,7 +161,7 @@ package struct FileLifecycle: Sendable {
             }
         }
         syncEach({ ($0.path, .outbox) }, including: { batch[$0].recordFirst })
-        var delivered: [Manifest] = []
+        var delivered: [Int] = []
         each { index, move in
             let dest = spool.directory(move.area)
             try makeDurableParents(of: move.target, in: move.area)
@@ -174,16 +174,18 @@ package struct FileLifecycle: Sendable {
             try HookLedger(spool: spool).ensureMarker(for: move.manifest, at: move.target, in: move.area)
             // Both new names first, made durable by one fsync of `area` for the whole batch.
             if fileHere { try link(move.path, in: outbox, to: move.target, in: dest) }
-            // The ledger's line goes with the manifest's first name in sent/: a move run again
-            // after a crash finds that name made and adds none.
+            // The ledger's line goes with the manifest's first name in sent/, once that is durable
+            // (below): a move run again after a crash finds the name made and adds none, and no
+            // power cut can take the name back and keep the line.
             if try link(Spool.manifestName(for: move.path), in: outbox, to: Spool.manifestName(for: move.target), in: dest),
                move.area == .sent, move.manifest.state == .sent {
-                delivered.append(move.manifest)
+                delivered.append(index)
             }
             results[index] = .success(fileHere)
         }
-        if !delivered.isEmpty { spool.sentLedger.record(delivered, logger: logger) }
         syncEach { ($0.target, $0.area) }
+        let recorded = delivered.filter { (try? results[$0].get()) != nil }.map { batch[$0].manifest }
+        if !recorded.isEmpty { spool.sentLedger.record(recorded, logger: logger) }
         let here = results.map { (try? $0.get()) == true }
         // The file's outbox name must be gone for good before its manifest's is: a file left
         // alone in the outbox would be claimed and uploaded again.
