@@ -68,19 +68,32 @@ package final class SentLedger: Sendable {
             manifest.sentAt.flatMap(Timestamp.parse).map { Line(millis: Self.millis($0), bytes: manifest.size) }
         }
         guard let newest = lines.map(\.millis).max() else { return }
+        let problem = { [directory] (error: any Error) in
+            logger.warnOnce(key: "sent ledger " + directory, "cannot record deliveries in the sent ledger; status may count fewer",
+                            ["file": Self.name.displayed(in: directory), "error": "\(error)"])
+        }
         state.withLock { state in
-            do {
-                if !state.clean || state.appended >= compactEvery {
-                    // Before the first append of a process: a line a power cut cut short must not
-                    // be completed by the next one.
+            var text = Array(lines.map(\.text).joined().utf8)
+            if !state.clean || state.appended >= compactEvery {
+                // Before the first append of a process (when start-up did not compact): a line a
+                // power cut cut short must not be completed by the next one.
+                do {
                     try compactLocked(now: Date(timeIntervalSince1970: Double(newest) / 1000), &state)
+                } catch {
+                    problem(error)
+                    // Ends a cut line, if any, on its own (it may then count, wrongly: better than
+                    // gluing it to the next); tried again after another `compactEvery` lines.
+                    if !state.clean { text.insert(0x0A, at: 0) }
+                    state.appended = 0
                 }
-                try fs.append(Array(lines.map(\.text).joined().utf8), to: Self.name, in: directory)
+            }
+            do {
+                try fs.append(text, to: Self.name, in: directory)
+                state.clean = true
                 state.appended += lines.count
                 state.bytes += lines.reduce(0) { $0 + $1.bytes }
             } catch {
-                logger.warnOnce(key: "sent ledger " + directory, "cannot record deliveries in the sent ledger; status may count fewer",
-                                ["file": Self.name.displayed(in: directory), "error": "\(error)"])
+                problem(error)
             }
         }
     }

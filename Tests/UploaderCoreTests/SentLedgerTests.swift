@@ -69,6 +69,20 @@ import Testing
         #expect(try Self.text(dir).hasSuffix("\n"))
     }
 
+    @Test func aLedgerThatCannotBeCompactedStillGetsWholeLines() throws {
+        let dir = try TemporaryDirectory()
+        let t = SentLedger.millis(Self.now) - 1000
+        try Data("\(t) 10\n\(t) 2".utf8).write(to: URL(fileURLWithPath: dir.path + "/.sent-ledger"))
+        // Its compaction's temporary name is taken by a directory: the compaction fails.
+        try FileManager.default.createDirectory(atPath: dir.path + "/.sent-ledger.compacting", withIntermediateDirectories: false)
+        let lines = SpoolCensusSentTests.Seen()
+        let logger = Logger(level: .warn, sink: { line in lines.calls.withLock { $0.append(line) } })
+        Self.ledger(dir).record([Self.delivery("n", bytes: 5, ago: 10)], logger: logger)
+        #expect(try Self.ledger(dir).recent(now: Self.now) == (3, 17), "the cut line ended on its own, the new one whole")
+        let warnings = lines.calls.withLock { $0 }
+        #expect(warnings.count == 1 && warnings[0].contains("sent ledger"), "\(warnings)")
+    }
+
     @Test func linesThatDoNotParseAreSkipped() throws {
         let dir = try TemporaryDirectory()
         let t = SentLedger.millis(Self.now) - 1000
