@@ -8,6 +8,7 @@ results.png go to REPORT_DIR (default BENCH_DIR).
 """
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -251,7 +252,10 @@ def status_table(grouped, order, machine):
     by_set = defaultdict(list)
     for r in (r for k in keys for r in grouped[k]):
         by_set[(r["tool"], r["set"])].append(r)
-    for (tool, set_name), runs in sorted(by_set.items(), key=lambda kv: (kv[0][0], kv[0][1] != "status-empty")):
+    def place(item):
+        tool, set_name = item[0]
+        return (tool.removesuffix("-json"), tool.endswith("-json"), set_name != "status-empty")
+    for (tool, set_name), runs in sorted(by_set.items(), key=place):
         secs = [r.get("seconds") for r in runs]
         printed = sorted({(r.get("verify") or {}).get("received") for r in runs}, key=str)
         spool = "empty" if set_name == "status-empty" else f"{n:,} in sent/"
@@ -260,7 +264,7 @@ def status_table(grouped, order, machine):
         ok = all((r.get("verify") or {}).get("ok") and r.get("exit") == 0 for r in runs)
         lines.append(f"| **{name}** {command} | {spool} | {len(runs)} | {fmt(median(secs), 3)} ({fmt(min(secs), 3)}–{fmt(max(secs), 3)}) | "
                      f"{fmt(median([r.get('cpu_s') for r in runs]))} | {fmt(max(r.get('max_rss_kib', 0) for r in runs) / 1024, 1)} | "
-                     f"{', '.join(str(p) for p in printed)} | {'yes' if ok else '**NO**'} |")
+                     f"{', '.join(f'{p:,}' if isinstance(p, int) else str(p) for p in printed)} | {'yes' if ok else '**NO**'} |")
     lines += ["", "Wall time of the whole command (process start to exit). The sent/ spool is what a daemon with "
               "`after_send = keep` leaves after a month: files and manifests dated over 30 days, every 30th "
               "within the last 23 h, and the compacted `.sent-ledger` of those (`bench/benchtool.py make-sent-spool`). "
@@ -342,6 +346,9 @@ unset key
         script += (f'plot "{path}" using 2:xtic(1) lc rgb "{colour}", '
                    f'"" using 0:2:(sprintf("%.0f",$2)) with labels offset 0,0.7 notitle\n')
     script += "unset multiplot\n"
+    if shutil.which("gnuplot") is None:
+        print("report: no gnuplot (BENCH_NO_INSTALL=1?): results.png not drawn", file=sys.stderr)
+        return
     script_path = os.path.join(out_dir, "chart.gp")
     with open(script_path, "w") as f:
         f.write(script)
