@@ -27,9 +27,9 @@ import UploaderConfig
 ///  5. unlink the manifest's outbox name (three directory fsyncs per move in all; moves that
 ///     finish together share each of them, `Batcher`, and `DirectorySyncer` shares what is left).
 ///     A move into sent/ adds a line to the `SentLedger` once the manifest's new name there is
-///     durable (no fsync of its own: a statistic, whose last lines a power cut may take). With `after_send = delete` and no hook due, the file and its manifest
-///     leave sent/ again before this step (`FileLifecycle+AfterSend`): the outbox record is what
-///     tells recovery that a deletion was due.
+///     durable (no fsync of its own: a statistic, whose last lines a power cut may take). With
+///     `after_send = delete` and no hook due, the file and its manifest leave sent/ again before
+///     this step (`FileLifecycle+AfterSend`): the outbox record tells recovery a deletion was due.
 ///     A manifest that names a hook due gets its marker (`HookLedger`) before step 3, so no due
 ///     hook is ever only in sent/ or retry/, where start-up does not look.
 ///     Links, not renames: on a file system without a journal each directory's entries persist

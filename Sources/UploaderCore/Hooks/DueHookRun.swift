@@ -46,7 +46,7 @@ struct DueHookRun: Sendable {
             do {
                 try FileLifecycle(spool: spool, logger: logger, afterSend: profile.afterSend).removeDelivered(marker.path)
             } catch {
-                // The marker stays: the next start removes them.
+                // The marker stays: the next start tries again.
                 return logger.log(.warn, "cannot remove a delivered file (after_send = delete); it stays in sent/",
                                   pairs: context + [("error", "\(error)")])
             }
