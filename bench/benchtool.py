@@ -9,6 +9,9 @@ Subcommands (each prints one JSON object on stdout):
   latency OUTBOX SINK COUNT PREFIX  drop COUNT 4 KiB files one at a time; close -> on the sink
   record KEY=VALUE... [time=FILE] [log=LOG:OFFSET] [json.NAME=JSON]
                                     one result line for results.jsonl (see run.sh)
+  make-sent-spool DIR COUNT         a spool whose sent/ holds COUNT delivered files (see below)
+  check-status OUTPUT JSON(0|1) EXPECTED
+                                    the sent_24h count `uploader status` printed, against EXPECTED
 """
 import ctypes
 import ctypes.util
@@ -173,6 +176,91 @@ def latency(outbox, sink, count, prefix):
             "max_ms": ordered[-1] if ordered else None, "samples_ms": [round(s, 3) for s in samples]}
 
 
+SENT_DAYS = 30          # the sent files' manifests are dated over this many days
+RECENT_EVERY = 30       # every 30th file was sent within the last 23 h, the rest 25 h to 30 days ago
+
+
+def make_sent_spool(spool, count):
+    """A spool as a daemon with `after_send = keep` leaves it after a month: sent/ holds COUNT
+    files (empty: status never opens them) and their manifests, dated over 30 days — every 30th
+    within the last 23 h, the rest 25 h to 30 days ago, so the count of the last 24 h holds still
+    for an hour. The manifests of the recent ones are whole (a status that reads sent/ reads
+    those); the others are empty (such a status only stats them), which spares gigabytes of
+    4 KiB blocks. `.sent-ledger` holds the recent ones as a compacted ledger does (one line a
+    minute). Made once (COUNT files take a minute or two); later runs only move the dates to now."""
+    sent = os.path.join(spool, "sent")
+    marker = os.path.join(spool, "made.json")
+    made = None
+    if os.path.exists(marker):
+        with open(marker) as f:
+            made = json.load(f)
+    for d in ("outbox", "sent", "retry"):
+        os.makedirs(os.path.join(spool, d), exist_ok=True)
+    now = time.time()
+    recent = 0
+    minutes = {}
+    fresh = made is None or made.get("count") != count
+    if fresh:
+        for name in os.listdir(sent):
+            os.unlink(os.path.join(sent, name))
+    for i in range(count):
+        name = f"s{i:07d}.bin"
+        path = os.path.join(sent, name)
+        manifest = path + ".manifest.json"
+        if i % RECENT_EVERY == 0:
+            when = now - 3600 - (i / count) * 22 * 3600
+            recent += 1
+            millis = int(when * 1000)
+            minute = minutes.setdefault(millis // 60000, [0, 0])
+            minute[0] = max(minute[0], millis)
+            minute[1] += 1
+        else:
+            when = now - 25 * 3600 - (i / count) * (SENT_DAYS * 86400 - 25 * 3600)
+        if fresh:
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o640))
+            fd = os.open(manifest, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o640)
+            if i % RECENT_EVERY == 0:
+                stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(when))
+                os.write(fd, json.dumps({
+                    "version": 1, "id": f"00000000-0000-4000-8000-{i:012d}", "profile": "bench", "path": name,
+                    "size": 0, "mtime": stamp, "sha256": None, "content_type": "application/octet-stream",
+                    "state": "sent", "created_at": stamp, "attempts": [{"started_at": stamp, "ended_at": stamp,
+                    "bytes_sent": 0, "http_status": 201, "error": None, "retryable": False}],
+                    "next_attempt_at": None, "last_error": None, "stored_as": "sent/" + name,
+                    "remote": {"url": "http://127.0.0.1/" + name, "http_status": 201}, "sent_at": stamp}).encode())
+            os.close(fd)
+        os.utime(manifest, (when, when))
+    with open(os.path.join(spool, ".sent-ledger"), "w") as f:
+        for key in sorted(minutes):
+            newest, files = minutes[key]
+            f.write(f"{newest} 0 {files}\n" if files > 1 else f"{newest} 0\n")
+    expected = {"files": recent, "bytes": 0}
+    with open(os.path.join(spool, "expected.json"), "w") as f:
+        json.dump(expected, f)
+    with open(marker, "w") as f:
+        json.dump({"count": count}, f)
+    return {"spool": spool, "count": count, "made": fresh, **expected}
+
+
+def check_status(output, as_json, expected_path):
+    """The files `sent_24h` / `sent (24h)` says, against the expected count."""
+    with open(expected_path) as f:
+        expected = json.load(f)["files"]
+    with open(output) as f:
+        text = f.read()
+    got = None
+    try:
+        if as_json:
+            got = next(iter(json.loads(text)["profiles"].values()))["sent_24h"]["files"]
+        else:
+            for line in text.splitlines():
+                if line.strip().startswith("sent (24h)"):
+                    got = int(line.split(")", 1)[1].split("file")[0].replace(",", "").strip())
+    except (ValueError, KeyError, StopIteration, IndexError):
+        got = None
+    return {"expected": expected, "received": got, "ok": got == expected}
+
+
 def read_time(path):
     """/usr/bin/time -f "%e %U %S %M" output (the last line; earlier ones may be warnings)."""
     with open(path) as f:
@@ -224,6 +312,10 @@ def main(argv):
         result = record(args)
     elif command == "latency":
         result = latency(args[0], args[1], int(args[2]), args[3])
+    elif command == "make-sent-spool":
+        result = make_sent_spool(args[0], int(args[1]))
+    elif command == "check-status":
+        result = check_status(args[0], args[1] == "1", args[2])
     else:
         print(f"benchtool: unknown command {command}", file=sys.stderr)
         return 2

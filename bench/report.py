@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Turns bench/out/results.jsonl (+ machine.json) into bench/RESULTS.md and bench/results.png.
 
-Usage: report.py OUT_DIR BENCH_DIR. Medians over runs, spread as min–max, and the ratio
-of uploader to each peer computed run by run (run i of the peer against run i of ours).
-The hand-written analysis in BENCH_DIR/ANALYSIS.md is appended verbatim.
+Usage: report.py OUT_DIR BENCH_DIR [REPORT_DIR]. Medians over runs, spread as min–max, and the
+ratio of uploader to each peer computed run by run (run i of the peer against run i of ours).
+The hand-written analysis in BENCH_DIR/ANALYSIS.md is appended verbatim. RESULTS.md and
+results.png go to REPORT_DIR (default BENCH_DIR).
 """
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -239,6 +241,37 @@ def rate_table(grouped, order, machine):
     return lines, {"s": s, "expected": expected, "within": within}
 
 
+def status_table(grouped, order, machine):
+    keys = [k for k in order if k[0] == "status"]
+    if not keys:
+        return []
+    n = machine.get("sizes", {}).get("status_sent", 1000000)
+    lines = [f"### status: `uploader status` with {n:,} files in sent/, and with an empty spool", "",
+             "| command | spool | runs | median s (min–max) | CPU s | peak RSS MiB | sent_24h files printed | verified |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    by_set = defaultdict(list)
+    for r in (r for k in keys for r in grouped[k]):
+        by_set[(r["tool"], r["set"])].append(r)
+    def place(item):
+        tool, set_name = item[0]
+        return (tool.removesuffix("-json"), tool.endswith("-json"), set_name != "status-empty")
+    for (tool, set_name), runs in sorted(by_set.items(), key=place):
+        secs = [r.get("seconds") for r in runs]
+        printed = sorted({(r.get("verify") or {}).get("received") for r in runs}, key=str)
+        spool = "empty" if set_name == "status-empty" else f"{n:,} in sent/"
+        command = "`status --json`" if tool.endswith("-json") else "`status`"
+        name = tool[:-len("-json")] if tool.endswith("-json") else tool
+        ok = all((r.get("verify") or {}).get("ok") and r.get("exit") == 0 for r in runs)
+        lines.append(f"| **{name}** {command} | {spool} | {len(runs)} | {fmt(median(secs), 3)} ({fmt(min(secs), 3)}–{fmt(max(secs), 3)}) | "
+                     f"{fmt(median([r.get('cpu_s') for r in runs]))} | {fmt(max(r.get('max_rss_kib', 0) for r in runs) / 1024, 1)} | "
+                     f"{', '.join(f'{p:,}' if isinstance(p, int) else str(p) for p in printed)} | {'yes' if ok else '**NO**'} |")
+    lines += ["", "Wall time of the whole command (process start to exit). The sent/ spool is what a daemon with "
+              "`after_send = keep` leaves after a month: files and manifests dated over 30 days, every 30th "
+              "within the last 23 h, and the compacted `.sent-ledger` of those (`bench/benchtool.py make-sent-spool`). "
+              "Verified: the sent_24h count printed is the number of files sent within 24 h.", ""]
+    return lines
+
+
 def targets(small, medium, big, latency, backlog, rate):
     out = ["## Targets", "", "| target | measured | met |", "| --- | --- | --- |"]
 
@@ -313,6 +346,9 @@ unset key
         script += (f'plot "{path}" using 2:xtic(1) lc rgb "{colour}", '
                    f'"" using 0:2:(sprintf("%.0f",$2)) with labels offset 0,0.7 notitle\n')
     script += "unset multiplot\n"
+    if shutil.which("gnuplot") is None:
+        print("report: no gnuplot (BENCH_NO_INSTALL=1?): results.png not drawn", file=sys.stderr)
+        return
     script_path = os.path.join(out_dir, "chart.gp")
     with open(script_path, "w") as f:
         f.write(script)
@@ -321,7 +357,8 @@ unset key
         print(f"report: gnuplot failed: {result.stderr}", file=sys.stderr)
 
 
-def main(out_dir, bench_dir):
+def main(out_dir, bench_dir, report_dir=None):
+    report_dir = report_dir or bench_dir
     rows, machine = load(out_dir)
     grouped, order = group(rows)
     doc = ["# Benchmark results", "",
@@ -359,7 +396,7 @@ def main(out_dir, bench_dir):
             "(`/usr/bin/time`); peak RSS is the largest single process. req/file counts every request "
             "nginx logged (PUT, PROPFIND, MKCOL…). Every run is verified: file count and size for all, "
             "SHA-256 too for the 1 MiB and 1 GiB files.", "", "![files/s and MiB/s by tool](results.png)", ""]
-    doc += small_lines + medium_lines + big_lines + lat_lines + backlog_lines + rate_lines
+    doc += small_lines + medium_lines + big_lines + lat_lines + backlog_lines + rate_lines + status_table(grouped, order, machine)
     doc += ["### Peers, exactly", "",
             "- **uploader**: `uploader run --once --config <generated>` on a fresh spool (on disk), defaults "
             "(`concurrency = 4`, `digest = sha256`, `log_level = info`) unless the row says otherwise.",
@@ -378,11 +415,11 @@ def main(out_dir, bench_dir):
     if os.path.exists(analysis):
         with open(analysis) as f:
             doc += ["", f.read().rstrip(), ""]
-    with open(os.path.join(bench_dir, "RESULTS.md"), "w") as f:
+    with open(os.path.join(report_dir, "RESULTS.md"), "w") as f:
         f.write("\n".join(doc) + "\n")
-    chart(small, medium, big, bench_dir, out_dir)
+    chart(small, medium, big, report_dir, out_dir)
     print("\n".join(targets(small, medium, big, latency, backlog, rate)))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None)

@@ -13,7 +13,8 @@
 #   BENCH_RUNS=3        runs per tool and data set (the backlog row runs once per tool)
 #   BENCH_BIG_RUNS=5    runs of the 1 GiB row (single runs vary by 2x here: more pairs)
 #   BENCH_QUICK=1       small data sets, for developing the benchmark itself
-#   BENCH_ONLY="small medium big latency backlog rate"   rows to run (default: all)
+#   BENCH_ONLY="small medium big latency backlog rate status"   rows to run (default: all); a
+#                       partial run writes its report to bench/out/RESULTS.md, not bench/RESULTS.md
 #   UPLOADER_BIN=PATH   use this executable instead of building one
 #   BENCH_BEFORE=PATH   an earlier build of uploader, run beside this one in every row, run by
 #                       run, as "<tool>-before" (the two take turns going first): a change to
@@ -35,11 +36,12 @@ cd "$root"
 runs="${BENCH_RUNS:-3}"
 before="${BENCH_BEFORE:-}"
 quick="${BENCH_QUICK:-0}"
-only="${BENCH_ONLY:-small medium big latency backlog rate}"
+all_rows="small medium big latency backlog rate status"
+only="${BENCH_ONLY:-$all_rows}"
 if [ "$quick" = 1 ]; then
-    small_n=300; medium_n=40; big_size=$((128 << 20)); backlog_n=5000; latency_n=20; rate_n=40
+    small_n=300; medium_n=40; big_size=$((128 << 20)); backlog_n=5000; latency_n=20; rate_n=40; status_n=20000
 else
-    small_n=2000; medium_n=200; big_size=$((1 << 30)); backlog_n=100000; latency_n=50; rate_n=200
+    small_n=2000; medium_n=200; big_size=$((1 << 30)); backlog_n=100000; latency_n=50; rate_n=200; status_n=1000000
 fi
 rclone_backlog_seconds="${BENCH_RCLONE_BACKLOG_SECONDS:-45}"
 big_runs="${BENCH_BIG_RUNS:-5}"
@@ -109,10 +111,12 @@ start_nginx() {
     mkdir -p "$nginx_dir" "$sink"
     port="$(free_port)"
     base="http://127.0.0.1:$port"
-    # The test fixture, plus PROPFIND (dav-ext) because rclone's WebDAV backend needs it.
-    sed -e "s|@@LISTEN@@|127.0.0.1:$port|g" -e "s|@@ROOT@@|$sink|g" -e "s|@@RUN@@|$nginx_dir|g" \
-        -e '1i load_module /usr/lib/nginx/modules/ngx_http_dav_ext_module.so;' \
-        -e 's|dav_methods PUT DELETE MKCOL;|dav_methods PUT DELETE MKCOL;\n            dav_ext_methods PROPFIND OPTIONS;|' \
+    # The test fixture, plus PROPFIND (dav-ext) because rclone's WebDAV backend needs it (when
+    # the module is not installed, BENCH_NO_INSTALL=1, only runs without rclone work).
+    local dav_ext=/usr/lib/nginx/modules/ngx_http_dav_ext_module.so ext=()
+    [ -e "$dav_ext" ] && ext=(-e "1i load_module $dav_ext;" \
+        -e 's|dav_methods PUT DELETE MKCOL;|dav_methods PUT DELETE MKCOL;\n            dav_ext_methods PROPFIND OPTIONS;|')
+    sed -e "s|@@LISTEN@@|127.0.0.1:$port|g" -e "s|@@ROOT@@|$sink|g" -e "s|@@RUN@@|$nginx_dir|g" "${ext[@]}" \
         Tests/Fixtures/nginx.conf.template >"$nginx_dir/nginx.conf"
     : >"$nginx_dir/access.log"
     nginx -p "$nginx_dir/" -c "$nginx_dir/nginx.conf" -e "$nginx_dir/error.log" >"$nginx_dir/stdout.log" 2>&1 &
@@ -477,6 +481,44 @@ rate_row() {
     done
 }
 
+# status: `uploader status` and `status --json` on a spool whose sent/ holds $status_n files,
+# and on an empty one. status never lists sent/ (it counts sent_24h from .sent-ledger), so both
+# should take the same time; each run checks the count it printed.
+status_row() {
+    step "row status: uploader status with $status_n files in sent/ and with none, $runs runs each"
+    note "$(python3 "$tool" make-sent-spool "$data/status-sent" "$status_n")"
+    rm -rf "$data/status-empty"
+    mkdir -p "$data/status-empty/outbox" "$data/status-empty/sent" "$data/status-empty/retry"
+    printf '{"files": 0, "bytes": 0}\n' >"$data/status-empty/expected.json"
+    sync
+    local run set json
+    for run in $(seq "$runs"); do
+        for set in status-empty status-sent; do
+            for json in 0 1; do
+                status_measure "$run" "$set" "$json" uploader "$bin"
+                if [ -n "$before" ]; then status_measure "$run" "$set" "$json" uploader-before "$before"; fi
+            done
+        done
+    done
+}
+
+status_measure() { # run set json(0|1) name executable
+    local run="$1" set="$2" json="$3" name="$4" exe="$5" code=0 t0 t1 verdict seconds
+    [ "$json" = 1 ] && name="$name-json"
+    mkdir -p "$work"
+    printf '[outbox bench]\nspool = %s\nurl = http://127.0.0.1:9/{path}\n' "$data/$set" >"$work/status.conf"
+    local args=(status --config "$work/status.conf")
+    [ "$json" = 1 ] && args+=(--json)
+    t0=$EPOCHREALTIME
+    /usr/bin/time -f "%e %U %S %M" -o "$work/time.txt" "$exe" "${args[@]}" >"$work/stdout.log" 2>"$work/stderr.log" || code=$?
+    t1=$EPOCHREALTIME
+    verdict="$(python3 "$tool" check-status "$work/stdout.log" "$json" "$data/$set/expected.json")"
+    seconds="$(python3 -c "print(round($t1 - $t0, 4))")"
+    python3 "$tool" record row=status tool="$name" run="$run" set="$set" exit="$code" seconds="$seconds" \
+        time="$work/time.txt" json.verify="$verdict" load1="$(cut -d' ' -f1 /proc/loadavg)" >>"$results"
+    note "$(printf 'status   %-20s %-13s run %s: %8.4f s  exit %s  %s' "$name" "$set" "$run" "$seconds" "$code" "$verdict")"
+}
+
 # ---------------------------------------------------------------------------------------
 
 machine_info() {
@@ -487,7 +529,8 @@ def sh(cmd):
 json.dump({
     "date": "$started_at",
     "finished": sh("date -u +%FT%TZ"),
-    "command": "bench/run.sh" + (" (BENCH_QUICK=1)" if "$quick" == "1" else "") + (" BENCH_RUNS=$runs" if "$runs" != "3" else ""),
+    "command": "bench/run.sh" + (" (BENCH_QUICK=1)" if "$quick" == "1" else "") + (" BENCH_RUNS=$runs" if "$runs" != "3" else "")
+               + (" BENCH_ONLY=\\"$only\\"" if "$only" != "$all_rows" else ""),
     "nproc": sh("nproc"),
     "cpu": sh("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-").strip(),
     "memory": sh("free -h | awk '/Mem:/ {print \$2}'"),
@@ -503,7 +546,9 @@ json.dump({
                  "inotifywait": sh("inotifywait --help 2>&1 | head -n1")},
     "quick": "$quick" == "1", "runs": $runs,
     "sizes": {"small": $small_n, "medium": $medium_n, "big_bytes": $big_size, "backlog": $backlog_n,
-              "latency": $latency_n, "rate": $rate_n, "rclone_backlog_seconds": $rclone_backlog_seconds},
+              "latency": $latency_n, "rate": $rate_n, "status_sent": $status_n,
+              "rclone_backlog_seconds": $rclone_backlog_seconds},
+    "only": "$only",
 }, open(sys.argv[1], "w"), indent=1)
 EOF
 }
@@ -516,8 +561,11 @@ main() {
     mkdir -p "$out"
     : >"$results"
     rm -rf "$work" "$out/trash"
-    start_nginx
-    rm -rf "${sink:?}"/*
+    # Every row but status uploads to the sink.
+    if [ "$only" != status ]; then
+        start_nginx
+        rm -rf "${sink:?}"/*
+    fi
     make_data
     wants small && batch_row small small 0 one-curl xargs-P4 curl-loop inotify-curl rclone-move
     wants medium && batch_row medium medium 1 one-curl xargs-P4 curl-loop inotify-curl rclone-move
@@ -525,12 +573,16 @@ main() {
     wants latency && latency_row
     wants backlog && backlog_row
     wants rate && rate_row
+    wants status && status_row
     machine_info
     step "report"
-    python3 "$here/report.py" "$out" "$here"
+    # A partial run must not replace the committed report of a full one.
+    local report_dir="$here"
+    [ "$only" = "$all_rows" ] || report_dir="$out"
+    python3 "$here/report.py" "$out" "$here" "$report_dir"
     retire_work
     rm -rf "$out/trash"
-    note "done in $((SECONDS - t_start)) s; see bench/RESULTS.md and bench/results.png"
+    note "done in $((SECONDS - t_start)) s; see ${report_dir#"$root"/}/RESULTS.md"
 }
 
 main "$@"

@@ -10,7 +10,7 @@ package enum ConfigKeys {
         "ca_file", "client_cert", "client_key", "insecure_skip_verify", "proxy",
         "concurrency", "connect_timeout", "stall_timeout", "timeout", "max_attempts", "digest",
         "backoff", "max_backoff", "max_rate", "recursive", "ignore", "rescan", "keep_sent",
-        "shutdown_grace", "on_sent", "on_failed", "hook_timeout",
+        "keep_sent_bytes", "after_send", "shutdown_grace", "on_sent", "on_failed", "hook_timeout",
     ] + ProfileBuilder.policyKeys + TusSettings.keys + S3Settings.keys
 
     /// Families of keys named by the user: `form.NAME` and `header.NAME`.

@@ -72,6 +72,8 @@ package func effectiveConfigText(_ c: Configuration) -> String {
         put("ignore", p.ignore.joined(separator: " "))
         duration("rescan", p.rescan)
         duration("keep_sent", p.keepSent)
+        put("keep_sent_bytes", ConfigValue.formatSize(p.keepSentBytes))
+        put("after_send", p.afterSend.rawValue)
         duration("shutdown_grace", p.shutdownGrace)
         put("on_sent", p.onSent ?? "")
         put("on_failed", p.onFailed ?? "")

@@ -62,6 +62,10 @@ package struct Profile: Sendable {
     package var ignore: [String] = Profile.defaultIgnore
     package var rescan: TimeInterval = 0
     package var keepSent: TimeInterval = 0
+    /// `keep_sent_bytes`: the most sent/ may hold (files and manifests), oldest deleted first; 0 = no bound.
+    package var keepSentBytes: Int64 = 0
+    /// `after_send`: what becomes of a delivered file once its move (and its `on_sent` hook) is done.
+    package var afterSend: AfterSend = .keep
     package var shutdownGrace: TimeInterval = 30
     package var onSent: String? = nil
     package var onFailed: String? = nil
@@ -101,6 +105,8 @@ package struct SpoolPaths: Sendable, Equatable {
     package var quarantine: String { root + "/.quarantine" }
     /// One marker per hook due (`HookLedger`), so start-up finds them without reading sent/.
     package var hooksDue: String { root + "/.hooks-due" }
+    /// The deliveries of the last 24 h (`SentLedger`), so `status` counts them without reading sent/.
+    package var sentLedger: String { root + "/.sent-ledger" }
 }
 
 /// Where uploads go.
@@ -124,6 +130,9 @@ package enum HTTPMethod: String, Sendable, CaseIterable {
 package enum UploadProtocol: String, Sendable, CaseIterable { case http, tus }
 package enum BodyFormat: String, Sendable, CaseIterable { case raw, multipart, json }
 package enum DigestMode: String, Sendable, CaseIterable { case sha256, none }
+/// `after_send`: `keep` leaves a delivered file and its manifest in sent/ (for `keep_sent` and
+/// `keep_sent_bytes` to prune); `delete` removes both once the move and the `on_sent` hook are done.
+package enum AfterSend: String, Sendable, CaseIterable { case keep, delete }
 /// `order`: by modification time (ties by name) or by size.
 package enum UploadOrder: String, Sendable, CaseIterable { case oldest, newest, smallest, largest }
 

@@ -65,6 +65,11 @@ struct ProfileBuilder {
         }
         profile.rescan = reader.duration("rescan", default: profile.rescan)
         profile.keepSent = reader.duration("keep_sent", default: profile.keepSent)
+        profile.keepSentBytes = reader.size("keep_sent_bytes", default: profile.keepSentBytes, in: 0...Int64.max)
+        profile.afterSend = reader.choice("after_send", default: profile.afterSend)
+        if profile.afterSend == .delete, let key = ["keep_sent", "keep_sent_bytes"].first(where: { reader.entry($0) != nil }) {
+            reader.diagnostics.warning(reader.line(key), "\(key) has nothing to prune in \(reader.section.title): after_send = delete leaves nothing in sent/")
+        }
         profile.shutdownGrace = reader.duration("shutdown_grace", default: profile.shutdownGrace)
         profile.onSent = hook("on_sent")
         profile.onFailed = hook("on_failed")

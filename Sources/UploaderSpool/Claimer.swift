@@ -252,9 +252,7 @@ package struct Claimer: Sendable {
                 try lifecycle.completeMove(path, manifest: manifest, to: area, as: target)
             } else {
                 // The new names may be unsynced (a move cut before its fsync): durable before the old goes.
-                try spool.syncDirectory(of: target, in: area)
-                try spool.syncDirectory(of: path, in: .outbox)
-                try fs.unlink(Spool.manifestName(for: path), in: spool.directory(.outbox))
+                try lifecycle.dropOutboxRecord(of: path, manifest: manifest, movedTo: target, in: area)
             }
             logger.info("finished an interrupted move", ["file": path.logSafe, "id": manifest.id, "stored_as": stored])
             let due = manifest.state == .retry ? (manifest.nextAttemptAt.flatMap(Timestamp.parse) ?? now) : nil

@@ -26,6 +26,10 @@ import UploaderConfig
 ///     alone, and sent/ has the same record → recovery removes the outbox copy.
 ///  5. unlink the manifest's outbox name (three directory fsyncs per move in all; moves that
 ///     finish together share each of them, `Batcher`, and `DirectorySyncer` shares what is left).
+///     A move into sent/ adds a line to the `SentLedger` once the manifest's new name there is
+///     durable (no fsync of its own: a statistic, whose last lines a power cut may take). With
+///     `after_send = delete` and no hook due, the file and its manifest leave sent/ again before
+///     this step (`FileLifecycle+AfterSend`): the outbox record tells recovery a deletion was due.
 ///     A manifest that names a hook due gets its marker (`HookLedger`) before step 3, so no due
 ///     hook is ever only in sent/ or retry/, where start-up does not look.
 ///     Links, not renames: on a file system without a journal each directory's entries persist
@@ -39,17 +43,20 @@ import UploaderConfig
 ///     unlink may not be durable yet (a kill -9 between it and its fsync).
 package struct FileLifecycle: Sendable {
     package let spool: Spool
-    private var fs: any SpoolFileSystem { spool.fs }
+    var fs: any SpoolFileSystem { spool.fs }
     package let logger: Logger
+    /// `after_send`: whether a delivered file leaves sent/ once its move (and hook) is done.
+    package let afterSend: AfterSend
     /// Live moves that finish together run as one batch and share each directory fsync (one per
     /// directory and step): on a disk like the bench's, a directory fsync (a flush request and
     /// its interrupt) costs as much CPU as the rest of a small file's bookkeeping, and
     /// `DirectorySyncer` alone shares one only among callers that ask while it runs.
     private let moves = Batcher<PendingMove, Bool>()
 
-    package init(spool: Spool, logger: Logger) {
+    package init(spool: Spool, logger: Logger, afterSend: AfterSend = .keep) {
         self.spool = spool
         self.logger = logger
+        self.afterSend = afterSend
     }
 
     /// Step 1: records the start of an attempt. An attempt left open by a crash is closed as interrupted.
@@ -155,6 +162,7 @@ package struct FileLifecycle: Sendable {
             }
         }
         syncEach({ ($0.path, .outbox) }, including: { batch[$0].recordFirst })
+        var delivered: [Int] = []
         each { index, move in
             let dest = spool.directory(move.area)
             try makeDurableParents(of: move.target, in: move.area)
@@ -177,10 +185,18 @@ package struct FileLifecycle: Sendable {
                     renamed.insert(index)
                 }
             }
-            try link(Spool.manifestName(for: move.path), in: outbox, to: Spool.manifestName(for: move.target), in: dest)
+            // The ledger's line goes with the manifest's first name in sent/, once that is durable
+            // (below): a move run again after a crash finds the name made and adds none, and no
+            // power cut can take the name back and keep the line.
+            if try link(Spool.manifestName(for: move.path), in: outbox, to: Spool.manifestName(for: move.target), in: dest),
+               move.area == .sent, move.manifest.state == .sent {
+                delivered.append(index)
+            }
             results[index] = .success(fileHere)
         }
         syncEach { ($0.target, $0.area) }
+        let recorded = delivered.filter { (try? results[$0].get()) != nil }.map { batch[$0].manifest }
+        if !recorded.isEmpty { spool.sentLedger.record(recorded, logger: logger) }
         let here = results.map { (try? $0.get()) == true }
         // The file's outbox name must be gone for good before its manifest's is: a file left
         // alone in the outbox would be claimed and uploaded again.
@@ -204,6 +220,7 @@ package struct FileLifecycle: Sendable {
             try bringBack(move.target, from: move.area, to: move.path)
             throw ChangedDuringMove(change: change)
         }
+        if deletesAfterMove(move.manifest, in: move.area) { try removeDelivered(move.target) }
         try fs.unlink(Spool.manifestName(for: move.path), in: spool.directory(.outbox))
     }
 
@@ -220,12 +237,15 @@ package struct FileLifecycle: Sendable {
     }
 
     /// link(2), where a name that already leads to this very file counts as done (a move run
-    /// again after a crash); any other file under that name is an error.
-    private func link(_ name: RelativePath, in fromDir: String, to target: RelativePath, in toDir: String) throws {
+    /// again after a crash); any other file under that name is an error. True when the name is new.
+    @discardableResult
+    private func link(_ name: RelativePath, in fromDir: String, to target: RelativePath, in toDir: String) throws -> Bool {
         do {
             try fs.link(name, in: fromDir, to: target, in: toDir)
+            return true
         } catch let error as SystemError where error.code == EEXIST {
             guard try sameFile(name, in: fromDir, target, in: toDir) else { throw error }
+            return false
         }
     }
 

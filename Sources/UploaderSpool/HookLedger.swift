@@ -24,6 +24,9 @@ import UploaderConfig
 ///     start-up drops it).
 /// Start-up drops markers whose manifest is gone, is another file's, or has no hook due: a move
 /// cut before its manifest's link is finished by recovery, which writes the marker again.
+/// With `after_send = delete` a marker of a file in sent/ also stands for its deletion: it goes
+/// only once the file and its manifest have left sent/ after the hook's run (`DueHookRun`), so
+/// start-up keeps a marker whose hook has run while the file is still there.
 package struct HookLedger: Sendable {
     package let spool: Spool
     private var fs: any SpoolFileSystem { spool.fs }
@@ -102,14 +105,17 @@ package struct HookLedger: Sendable {
         return found
     }
 
-    /// Start-up, before any claim: the markers whose manifest has that hook due. Markers whose
-    /// manifest is gone, is finished or is another's are removed (a move cut before its manifest's
-    /// link is finished by recovery, which writes its marker again); `problem` hears of markers
-    /// that are not ours and of manifests that cannot be read (those markers stay).
-    package func dueMarkers(problem: (String, String) -> Void) -> [Marker] {
+    /// Start-up, before any claim: the markers whose manifest has that hook due, or (with
+    /// `after_send = delete`) is a delivered file still in sent/. Markers whose manifest is gone,
+    /// is finished or is another's are removed (a move cut before its manifest's link is finished
+    /// by recovery, which writes its marker again); `problem` hears of markers that are not ours
+    /// and of manifests that cannot be read (those markers stay).
+    package func dueMarkers(afterSend: AfterSend = .keep, problem: (String, String) -> Void) -> [Marker] {
         markers { what, name in problem(what, name.displayed(in: directory)) }.filter { marker in
             switch spool.readManifest(for: marker.path, in: marker.area) {
             case .success(let manifest) where manifest.dueHook == marker.hook:
+                return true
+            case .success(let manifest) where afterSend == .delete && marker.area == .sent && manifest.state == .sent:
                 return true
             case .failure(.unreadable), .failure(.corrupt):
                 problem("hook due, but its manifest cannot be read; not run", marker.path.displayed(in: spool.directory(marker.area)))

@@ -124,6 +124,15 @@ package struct Recovery: Sendable {
         case .success(let manifest):
             guard let stored = manifest.storedAs, let (area, target) = spool.resolveStoredAs(stored),
                   area != .outbox, fs.exists(target, in: spool.directory(area)) else {
+                do {
+                    if try lifecycle.finishDeletion(of: file, manifest: manifest) {
+                        logger.info("finished removing a delivered file (after_send = delete)", ["file": file.logSafe])
+                        return nil
+                    }
+                } catch {
+                    logger.error("cannot finish removing a delivered file", ["file": file.logSafe, "error": "\(error)"])
+                    return nil
+                }
                 // A cut move may have given the record a second name in sent/ or retry/: it goes
                 // (the record itself is kept, moved aside).
                 do { try lifecycle.dropSecondNames(of: file, recordedAs: manifest.storedAs) } catch {
@@ -144,12 +153,9 @@ package struct Recovery: Sendable {
                         if ours {
                             // Step 4 was done, step 5 was not: the record is in place; this is its old name.
                             // A move cut before its fsync of `area` (kill -9) left those names unsynced:
-                            // made durable first, or a power cut could keep the record alone (seed 20261170).
-                            try spool.syncDirectory(of: target, in: area)
-                            // So may the removal of the file's outbox name be: durable before the record's
-                            // goes, or a power cut could bring the file back alone (seed 6807).
-                            try spool.syncDirectory(of: file, in: .outbox)
-                            try fs.unlink(Spool.manifestName(for: file), in: spool.directory(.outbox))
+                            // made durable first, or a power cut could keep the record alone (seed 20261170);
+                            // so the removal of the file's outbox name (seed 6807).
+                            try lifecycle.dropOutboxRecord(of: file, manifest: manifest, movedTo: target, in: area)
                             return nil
                         }
                         quarantine(file, because: "duplicate manifest; \(stored) already has one")

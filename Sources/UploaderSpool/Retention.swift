@@ -1,46 +1,171 @@
 import Foundation
+import Synchronization
 import UploaderSupport
 import UploaderConfig
 
-/// `keep_sent`: deletes files (and their manifests) in sent/ older than the retention period.
+/// `keep_sent` (age) and `keep_sent_bytes` (size, oldest first): deletes files and their manifests
+/// from sent/.
 ///
-/// Age is the manifest's modification time, which is when the file was recorded as sent.
-/// A file without a manifest in sent/ is left alone: it is not ours to judge.
+/// Age and order are the manifest's modification time: when the file was recorded as sent (or its
+/// hook's run last recorded). A file without a manifest in sent/ is left alone (not ours to judge),
+/// and so is one whose hook is still due (its marker is in `.hooks-due/`). The size counted is each
+/// file's plus its manifest's.
+///
+/// sent/ may hold a million files, so a pass reads it as a stream — readdir one entry at a time and
+/// an lstat of each manifest and its file — and never holds its listing. The age bound needs
+/// nothing more. The size bound needs the total and the oldest files: a pass keeps the `window`
+/// oldest it has met in a bounded heap (`OldestSentFiles`) and deletes from those, oldest first,
+/// until sent/ fits; when more must go than one window holds, it walks again. Memory stays flat
+/// (`window` entries, whatever sent/ holds); the price is a whole walk per pass — about a second per
+/// million files on this project's test machine, off the upload path — and, for a bound lowered
+/// far below what sent/ holds, one more walk per `window` files to delete. An ordered index of
+/// sent/ kept on disk would make a pass cheaper, but only if it were as durable as sent/ itself (a
+/// lost line is a file never pruned): an fsync with every move, on the path each upload waits on.
+/// The walk is also right about files removed or added by hand, and about spools older than any index.
 package struct Retention: Sendable {
     package let spool: Spool
     private var fs: any SpoolFileSystem { spool.fs }
     package let keep: TimeInterval
+    package let keepBytes: Int64
     package let logger: Logger
+    /// How many of the oldest files a pass remembers for `keep_sent_bytes`.
+    let window: Int
+    private let pacing = Pacing()
 
-    package init(spool: Spool, keep: TimeInterval, logger: Logger) {
+    package init(spool: Spool, keep: TimeInterval, keepBytes: Int64 = 0, logger: Logger, window: Int = 16_384) {
         self.spool = spool
         self.keep = keep
+        self.keepBytes = keepBytes
         self.logger = logger
+        self.window = window
     }
 
-    /// Removes what is older than `keep` at `now`; returns how many files it deleted.
+    /// True when there is anything to enforce.
+    package var enabled: Bool { keep > 0 || keepBytes > 0 }
+
+    /// How often the daemon passes over sent/: a tenth of `keep_sent` (1 s to 1 h), and at least
+    /// every 10 minutes with `keep_sent_bytes` (sooner when deliveries add a tenth of it, `sweepIfDue`).
+    package var interval: TimeInterval {
+        var every: TimeInterval = keepBytes > 0 ? 600 : 3600
+        if keep > 0 { every = min(every, max(1, keep / 10)) }
+        return every
+    }
+
+    /// The daemon's timer calls this often (every 10 s at most); a pass runs when `interval` has
+    /// passed since the last, or when the deliveries since then (the ledger's count) came to a
+    /// tenth of `keep_sent_bytes` — at most once a minute, as a pass reads all of sent/.
+    @discardableResult
+    package func sweepIfDue(now: Date) -> Int {
+        let delivered = spool.sentLedger.bytesRecorded
+        let due = pacing.state.withLock { state -> Bool in
+            guard let last = state.lastPass else { return true }
+            let elapsed = now.timeIntervalSince(last)
+            if elapsed >= interval || elapsed < 0 { return true }
+            return keepBytes > 0 && elapsed >= 60 && delivered - state.deliveredAtPass >= max(1, keepBytes / 10)
+        }
+        return due ? sweep(now: now) : 0
+    }
+
+    /// One sweep: removes what is older than `keep` and, oldest first, what is beyond `keepBytes`;
+    /// returns how many files it deleted.
     @discardableResult
     package func sweep(now: Date) -> Int {
-        guard keep > 0 else { return 0 }
+        guard enabled else { return 0 }
+        pacing.state.withLock {
+            $0.lastPass = now
+            $0.deliveredAtPass = spool.sentLedger.bytesRecorded
+        }
         var removed = 0
-        let sent = spool.directory(.sent)
-        DirectoryWalker(root: sent, fs: fs, logger: logger).walk { entry in
-            if entry.kind == .directory { return true }
-            guard Spool.isManifestName(entry.name), let status = try? fs.status(entry.path, in: sent),
-                  now.timeIntervalSince(status.mtime) > keep else { return false }
-            let file = Spool.fileName(forManifest: entry.path)
-            do {
-                if fs.exists(file, in: sent) { try fs.unlink(file, in: sent) }
-                try fs.unlink(entry.path, in: sent)
-                removed += 1
-            } catch {
-                logger.warn("retention: cannot delete", ["file": file.displayed(in: sent), "error": "\(error)"])
-            }
-            return false
+        var passes = 0
+        while true {
+            let pass = onePass(now: now)
+            removed += pass.removed
+            passes += 1
+            guard pass.more && pass.removed > 0 else { break }
         }
         if removed > 0 {
-            logger.info("retention: deleted old files from sent/", ["profile": spool.paths.sent, "files": String(removed)])
+            logger.info("retention: deleted old files from sent/", ["profile": spool.paths.sent, "files": String(removed),
+                                                                   "passes": String(passes)])
         }
         return removed
+    }
+
+    /// One walk of sent/. `more`: files beyond the size bound remain that this walk's window did not hold.
+    private func onePass(now: Date) -> (removed: Int, more: Bool) {
+        let sent = spool.directory(.sent)
+        var oldest = OldestSentFiles(capacity: window)
+        var total: Int64 = 0
+        var removed = 0
+        walk { manifest in
+            guard let record = try? fs.status(manifest, in: sent) else { return }  // gone meanwhile
+            let file = Spool.fileName(forManifest: manifest)
+            if keep > 0 && now.timeIntervalSince(record.mtime) > keep {
+                if delete(file) { removed += 1 }
+                return
+            }
+            guard keepBytes > 0 else { return }
+            let bytes = record.size + ((try? fs.status(file, in: sent))?.size ?? 0)
+            total += bytes
+            oldest.offer(OldestSentFiles.Candidate(mtimeNanos: record.mtimeNanos, manifest: manifest, bytes: bytes))
+        }
+        guard keepBytes > 0, total > keepBytes else { return (removed, false) }
+        var excess = total - keepBytes
+        for candidate in oldest.oldestFirst() where excess > 0 {
+            if delete(Spool.fileName(forManifest: candidate.manifest)) {
+                excess -= candidate.bytes
+                removed += 1
+            }
+        }
+        return (removed, excess > 0 && oldest.overflowed)
+    }
+
+    /// Calls `visit` with the path of each manifest in sent/ (and its subdirectories), reading each
+    /// directory as a stream; subdirectories are walked after the directory that holds them.
+    private func walk(_ visit: (RelativePath) -> Void) {
+        let sent = spool.directory(.sent)
+        let unlistable = DirectoryWalker.warning(logger)
+        var pending = [RelativePath(bytes: [])]
+        while let directory = pending.popLast() {
+            do {
+                try fs.forEachEntry(directory, in: sent) { entry in
+                    guard entry.name.bytes.first != UInt8(ascii: ".") else { return }
+                    let path = directory.appending(entry.name)
+                    let kind = entry.kind ?? (try? fs.status(path, in: sent))?.kind
+                    if kind == .directory {
+                        pending.append(path)
+                    } else if Spool.isManifestName(entry.name) {
+                        visit(path)
+                    }
+                }
+            } catch let error as SystemError {
+                unlistable(error)
+            } catch {
+                unlistable(SystemError("readdir", path: directory.displayed(in: sent), code: EIO))
+            }
+        }
+    }
+
+    /// Deletes `file` and then its manifest from sent/, unless its hook is still due; true when done.
+    private func delete(_ file: RelativePath) -> Bool {
+        let sent = spool.directory(.sent)
+        let marker = HookLedger.Marker(area: .sent, path: file, hook: "on_sent")
+        if fs.exists(marker.name, in: spool.paths.hooksDue) { return false }
+        do {
+            if fs.exists(file, in: sent) { try fs.unlink(file, in: sent) }
+            try fs.unlink(Spool.manifestName(for: file), in: sent)
+            return true
+        } catch {
+            logger.warn("retention: cannot delete", ["file": file.displayed(in: sent), "error": "\(error)"])
+            return false
+        }
+    }
+
+    /// When the last pass ran, and how many bytes the ledger had recorded then (shared by copies).
+    private final class Pacing: Sendable {
+        struct State {
+            var lastPass: Date?
+            var deliveredAtPass: Int64 = 0
+        }
+        let state = Mutex(State())
     }
 }

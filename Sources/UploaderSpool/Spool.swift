@@ -18,6 +18,8 @@ package struct Spool: Sendable {
 
     /// Numbers the temporary names of manifest writes.
     package let temporaries: TemporaryNames
+    /// The deliveries of the last 24 h, shared by every copy of this spool (appends are serialized).
+    package let sentLedger: SentLedger
 
     package init(paths: SpoolPaths, fs: any SpoolFileSystem = LocalFileSystem(), syncer: DirectorySyncer? = nil,
                  temporaries: TemporaryNames = TemporaryNames()) {
@@ -25,6 +27,7 @@ package struct Spool: Sendable {
         self.fs = fs
         self.temporaries = temporaries
         self.syncer = syncer ?? DirectorySyncer(fs: fs)
+        sentLedger = SentLedger(fs: fs, directory: paths.root)
     }
 
     package func directory(_ area: Area) -> String {

@@ -3,7 +3,9 @@ import UploaderSupport
 import UploaderConfig
 
 /// Counts what sits in a spool, by state, from the files and manifests on disk alone —
-/// what `status` shows and the metrics file exports.
+/// what `status` shows and the metrics file exports. sent/ is never read: `sent24h` comes from
+/// the `SentLedger`, so a spool keeping a million sent files counts as fast as an empty one
+/// (files put into sent/ by hand are not deliveries, and are not counted).
 package struct SpoolCensus: Sendable, Equatable {
     package struct Tally: Sendable, Equatable {
         package var files = 0
@@ -29,14 +31,25 @@ package struct SpoolCensus: Sendable, Equatable {
 
     /// - Parameters:
     ///   - recursive: whether files in the outbox's subdirectories are queued (else they are not counted).
-    ///   - includeSent: false skips sent/ (which may hold years of files) when `sent24h` is not needed.
-    ///   - unlistable: told about each directory that cannot be listed (its files go uncounted).
+    ///   - includeSent: false leaves `sent24h` at zero (the daemon's metrics do not export it).
+    ///   - unlistable: told about each directory that cannot be listed (its files go uncounted), and
+    ///     about a sent ledger that cannot be read.
     package static func take(_ spool: Spool, ignore: IgnoreRules, recursive: Bool = true, now: Date,
                              includeSent: Bool = true, unlistable: @escaping DirectoryWalker.ErrorHandler) -> SpoolCensus {
         var census = SpoolCensus()
         census.recursive = recursive
-        for area in includeSent ? [Spool.Area.outbox, .retry, .sent] : [.outbox, .retry] {
+        for area in [Spool.Area.outbox, .retry] {
             census.walk(spool, area, ignore: ignore, now: now, unlistable: unlistable)
+        }
+        if includeSent {
+            do {
+                let recent = try spool.sentLedger.recent(now: now)
+                census.sent24h = Tally(files: recent.files, bytes: recent.bytes)
+            } catch let error as SystemError {
+                unlistable(error)
+            } catch {
+                unlistable(SystemError("read", path: spool.paths.sentLedger, code: EIO))
+            }
         }
         return census
     }
@@ -86,10 +99,7 @@ package struct SpoolCensus: Sendable, Equatable {
                 if let due = manifest.nextAttemptAt.flatMap(Timestamp.parse), nextDue.map({ due < $0 }) ?? true { nextDue = due }
             }
         case .sent:
-            guard Spool.isManifestName(entry.name), let status = try? spool.fs.status(path, in: root),
-                  now.timeIntervalSince(status.mtime) <= 86400,
-                  case .success(let manifest) = spool.readManifest(for: Spool.fileName(forManifest: path), in: .sent) else { return }
-            sent24h.add(manifest.size)
+            preconditionFailure("sent/ is never listed for a census")
         }
     }
 

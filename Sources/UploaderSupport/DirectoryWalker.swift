@@ -80,12 +80,14 @@ package struct DirectoryWalker {
     }
 
     /// The command line's handler: `cannot list DIR: Permission denied (errno 13)` through
-    /// `print`, once per directory however often the command meets it.
+    /// `print`, once per directory however often the command meets it (`cannot read FILE: …` for
+    /// a file `status` reads, the sent ledger).
     package static func printingOnce(_ print: @escaping (String) -> Void) -> ErrorHandler {
         var printed = Set<String>()
         return { error in
             guard printed.insert(error.path ?? "").inserted else { return }
-            print("cannot list \(error.path ?? ""): \(error.reasonWithCode)")
+            let verb = ["opendir", "readdir"].contains(error.operation) ? "list" : "read"
+            print("cannot \(verb) \(error.path ?? ""): \(error.reasonWithCode)")
         }
     }
 }

@@ -252,10 +252,18 @@ package enum FileSystem {
 
     /// Lists `path` inside `directory` (the directory itself when `path` is empty).
     package static func list(_ path: RelativePath, in directory: String) throws -> [Entry] {
+        var entries: [Entry] = []
+        try forEachEntry(path, in: directory) { entries.append($0) }
+        return entries
+    }
+
+    /// Calls `body` with each entry of `path` inside `directory` as readdir returns it, holding
+    /// none of them: a directory of a million names costs one entry of memory, not a million.
+    /// Entries removed meanwhile (by `body` too) may or may not be seen; none is seen twice.
+    package static func forEachEntry(_ path: RelativePath, in directory: String, _ body: (Entry) throws -> Void) throws {
         let dir = path.bytes.isEmpty ? opendir(directory) : path.withCString(in: directory) { opendir($0) }
         guard let dir else { throw SystemError("opendir", path: path.displayed(in: directory)) }
         defer { closedir(dir) }
-        var entries: [Entry] = []
         while true {
             errno = 0
             guard let entry = readdir(dir) else {
@@ -276,8 +284,7 @@ package enum FileSystem {
             case Int32(DT_UNKNOWN): kind = nil
             default: kind = .other
             }
-            entries.append(Entry(name: RelativePath(bytes: name), kind: kind))
+            try body(Entry(name: RelativePath(bytes: name), kind: kind))
         }
-        return entries
     }
 }

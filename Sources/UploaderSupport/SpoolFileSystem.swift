@@ -48,9 +48,20 @@ package protocol SpoolFileSystem: Sendable {
     func makeParents(of path: RelativePath, in directory: String) throws
     /// The entries of `path` inside `directory` (the directory itself when `path` is empty).
     func list(_ path: RelativePath, in directory: String) throws -> [FileSystem.Entry]
+    /// The same entries, one at a time and none held: what a walk of a directory that may hold
+    /// millions of names (sent/, for retention) reads it with.
+    func forEachEntry(_ path: RelativePath, in directory: String, _ body: (FileSystem.Entry) throws -> Void) throws
+    /// Appends `data` to `name` (created when missing), with no fsync: for the sent ledger, a
+    /// statistic whose last lines a power cut may take.
+    func append(_ data: [UInt8], to name: RelativePath, in directory: String) throws
 }
 
 extension SpoolFileSystem {
+    /// From the listing: a model of a disk holds its directories in memory anyway.
+    package func forEachEntry(_ path: RelativePath, in directory: String, _ body: (FileSystem.Entry) throws -> Void) throws {
+        for entry in try list(path, in: directory) { try body(entry) }
+    }
+
     package func statuses(_ paths: [RelativePath], in directory: String) -> [FileSystem.Status?] {
         paths.map { try? status($0, in: directory) }
     }
@@ -144,5 +155,13 @@ package struct LocalFileSystem: SpoolFileSystem {
 
     package func list(_ path: RelativePath, in directory: String) throws -> [FileSystem.Entry] {
         try FileSystem.list(path, in: directory)
+    }
+
+    package func forEachEntry(_ path: RelativePath, in directory: String, _ body: (FileSystem.Entry) throws -> Void) throws {
+        try FileSystem.forEachEntry(path, in: directory, body)
+    }
+
+    package func append(_ data: [UInt8], to name: RelativePath, in directory: String) throws {
+        try FileSystem.append(data, to: name, in: directory)
     }
 }

@@ -26,7 +26,10 @@ import Testing
         try fixture.layOut("retry", "c.bin", size: 30, state: "retry", nextAttemptAt: "2030-01-01T00:00:00.000Z",
                            lastError: "HTTP 503 Service Unavailable", attempts: 1)
         try fixture.layOut("retry", "d.bin", size: 40, state: "failed", attempts: 1)
+        // sent_24h counts deliveries from the sent ledger, never files in sent/ (this one is there by hand).
         try fixture.layOut("sent", "e.bin", size: 7, state: "sent", attempts: 1)
+        let sentAt = Int64(Date().timeIntervalSince1970 * 1000) - 60_000
+        try Data("\(sentAt) 9\n".utf8).write(to: URL(fileURLWithPath: fixture.spool + "/.sent-ledger"))
 
         let p = try status(fixture)
         #expect(tally(p, "queued") == [1, 100])
@@ -34,7 +37,7 @@ import Testing
         #expect(tally(p, "retry") == [1, 30])
         #expect((p["retry"] as? [String: Any])?["next_due"] as? String == "2030-01-01T00:00:00.000Z")
         #expect(tally(p, "failed") == [1, 40])
-        #expect(tally(p, "sent_24h") == [1, 7])
+        #expect(tally(p, "sent_24h") == [1, 9])
         #expect((p["refused"] as? [String: Any])?["files"] as? Int == 0)
         let oldest = try #require(p["oldest_queued_seconds"] as? Double)
         #expect(oldest >= 119 && oldest < 300, "oldest_queued_seconds \(oldest)")

@@ -136,4 +136,9 @@ final class ProcessView: SpoolFileSystem, @unchecked Sendable {
         guard enter() else { throw dieError("opendir", directory) }
         return try disk.list(path, in: directory)
     }
+
+    func append(_ data: [UInt8], to name: RelativePath, in directory: String) throws {
+        guard enter() else { throw dieError("append", directory) }
+        try disk.append(data, to: name, in: directory)
+    }
 }

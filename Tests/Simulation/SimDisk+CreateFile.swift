@@ -18,4 +18,13 @@ extension SimDisk {
             throw error
         }
     }
+
+    /// `append` as `FileSystem.append` does it: open (creating when missing), one write at the
+    /// end; no fsync, so a power cut may keep the file's older content.
+    func append(_ data: [UInt8], to name: RelativePath, in directory: String) throws {
+        let display = name.displayed(in: directory)
+        let parts = SimDiskState.components(directory, name)
+        let inode = try operation("open", display) { state in try state.createFile(parts, exclusive: false) }
+        try operation("write", display) { state in state.setData(state.nodes[inode]!.content.data + data, of: inode) }
+    }
 }

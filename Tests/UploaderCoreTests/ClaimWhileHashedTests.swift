@@ -54,6 +54,7 @@ import Testing
         func makeDirectories(_ path: String) throws { try base.makeDirectories(path) }
         func makeParents(of path: RelativePath, in directory: String) throws { try base.makeParents(of: path, in: directory) }
         func list(_ path: RelativePath, in directory: String) throws -> [FileSystem.Entry] { try base.list(path, in: directory) }
+        func append(_ data: [UInt8], to name: RelativePath, in directory: String) throws { try base.append(data, to: name, in: directory) }
     }
 
     final class FirstTime: Sendable {

@@ -7,8 +7,9 @@ import UploaderWatch
 
 /// One due hook carried out, in the order `HookLedger` explains: the manifest read again (a hook
 /// whose run is recorded as finished never runs again), the run's start recorded, the command
-/// run, its end and exit status recorded durably, and only then the marker dropped. A crash
-/// anywhere before that leaves the hook due, and start-up runs it again.
+/// run, its end and exit status recorded durably, then (with `after_send = delete`) the file and
+/// its manifest removed from sent/, and only then the marker dropped. A crash anywhere before
+/// that leaves the marker, and start-up runs what is left: the hook again, or only the deletion.
 struct DueHookRun: Sendable {
     let profile: Profile
     let spool: Spool
@@ -34,20 +35,37 @@ struct DueHookRun: Sendable {
             logger.log(.warn, "hook due, but its manifest cannot be read; not run now", pairs: context + [("error", "\(problem)")])
             return
         }
-        guard manifest.dueHook == marker.hook else { return ledger.remove(marker) }
-        guard let command = command(marker.hook) else {
-            logger.log(.info, "hook due, but no longer configured; not run", pairs: context)
-            return ledger.remove(marker)
+        if manifest.dueHook == marker.hook {
+            if let command = command(marker.hook) {
+                guard runRecorded(command, marker, &manifest, context) else { return }
+            } else {
+                logger.log(.info, "hook due, but no longer configured; not run", pairs: context)
+            }
         }
+        if profile.afterSend == .delete && marker.area == .sent && manifest.state == .sent {
+            do {
+                try FileLifecycle(spool: spool, logger: logger, afterSend: profile.afterSend).removeDelivered(marker.path)
+            } catch {
+                // The marker stays: the next start tries again.
+                return logger.log(.warn, "cannot remove a delivered file (after_send = delete); it stays in sent/",
+                                  pairs: context + [("error", "\(error)")])
+            }
+        }
+        ledger.remove(marker)
+    }
+
+    /// Runs the hook and records its run; true once its end is recorded (or the file has left),
+    /// false when it stays due (its end could not be written, or the daemon killed it at exit).
+    private func runRecorded(_ command: String, _ marker: HookLedger.Marker, _ manifest: inout Manifest,
+                             _ context: [(String, String)]) -> Bool {
         manifest.recordHookStart(marker.hook, at: clock.now)
         // Run even if this cannot be written: at least once is the promise.
         _ = record(manifest, marker, durable: false, context)
         let started = clock.monotonic
         let outcome = hooks.run(process(command, marker, manifest))
-        if case .signaled = outcome, hooks.isExiting { return }
+        if case .signaled = outcome, hooks.isExiting { return false }
         manifest.recordHookEnd(marker.hook, at: clock.now, exitStatus: outcome.exitStatus)
         let recorded = record(manifest, marker, durable: true, context)
-        if recorded { ledger.remove(marker) }
         let duration = LogNumbers.fixed(clock.monotonic - started, places: 3) + "s"
         if outcome == .exited(0) {
             logger.log(.debug, "hook finished", pairs: context + [("duration", duration)])
@@ -55,6 +73,7 @@ struct DueHookRun: Sendable {
             logger.log(.warn, "hook failed; the file's state is unchanged",
                        pairs: context + [("outcome", outcome.description), ("duration", duration)])
         }
+        return recorded
     }
 
     private func command(_ hook: String) -> String? {

@@ -69,7 +69,7 @@ package final class ProfileRunner: Sendable {
         knownCollections = collections ?? KnownCollections()
         spool = Spool(paths: profile.spool, fs: seams.fs)
         ignore = IgnoreRules(patterns: profile.ignore)
-        let lifecycle = FileLifecycle(spool: spool, logger: logger)
+        let lifecycle = FileLifecycle(spool: spool, logger: logger, afterSend: profile.afterSend)
         recovery = Recovery(spool: spool, lifecycle: lifecycle, ignore: ignore, recursive: profile.recursive, logger: logger,
                             clock: seams.clock)
         let policy = ProfilePolicy(profile: profile, mode: mode, timeZone: seams.timeZone)
@@ -114,9 +114,14 @@ package final class ProfileRunner: Sendable {
         let scan = recovery.scanOutbox()
         // After recovery (which finishes cut moves and writes their markers), before any claim.
         executor.queueDueHooks()
-        let retention = Retention(spool: spool, keep: profile.keepSent, logger: logger)
-        retention.sweep(now: clock.now)
+        do { try spool.sentLedger.compact(now: clock.now) } catch {
+            logger.warn("cannot compact the sent ledger; status may count fewer", ["profile": profile.name, "error": "\(error)"])
+        }
+        let retention = Retention(spool: spool, keep: profile.keepSent, keepBytes: profile.keepSentBytes, logger: logger)
         let mode = loop.policy.mode
+        // The daemon's first pass runs on the timer's thread (a sent/ of a million files takes
+        // a second or two to walk); `run --once` prunes before it starts, as it always did.
+        if mode == .once { retention.sweep(now: clock.now) }
         let state = ProfileState(onceCutoff: mode == .once ? started : nil)
         loop.send(.recovered(files: spool.queuedFiles(retryScan.requeued + scan.files),
                              retries: (retryScan.due + scan.retries).map { RetryEntry(path: $0.path, due: $0.at) },
@@ -125,8 +130,10 @@ package final class ProfileRunner: Sendable {
         loop.start(state, name: profile.name) { [executor] effect in executor.perform(effect) }
         if mode == .daemon {
             var timers: [DispatchSourceTimer] = []
-            if profile.keepSent > 0 {
-                timers.append(periodic(every: min(3600, max(1, profile.keepSent / 10))) { [clock] in retention.sweep(now: clock.now) })
+            if retention.enabled {
+                timers.append(periodic(every: min(10, retention.interval), firstAfter: 0) { [clock] in
+                    retention.sweepIfDue(now: clock.now)
+                })
             }
             if profile.rescan > 0 {
                 timers.append(periodic(every: profile.rescan) { [weak self] in self?.watched(.rescanNeeded("periodic rescan")) })
@@ -142,10 +149,11 @@ package final class ProfileRunner: Sendable {
                                           "retry_scheduled": String(retryScan.due.count)])
     }
 
-    /// Runs `action` every `interval` seconds until the runner stops.
-    private func periodic(every interval: TimeInterval, _ action: @escaping @Sendable () -> Void) -> DispatchSourceTimer {
+    /// Runs `action` every `interval` seconds (the first time after `firstAfter`) until the runner stops.
+    private func periodic(every interval: TimeInterval, firstAfter: TimeInterval? = nil,
+                          _ action: @escaping @Sendable () -> Void) -> DispatchSourceTimer {
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
-        timer.schedule(deadline: .now() + interval, repeating: interval)
+        timer.schedule(deadline: .now() + (firstAfter ?? interval), repeating: interval)
         timer.setEventHandler(handler: action)
         timer.resume()
         return timer

@@ -1,0 +1,69 @@
+import Foundation
+import UploaderSupport
+import UploaderConfig
+
+/// `after_send = delete`: a delivered file and its manifest leave sent/ once the move is done and
+/// its `on_sent` hook (if any) has run, with the order of writes that lets recovery finish a
+/// deletion cut at any point — found without reading sent/:
+///
+/// - No hook due: in step 5 of the move, before the outbox record goes, the file's name in sent/
+///   is unlinked and sent/ fsynced, then the manifest's the same way; only then the outbox record. A crash
+///   before the record goes leaves it in the outbox (scanned at every start), naming the file in
+///   sent/: recovery finishes the move and the deletion (`dropOutboxRecord`), or, when the file
+///   has already left sent/, the rest (`finishDeletion`). The file goes first, so a record alone
+///   in sent/ is never taken for a move still to be finished (which would count it again).
+/// - A hook due: the move ends as with `keep` (the hook's marker in `.hooks-due/` is written
+///   before the manifest reaches sent/); the hook runs with the final paths, its run is recorded,
+///   and then `DueHookRun` removes the file and its manifest, fsyncs sent/, and only then drops
+///   the marker. A crash before that leaves the marker: start-up runs the hook again if its run
+///   was not recorded (at least once), or only the deletion if it was.
+///
+/// The deliveries stay counted: the `SentLedger` line is written as the manifest reaches sent/.
+extension FileLifecycle {
+    /// True when this move's file leaves sent/ in step 5 itself: `delete`, a delivery, and no hook
+    /// due (a hook's run removes the file after it).
+    package func deletesAfterMove(_ manifest: Manifest, in area: Spool.Area) -> Bool {
+        afterSend == .delete && area == .sent && manifest.state == .sent && manifest.dueHook == nil
+    }
+
+    /// Unlinks a delivered file from sent/ and then its manifest, each made durable (fsync of sent/)
+    /// before the next step: a manifest gone means its file is gone, whatever a power cut keeps
+    /// (without a journal each name persists on its own), and both are gone before whatever tells
+    /// recovery the deletion was due (the outbox record, a hook marker) goes. A file left alone by a
+    /// power cut would be no one's: no record, and start-up drops a marker whose manifest is gone.
+    package func removeDelivered(_ target: RelativePath) throws {
+        let sent = spool.directory(.sent)
+        for name in [target, Spool.manifestName(for: target)] where fs.exists(name, in: sent) {
+            try fs.unlink(name, in: sent)
+            try spool.syncDirectory(of: target, in: .sent)
+        }
+    }
+
+    /// Step 5 alone, for a move cut after step 4 (the file and its record have their names in
+    /// `area`; the record's outbox name is left): those names made durable first (the move may
+    /// have been cut before its fsyncs, kill -9), the deletion due with `after_send = delete`,
+    /// then the outbox name goes.
+    package func dropOutboxRecord(of path: RelativePath, manifest: Manifest, movedTo target: RelativePath,
+                                  in area: Spool.Area) throws {
+        try spool.syncDirectory(of: target, in: area)
+        // So may the removal of the file's outbox name be: durable before the record's goes, or a
+        // power cut could bring the file back alone.
+        try spool.syncDirectory(of: path, in: .outbox)
+        if deletesAfterMove(manifest, in: area) { try removeDelivered(target) }
+        try fs.unlink(Spool.manifestName(for: path), in: spool.directory(.outbox))
+    }
+
+    /// A delivered file's record alone in the outbox, its file gone from sent/: with
+    /// `after_send = delete` a deletion cut before the record went. Its manifest's name in sent/
+    /// (if the cut came between the two unlinks) goes, the absence of both is made durable (the
+    /// unlinks may not be, after a kill -9, and without a journal a power cut would bring them
+    /// back with no record left to say they were due), then the record goes; true when it was such.
+    package func finishDeletion(of path: RelativePath, manifest: Manifest) throws -> Bool {
+        guard let stored = manifest.storedAs, let (area, target) = spool.resolveStoredAs(stored),
+              deletesAfterMove(manifest, in: area) else { return false }
+        try dropSecondNames(of: path, recordedAs: stored)
+        try spool.syncDirectory(of: target, in: area)
+        try fs.unlink(Spool.manifestName(for: path), in: spool.directory(.outbox))
+        return true
+    }
+}

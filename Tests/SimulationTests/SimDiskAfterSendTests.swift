@@ -1,0 +1,201 @@
+import Foundation
+import Testing
+@testable import UploaderSimulation
+import UploaderSupport
+import UploaderCore
+import UploaderConfig
+@testable import UploaderSpool
+
+/// `after_send = delete` on the simulated disk: a delivered file filed to sent/ and removed again,
+/// with a crash (kill -9, or a power cut in either disk model) at every operation, then start-up as
+/// the daemon runs it. A deletion that was due is always finished — found without reading sent/ —
+/// and a file whose `on_sent` hook is due is never removed before the hook's run is recorded.
+@Suite struct SimDiskAfterSendTests {
+    static let payload = SimDiskTesting.bytes("the delivered payload")
+    static let path = RelativePath("a.bin")
+
+    /// One spool with `after_send = delete`, `a.bin` claimed and its attempt begun (all durable),
+    /// and its record as a delivery leaves it (with `on_sent` due when `hook`).
+    struct Scenario {
+        let disk: SimDisk
+        let spool: Spool
+        let lifecycle: FileLifecycle
+        let claimer: Claimer
+        let manifest: Manifest
+
+        init(_ model: SimDisk.Model, hook: Bool) throws {
+            disk = SimDiskTesting.disk(model)
+            spool = Spool(paths: SpoolPaths(root: "/spool"), fs: disk, temporaries: TemporaryNames(start: 0))
+            let logger = Logger(level: .error, sink: { _ in })
+            lifecycle = FileLifecycle(spool: spool, logger: logger, afterSend: .delete)
+            claimer = Claimer(spool: spool, profileName: "sim", digest: .sha256, mimeTypes: MimeTypes(byExtension: [:]),
+                              lifecycle: lifecycle, logger: logger)
+            try spool.prepare()
+            var sent = try SimDiskTesting.begunAttempt(SimDiskAfterSendTests.path, data: SimDiskAfterSendTests.payload, ending: .sent,
+                                                       on: disk, spool, lifecycle, claimer)
+            sent.sentAt = Timestamp.format(SimDiskTesting.start)
+            if hook { sent.markHookDue() }
+            manifest = sent
+        }
+
+        func finish() throws {
+            try lifecycle.finish(SimDiskAfterSendTests.path, manifest: manifest, to: .sent)
+        }
+
+        /// Start-up: recovery's scan, the markers still to run, then a claim of each file; returns
+        /// the markers start-up runs and those of the moves the claims finished (the daemon queues
+        /// both).
+        @discardableResult
+        func startUp() -> [HookLedger.Marker] {
+            let files = SimDiskTesting.recovery(spool, lifecycle).scanOutbox().files
+            var due = HookLedger(spool: spool).dueMarkers(afterSend: .delete) { _, _ in }
+            for file in files {
+                if case .finishedByRecovery(let area, let target, _) = claimer.claim(file, now: SimDiskTesting.start),
+                   !due.contains(where: { $0.path == target }) {
+                    due.append(HookLedger.Marker(area: area, path: target, hook: "on_sent"))
+                }
+            }
+            return due
+        }
+
+        /// What `DueHookRun` does for a marker once the hook has run: its end recorded durably
+        /// (when still due), the file and its manifest removed, the marker dropped.
+        func runDue(_ markers: [HookLedger.Marker]) throws {
+            for marker in markers {
+                if case .success(var m) = spool.readManifest(for: marker.path, in: .sent), m.dueHook != nil {
+                    m.recordHookStart("on_sent", at: SimDiskTesting.start)
+                    m.recordHookEnd("on_sent", at: SimDiskTesting.start, exitStatus: 0)
+                    try spool.writeManifest(m, for: marker.path, in: .sent, syncDirectory: true)
+                }
+                try lifecycle.removeDelivered(marker.path)
+                HookLedger(spool: spool).remove(marker)
+            }
+        }
+
+        var payloadPlaces: [String] {
+            SimDiskTesting.files(on: disk, below: "/spool").filter { $0.value == SimDiskAfterSendTests.payload }.keys.sorted()
+        }
+        var inSent: [String] { disk.names(in: "/spool/sent") }
+        var outbox: [String] { disk.names(in: "/spool/outbox") }
+        var quarantined: [String] { disk.names(in: "/spool/.quarantine") }
+        var counted: Int { (try? spool.sentLedger.recent(now: SimDiskTesting.start).files) ?? -1 }
+    }
+
+    private func length(_ model: SimDisk.Model, hook: Bool) throws -> Int {
+        let scenario = try Scenario(model, hook: hook)
+        let before = scenario.disk.operations
+        try scenario.finish()
+        return scenario.disk.operations - before
+    }
+
+    /// Every crash point of `finish` (and one past the end), a kill -9 or `seeds` power cuts.
+    private func everyCrash(_ model: SimDisk.Model, hook: Bool, powerCut: Bool, seeds: Int = 1,
+                            check: (String, Scenario) throws -> Void) throws {
+        for k in 0...(try length(model, hook: hook)) {
+            for seed in 0..<UInt64(powerCut ? seeds : 1) {
+                let scenario = try Scenario(model, hook: hook)
+                scenario.disk.crash(atOperation: scenario.disk.operations + k)
+                try? scenario.finish()
+                if powerCut {
+                    var rng = SplitMix64(seed: seed)
+                    scenario.disk.powerCut(&rng)
+                } else {
+                    scenario.disk.killProcess()
+                }
+                try check("\(powerCut ? "power cut" : "kill -9") at \(k), seed \(seed)", scenario)
+            }
+        }
+    }
+
+    /// Without a hook: after start-up the file is gone from sent/ with its manifest (delivered and
+    /// deleted), or back in the outbox to be sent again (its record never became durable); never
+    /// left in sent/, never a record moved aside, counted at most once.
+    private func deletedOrQueued(_ cut: String, _ scenario: Scenario) {
+        #expect(scenario.inSent == [], "\(cut): \(scenario.inSent) left in sent/")
+        #expect(scenario.payloadPlaces.allSatisfy { $0 == "/spool/outbox/a.bin" }, "\(cut): \(scenario.payloadPlaces)")
+        if scenario.payloadPlaces.isEmpty { #expect(scenario.outbox == [".upl-tmp"], "\(cut): \(scenario.outbox)") }
+        #expect(scenario.quarantined == [], "\(cut): \(scenario.quarantined)")
+        #expect(scenario.counted <= 1, "\(cut): counted \(scenario.counted) times")
+    }
+
+    @Test func finishedUndisturbedTheFileIsDeliveredCountedAndGone() throws {
+        let scenario = try Scenario(.journalled, hook: false)
+        try scenario.finish()
+        #expect(scenario.payloadPlaces == [] && scenario.inSent == [] && scenario.outbox == [".upl-tmp"])
+        #expect(scenario.counted == 1)
+    }
+
+    @Test(arguments: [SimDisk.Model.journalled, .noJournal])
+    func withoutAHookADeletionCutAnywhereIsFinishedAtStartUp(_ model: SimDisk.Model) throws {
+        var deleted = 0
+        try everyCrash(model, hook: false, powerCut: false) { cut, scenario in
+            scenario.startUp()
+            deletedOrQueued(cut, scenario)
+            if scenario.payloadPlaces.isEmpty {
+                deleted += 1
+            }
+        }
+        #expect(deleted > 0, "some crash points leave a deletion for start-up to finish")
+        try everyCrash(model, hook: false, powerCut: true, seeds: 30) { cut, scenario in
+            scenario.startUp()
+            deletedOrQueued(cut, scenario)
+        }
+    }
+
+    @Test(arguments: [SimDisk.Model.journalled, .noJournal])
+    func withoutAHookAFinishKilledAnywhereThenItsStartUpCutByAPowerCutIsFinishedNext(_ model: SimDisk.Model) throws {
+        try SimDiskTesting.killedThenRecoveryCut(operations: try length(model, hook: false), make: { try Scenario(model, hook: false) },
+                                                 disk: \.disk, run: { try $0.finish() }, recover: { $0.startUp() }) { scenario, cut in
+            deletedOrQueued(cut, scenario)
+        }
+    }
+
+    @Test(arguments: [SimDisk.Model.journalled, .noJournal])
+    func withAHookDueTheFileStaysUntilItsRunIsRecordedAndGoesAfter(_ model: SimDisk.Model) throws {
+        for powerCut in [false, true] {
+            try everyCrash(model, hook: true, powerCut: powerCut, seeds: 20) { cut, scenario in
+                let markers = scenario.startUp()
+                // The hook has not run: the file is somewhere, once — in sent/ (its hook due) or queued again.
+                #expect(scenario.payloadPlaces.count == 1, "\(cut): \(scenario.payloadPlaces)")
+                if scenario.inSent.contains("a.bin") {
+                    #expect(markers.map(\.path) == [SimDiskAfterSendTests.path], "\(cut): a file in sent/ with nothing to remove it")
+                }
+                try scenario.runDue(markers)
+                #expect(scenario.inSent == [], "\(cut): \(scenario.inSent) left in sent/ after its hook")
+                #expect(scenario.quarantined == [], "\(cut)")
+            }
+        }
+    }
+
+    @Test(arguments: [SimDisk.Model.journalled, .noJournal])
+    func aDeletionAfterTheHookCutAnywhereIsFinishedAtStartUp(_ model: SimDisk.Model) throws {
+        /// Filed with its hook due, then the hook's run recorded and the deletion run as `DueHookRun` does.
+        func filed() throws -> (Scenario, [HookLedger.Marker]) {
+            let scenario = try Scenario(model, hook: true)
+            try scenario.finish()
+            let markers = HookLedger(spool: scenario.spool).dueMarkers(afterSend: .delete) { _, _ in }
+            try scenario.disk.syncAll()
+            return (scenario, markers)
+        }
+        let (probe, probeMarkers) = try filed()
+        let before = probe.disk.operations
+        try probe.runDue(probeMarkers)
+        let operations = probe.disk.operations - before
+        #expect(probe.inSent == [] && probe.disk.names(in: "/spool/.hooks-due") == [])
+        for k in 0...operations {
+            for seed in 0..<UInt64(20) {
+                let (scenario, markers) = try filed()
+                scenario.disk.crash(atOperation: scenario.disk.operations + k)
+                try? scenario.runDue(markers)
+                var rng = SplitMix64(seed: seed)
+                if seed == 0 { scenario.disk.killProcess() } else { scenario.disk.powerCut(&rng) }
+                let due = scenario.startUp()
+                let cut = "cut at \(k), seed \(seed)"
+                if !scenario.inSent.isEmpty { #expect(due.count == 1, "\(cut): \(scenario.inSent) in sent/ with no marker") }
+                try scenario.runDue(due)
+                #expect(scenario.inSent == [], "\(cut): \(scenario.inSent)")
+                #expect(scenario.payloadPlaces == [], "\(cut): \(scenario.payloadPlaces)")
+            }
+        }
+    }
+}
