@@ -120,6 +120,53 @@ import Testing
         #expect(field.exists("sent/g.txt.manifest.json"))
     }
 
+    /// The token is revoked under a running service: a few files touched, none failed, the
+    /// profile paused; the operator replaces the token file and everything arrives, no `retry`.
+    /// Its stderr is the journal: every line carries its priority, the pause at warning.
+    @Test func aRevokedTokenPausesTheServiceUntilTheTokenFileIsReplaced() throws {
+        let server = try FaultServer()
+        try server.refuseCredentials(status: 401, unlessAuthorization: "Bearer good")
+        let field = try FieldDeployment()
+        try field.writeSecret("token", "revoked")
+        // A backoff of an hour: only the new token file can explain the resumption.
+        try field.writeConfig(url: server.url("up/{path}"), backoff: "1h", extra: """
+            auth = bearer
+            token_file = \(field.tmp.path("token"))
+            concurrency = 2
+            """)
+        var expected: [String: String] = [:]
+        for i in 0..<8 {
+            let data = Data((0..<(3000 + i * 101)).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ i) })
+            try field.produce("r\(i).bin", data)
+            expected["r\(i).bin"] = sha256(of: data)
+        }
+        let journal = field.tmp.path("journal.log")
+        let daemon = try field.startDaemonForTheJournal(journal)
+        try waitUntil(timeout: 20, "the profile to pause for refused credentials") {
+            try field.status()["paused_reason"] as? String == "rejected"
+        }
+        #expect(field.files(in: "retry").isEmpty, "no file failed for a 401")
+        #expect(field.files(in: "outbox").count == 8)
+        let touched = field.files(in: "outbox").filter { name in
+            !((try? field.manifest("outbox/\(name).manifest.json"))?["attempts"] as? [Any] ?? []).isEmpty
+        }
+        #expect(touched.count >= 3 && touched.count <= 5, "a few files touched, not the backlog: \(touched)")
+
+        try field.writeSecret("token", "good")
+        try waitUntil(timeout: 30, "every file in sent/ after the token file changed") {
+            field.files(in: "sent").count == 8 && field.files(in: "outbox").isEmpty
+        }
+        let accepted = try server.recorded().filter { $0.method == "PUT" && $0.header("Authorization") == "Bearer good" }
+        for (name, hash) in expected {
+            #expect(accepted.contains { $0.path == "/up/\(name)" && $0.bodySHA256 == hash }, "\(name) arrived whole")
+            #expect(try sha256(ofFile: field.spool + "/sent/" + name) == hash)
+        }
+        #expect(try stopDaemon(daemon).exitCode == 0)
+        let lines = try String(contentsOfFile: journal, encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(lines.allSatisfy { $0.firstMatch(of: #/^<[3467]>(ERROR|WARN|INFO|DEBUG) /#) != nil }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("<4>WARN destination refuses our credentials; profile paused") }, "\(lines)")
+    }
+
     @Test func anotherUsersFileTheServiceCannotReadFailsWithItsReason() throws {
         let server = try FaultServer()
         let field = try FieldDeployment()

@@ -30,7 +30,7 @@ final class FieldDeployment: @unchecked Sendable {
     }
 
     /// Writes uploader.conf (root's, world-readable: it holds no secret) with profile `p`.
-    func writeConfig(url: String, extra: String = "") throws {
+    func writeConfig(url: String, backoff: String = "1s", extra: String = "") throws {
         _ = try tmp.write("uploader.conf", """
             [uploader]
             log_level = debug
@@ -39,7 +39,7 @@ final class FieldDeployment: @unchecked Sendable {
             spool = spool
             url = \(url)
             connect_timeout = 2s
-            backoff = 1s
+            backoff = \(backoff)
             \(extra)
 
             """)
@@ -55,6 +55,46 @@ final class FieldDeployment: @unchecked Sendable {
             return process.stderrText().contains(" running")
         }
         return process
+    }
+
+    /// `uploader run` as the service user with its stderr going to `journal` as systemd's does
+    /// to the journal: `JOURNAL_STREAM` names that file's device and inode. Returned once it runs.
+    func startDaemonForTheJournal(_ journal: String) throws -> RunningProcess {
+        guard FileManager.default.createFile(atPath: journal, contents: nil), chmod(journal, 0o666) == 0 else {
+            throw HarnessError("cannot make \(journal)")
+        }
+        var info = stat()
+        guard stat(journal, &info) == 0 else { throw HarnessError("stat \(journal)") }
+        let command = Self.asUser(Self.service, ["env", "JOURNAL_STREAM=\(info.st_dev):\(info.st_ino)", "sh", "-c",
+                                                 "exec \"$0\" run --config \"$1\" 2>>\"$2\"", binary.path, configPath, journal])
+        let process = try ProcessRunner.start(command, outputDirectory: tmp.path)
+        try waitUntil(timeout: 15, "the daemon to start (its journal: \((try? String(contentsOfFile: journal, encoding: .utf8)) ?? ""))") {
+            if !process.isRunning { throw HarnessError("uploader exited early: \(process.stderrText())") }
+            return ((try? String(contentsOfFile: journal, encoding: .utf8)) ?? "").contains(" running")
+        }
+        return process
+    }
+
+    /// Writes a secret file as an operator would: root's, readable by the service's group only, replaced whole.
+    func writeSecret(_ name: String, _ value: String) throws {
+        let staging = try tmp.write(".secret-\(UUID().uuidString)", value + "\n")
+        try Self.sh("chown root:\(Self.service) '\(staging)' && chmod 0640 '\(staging)' && mv '\(staging)' '\(tmp.path(name))'")
+    }
+
+    /// `status --json` of profile `p`, as root.
+    func status() throws -> [String: Any] {
+        let result = try uploader(["status", "--json"])
+        guard let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
+              let profile = (object["profiles"] as? [String: Any])?["p"] as? [String: Any] else {
+            throw HarnessError("status --json: \(result)")
+        }
+        return profile
+    }
+
+    /// Names of the regular files in `area` (outbox, sent, retry), manifests and hidden names aside.
+    func files(in area: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: spool + "/" + area)) ?? [])
+            .filter { !$0.hasPrefix(".") && !$0.hasSuffix(".manifest.json") }.sorted()
     }
 
     /// `uploader ARGS --config …` as `user` (nil: root, as it is).
