@@ -66,6 +66,12 @@ package struct Claimer: Sendable {
             return .refused("\(error)")
         }
         guard seen.kind == .regular else { return refuse(path, seen, now: now) }
+        // A producer's subdirectory that we may not write: the file could be sent but never moved
+        // out of it (nor copied to make it ours). Said before any upload, with what to do.
+        if path.parent != nil, !fs.mayWriteDirectory(of: path, in: outbox) {
+            return .refused("its directory \(path.parent!.logSafe)/ is not writable by this user: make it group-writable "
+                            + "(chmod g+w; producers with umask 002 make it so)")
+        }
         let opened: Int32
         do {
             opened = try fs.openForReading(path, in: outbox)

@@ -38,6 +38,9 @@ package protocol SpoolFileSystem: Sendable {
     /// A new file `name` (EEXIST if taken) with every byte of the open file `fd`, its permission
     /// bits and mtime, fsynced: our own copy of a file we may not link.
     func copyFile(from fd: Int32, status: FileSystem.Status, to name: RelativePath, in directory: String) throws
+    /// Whether this process may create and remove names in the directory holding `path` (a
+    /// producer's subdirectory of a recursive outbox may not let it).
+    func mayWriteDirectory(of path: RelativePath, in directory: String) -> Bool
     /// renameat2(RENAME_EXCHANGE): the two names swap their files in one step.
     func exchange(_ a: RelativePath, in aDir: String, with b: RelativePath, in bDir: String) throws
     /// fsync of the directory holding `name`: makes the creations, renames and removals in it durable.
@@ -143,6 +146,11 @@ package struct LocalFileSystem: SpoolFileSystem {
 
     package func exchange(_ a: RelativePath, in aDir: String, with b: RelativePath, in bDir: String) throws {
         try FileSystem.exchange(a, in: aDir, with: b, in: bDir)
+    }
+
+    package func mayWriteDirectory(of path: RelativePath, in directory: String) -> Bool {
+        let parent = path.parent.map { $0.displayed(in: directory) } ?? directory
+        return faccessat(AT_FDCWD, parent, W_OK | X_OK, AT_EACCESS) == 0
     }
 
     package func syncDirectory(of name: RelativePath, in directory: String) throws {

@@ -167,6 +167,39 @@ import Testing
         #expect(lines.contains { $0.hasPrefix("<4>WARN destination refuses our credentials; profile paused") }, "\(lines)")
     }
 
+    /// Apache's WebDAV, recursive outbox: a producer's group-writable subdirectory (umask 002)
+    /// is delivered into new collections; one the service may not write is refused before any
+    /// upload, with what to do.
+    @Test func producersSubdirectoriesGoToApacheAndAnUnwritableOneIsRefusedWithTheFix() throws {
+        let apache = try ApacheDAV()
+        let field = try FieldDeployment()
+        try field.writeConfig(url: apache.origin + "/dav/{date}/{path}", extra: "recursive = yes")
+        let daemon = try field.startDaemon()
+        let shared = Data("from cam1, 0644 in a 2775 directory\n".utf8)
+        try FieldDeployment.sh("cd '\(field.outbox)' && " + FieldDeployment.asUser(FieldDeployment.producer, [
+            "sh", "-c", "umask 002 && mkdir -p cam1/day && umask 022 && cat > cam1/day/a.jpg && umask 022 && mkdir cam2 && echo private > cam2/b.jpg",
+        ]).map { "'\($0)'" }.joined(separator: " ") + " < '\(try field.tmp.write("a.jpg", shared))'")
+        try waitUntil(timeout: 30, "cam1/day/a.jpg to reach sent/ (daemon: \(daemon.stderrText()))") {
+            field.exists("sent/cam1/day/a.jpg.manifest.json") && !field.exists("outbox/cam1/day/a.jpg")
+        }
+        let manifest = try field.manifest("sent/cam1/day/a.jpg.manifest.json")
+        let url = try #require((manifest["remote"] as? [String: Any])?["url"] as? String)
+        let stored = try #require(URLComponents(string: url)?.percentEncodedPath.removingPercentEncoding)
+        #expect(stored.hasSuffix("/cam1/day/a.jpg"), "\(url)")
+        #expect(try sha256(ofFile: apache.file(stored)) == sha256(of: shared))
+        #expect((manifest["attempts"] as? [Any])?.count == 1)
+
+        try waitUntil(timeout: 15, "cam2/b.jpg to be refused (daemon: \(daemon.stderrText()))") {
+            daemon.stderrText().contains("its directory cam2/ is not writable by this user")
+        }
+        #expect(field.exists("outbox/cam2/b.jpg") && !field.exists("outbox/cam2/b.jpg.manifest.json"), "left as it was, never sent")
+        #expect(!apache.requests().contains { $0.path.hasSuffix("/b.jpg") })
+        try waitUntil(timeout: 10, "status to count cam2/b.jpg as refused") {
+            (try field.status()["refused"] as? [String: Any])?["files"] as? Int == 1
+        }
+        #expect(try stopDaemon(daemon).exitCode == 0)
+    }
+
     @Test func anotherUsersFileTheServiceCannotReadFailsWithItsReason() throws {
         let server = try FaultServer()
         let field = try FieldDeployment()

@@ -111,6 +111,9 @@ final class ProcessView: SpoolFileSystem, @unchecked Sendable {
         try disk.copyFile(from: fd, status: status, to: name, in: directory)
     }
 
+    /// The simulated disk keeps no permissions: every directory is the daemon's.
+    func mayWriteDirectory(of path: RelativePath, in directory: String) -> Bool { true }
+
     func exchange(_ a: RelativePath, in aDir: String, with b: RelativePath, in bDir: String) throws {
         guard enter() else { throw dieError("exchange", aDir) }
         try disk.exchange(a, in: aDir, with: b, in: bDir)

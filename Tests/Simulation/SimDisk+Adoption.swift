@@ -25,6 +25,9 @@ extension SimDisk {
         }
     }
 
+    /// The simulated disk keeps no permissions: every directory is the daemon's.
+    func mayWriteDirectory(of path: RelativePath, in directory: String) -> Bool { true }
+
     func exchange(_ a: RelativePath, in aDir: String, with b: RelativePath, in bDir: String) throws {
         let first = SimDiskState.components(aDir, a), second = SimDiskState.components(bDir, b)
         try operation("exchange", "\(a.displayed(in: aDir)) with \(b.displayed(in: bDir))") { state in

@@ -47,6 +47,7 @@ import Testing
         func copyFile(from fd: Int32, status: FileSystem.Status, to name: RelativePath, in directory: String) throws {
             try base.copyFile(from: fd, status: status, to: name, in: directory)
         }
+        func mayWriteDirectory(of path: RelativePath, in directory: String) -> Bool { base.mayWriteDirectory(of: path, in: directory) }
         func exchange(_ a: RelativePath, in aDir: String, with b: RelativePath, in bDir: String) throws {
             try base.exchange(a, in: aDir, with: b, in: bDir)
         }

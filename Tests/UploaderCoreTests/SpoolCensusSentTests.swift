@@ -57,6 +57,7 @@ import Testing
             note("copy", directory, name)
             try base.copyFile(from: fd, status: status, to: name, in: directory)
         }
+        func mayWriteDirectory(of path: RelativePath, in directory: String) -> Bool { base.mayWriteDirectory(of: path, in: directory) }
         func exchange(_ a: RelativePath, in aDir: String, with b: RelativePath, in bDir: String) throws {
             note("exchange", aDir, a)
             try base.exchange(a, in: aDir, with: b, in: bDir)
