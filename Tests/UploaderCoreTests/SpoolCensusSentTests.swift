@@ -9,7 +9,7 @@ import Testing
 /// sent files counts as fast as an empty one — and files put into sent/ by hand are not counted.
 @Suite struct SpoolCensusSentTests {
     /// The kernel's file system, noting every call that names a path in `watched`.
-    struct Watching: SpoolFileSystem {
+    struct Watching: KernelPassThrough {
         let base = LocalFileSystem()
         let watched: String
         let seen = Seen()
@@ -23,7 +23,6 @@ import Testing
             note("lstat", directory, path)
             return try base.status(path, in: directory)
         }
-        func status(fd: Int32, path: String) throws -> FileSystem.Status { try base.status(fd: fd, path: path) }
         func exists(_ path: RelativePath, in directory: String) -> Bool {
             note("exists", directory, path)
             return base.exists(path, in: directory)
@@ -32,39 +31,18 @@ import Testing
             note("open", directory, path)
             return try base.openForReading(path, in: directory)
         }
-        func close(_ fd: Int32) { base.close(fd) }
-        func read(fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, path: String?) throws -> Int {
-            try base.read(fd: fd, into: buffer, at: offset, path: path)
-        }
         func readAll(_ path: RelativePath, in directory: String) throws -> [UInt8] {
             note("read", directory, path)
             return try base.readAll(path, in: directory)
-        }
-        func createFile(_ data: [UInt8], named name: RelativePath, in directory: String, sync: Bool) throws {
-            try base.createFile(data, named: name, in: directory, sync: sync)
-        }
-        func rename(_ from: RelativePath, in fromDir: String, to: RelativePath, in toDir: String, replace: Bool) throws {
-            try base.rename(from, in: fromDir, to: to, in: toDir, replace: replace)
-        }
-        func link(_ existing: RelativePath, in fromDir: String, to new: RelativePath, in toDir: String) throws {
-            try base.link(existing, in: fromDir, to: new, in: toDir)
-        }
-        func unlink(_ path: RelativePath, in directory: String) throws { try base.unlink(path, in: directory) }
-        func mayLink(_ path: RelativePath, in directory: String, status: FileSystem.Status) -> Bool {
-            base.mayLink(path, in: directory, status: status)
         }
         func copyFile(from fd: Int32, status: FileSystem.Status, to name: RelativePath, in directory: String) throws {
             note("copy", directory, name)
             try base.copyFile(from: fd, status: status, to: name, in: directory)
         }
-        func mayWriteDirectory(of path: RelativePath, in directory: String) -> Bool { base.mayWriteDirectory(of: path, in: directory) }
         func exchange(_ a: RelativePath, in aDir: String, with b: RelativePath, in bDir: String) throws {
             note("exchange", aDir, a)
             try base.exchange(a, in: aDir, with: b, in: bDir)
         }
-        func syncDirectory(of name: RelativePath, in directory: String) throws { try base.syncDirectory(of: name, in: directory) }
-        func makeDirectories(_ path: String) throws { try base.makeDirectories(path) }
-        func makeParents(of path: RelativePath, in directory: String) throws { try base.makeParents(of: path, in: directory) }
         func list(_ path: RelativePath, in directory: String) throws -> [FileSystem.Entry] {
             note("list", directory, path.bytes.isEmpty ? nil : path)
             return try base.list(path, in: directory)
@@ -73,7 +51,6 @@ import Testing
             note("readdir", directory, path.bytes.isEmpty ? nil : path)
             try base.forEachEntry(path, in: directory, body)
         }
-        func append(_ data: [UInt8], to name: RelativePath, in directory: String) throws { try base.append(data, to: name, in: directory) }
     }
 
     /// The calls `Watching` noted.
