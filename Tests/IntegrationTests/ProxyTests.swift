@@ -39,6 +39,10 @@ final class ProxyTests: XCTestCase {
         try waitUntil(timeout: 15, "the profile to go offline while the proxy is down") {
             daemon.stderrText().contains("destination unreachable")
         }
+        // The log line comes with the decision; the record is rewritten by the job that follows it.
+        try waitUntil(timeout: 10, "first.bin's record to be queued again") {
+            (try? fx.manifest("first.bin", in: fx.outbox))?.state == .queued
+        }
         XCTAssertEqual(try fx.manifest("first.bin", in: fx.outbox).countedAttempts, 0, "no attempt spent while the proxy was down")
 
         let proxy = try ForwardProxy(upstreamPort: sink.port, port: proxyPort)
