@@ -140,9 +140,11 @@ struct S3MultipartUpload {
         var bytes: Int64 = 0
         var failure: (disposition: Disposition, response: UploadResponse?)?
         var change: String?
+        _ = board.wakeOnCancel(context.cancellation)
+        defer { board.forgetCancel(context.cancellation) }
         while true {
-            let (outcomes, running) = board.wait(timeout: 0.2)
             if context.cancellation.isCancelled { stop.cancel() }
+            let (outcomes, running) = board.wait()
             for outcome in outcomes {
                 switch outcome {
                 case .done(let number, let etag, let sent):
@@ -298,13 +300,9 @@ struct S3PartSender: Sendable {
         preconditionFailure("unreachable: the last attempt always returns")
     }
 
-    /// Waits before a part's next try; false when the upload is being stopped meanwhile.
+    /// Waits on the uploader's clock before a part's next try; false when the upload is stopped meanwhile.
     private func pause(seconds: Double) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if stop.isCancelled { return false }
-            usleep(50_000)
-        }
-        return !stop.isCancelled
+        let clock = uploader.clock
+        return !clock.wait(for: stop.latch, until: clock.monotonic + seconds)
     }
 }
