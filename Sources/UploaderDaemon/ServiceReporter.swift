@@ -142,7 +142,14 @@ package final class ServiceReporter: Sendable {
                 s.listedInFlight[id] = !current.inFlight.isEmpty
                 return true
             }
-            if due { current.write(to: runner.spool.paths) }
+            guard due else { continue }
+            do {
+                try current.write(to: runner.spool.paths)
+            } catch {
+                // Once per spool: rewritten every second, the same failure would fill the log.
+                logger.warnOnce(key: "state file \(runner.spool.paths.stateFile)", "cannot write the state file; status shows an old one",
+                                ["profile": runner.profile.name, "error": "\(error)"])
+            }
         }
     }
 

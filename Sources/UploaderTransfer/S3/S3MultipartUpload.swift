@@ -195,7 +195,8 @@ struct S3MultipartUpload {
             save(nil)
             return (.success(response), .sent(response))
         case .permanent(let reason):
-            let code = (try? result.get()).flatMap { S3Error(status: $0.status, body: $0.body) }?.code ?? ""
+            var code = ""
+            if case .success(let answer) = result { code = S3Error(status: answer.status, body: answer.body)?.code ?? "" }
             abortAndForget(reason: reason)
             // The store lost or rejected our parts: the next attempt starts a new upload.
             if ["NoSuchUpload", "InvalidPart", "InvalidPartOrder"].contains(code) {
@@ -295,7 +296,8 @@ struct S3PartSender: Sendable {
             }
             board.endRequest(part: job.number, succeededWith: nil)
             if case .retryLater = disposition, attempt < S3Uploader.partAttempts, pause(seconds: Double(attempt)) { continue }
-            return .failed(number: job.number, disposition, response: try? result.get(), bytes: bytes)
+            let answer: UploadResponse? = if case .success(let answer) = result { answer } else { nil }
+            return .failed(number: job.number, disposition, response: answer, bytes: bytes)
         }
         preconditionFailure("unreachable: the last attempt always returns")
     }
