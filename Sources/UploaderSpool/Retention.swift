@@ -140,7 +140,8 @@ package struct Retention: Sendable {
                 try fs.forEachEntry(directory, in: sent) { entry in
                     guard entry.name.bytes.first != UInt8(ascii: ".") else { return }
                     let path = directory.appending(entry.name)
-                    // A hint: gone since the listing (nil) is walked into and visited as nothing.
+                    // A hint: a name gone since the listing has no kind: not walked into, and a
+                    // manifest's visit finds it gone.
                     let kind = entry.kind ?? (try? fs.status(path, in: sent))?.kind
                     if kind == .directory {
                         pending.append(path)
