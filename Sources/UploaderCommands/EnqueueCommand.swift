@@ -27,13 +27,17 @@ enum EnqueueCommand {
             let base = RelativePath((file as NSString).lastPathComponent)
             do {
                 let target = spool.freeName(for: base, in: .outbox)
+                // A move that cannot be a rename (another file system, a directory we may not
+                // write) is a copy: the copy then reports whatever stops it too.
                 if move, (try? moveFile(file, to: target, in: spool.paths.outbox)) != nil {
                     print("\(file) → \(target.displayed(in: spool.paths.outbox))")
                     continue
                 }
                 try copyFile(file, to: target, in: spool.paths.outbox)
-                if move { unlink(file) }
                 print("\(file) → \(target.displayed(in: spool.paths.outbox))")
+                if move, unlink(file) != 0 {
+                    Daemon.printError("\(file): enqueued as a copy; the original stays: \(SystemError("unlink", path: file))")
+                }
             } catch {
                 Daemon.printError("\(file): not enqueued: \(error)")
                 failures += 1

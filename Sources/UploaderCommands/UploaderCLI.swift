@@ -9,7 +9,9 @@ import UploaderDaemon
 
 /// The executable's whole behaviour: parse, then hand each command to its runner.
 package enum UploaderCLI {
-    package static func main(_ arguments: [String], environment: [String: String]) -> Int32 {
+    /// `clock`: the program's one clock, made here and passed down to everything that reads or
+    /// waits on time.
+    package static func main(_ arguments: [String], environment: [String: String], clock: any Clock = SystemClock()) -> Int32 {
         // The one place stderr is examined: every logger and error line below follows it.
         let destination = LogDestination.ofStandardError(environment: environment)
         let command: Command
@@ -37,11 +39,11 @@ package enum UploaderCLI {
                 return Daemon.ExitCode.noPermission
             }
             let logger = Logger(level: loaded.configuration.global.logLevel, format: loaded.configuration.global.logFormat,
-                                destination: destination)
-            return Daemon(loaded: loaded, profileNames: profiles, once: once, logger: logger, environment: environment).run()
+                                destination: destination, clock: clock)
+            return Daemon(loaded: loaded, profileNames: profiles, once: once, logger: logger, environment: environment, clock: clock).run()
         case .status(let config, let profiles, let json):
             guard let loaded = load(config, environment, errors: Logger(destination: destination)) else { return Daemon.ExitCode.usage }
-            return StatusCommand.run(loaded.configuration, profiles: profiles, json: json)
+            return StatusCommand.run(loaded.configuration, profiles: profiles, json: json, now: clock.now)
         case .retry(let config, let profiles, let all, let files):
             guard let loaded = load(config, environment, errors: Logger(destination: destination)) else { return Daemon.ExitCode.usage }
             if let refusal = SpoolOwnerIdentity.take(for: selected(loaded.configuration, profiles), command: "retry", writesBeyondOutbox: true) {

@@ -29,11 +29,14 @@ package final class Daemon {
     private let once: Bool
     private let logger: Logger
     private let environment: [String: String]
+    private let clock: any Clock
     private var runners: [ProfileRunner] = []
     /// Signals and drained profiles, for the main thread: it sleeps until one arrives.
     private let events = Mailbox<DaemonEvent>()
 
-    package init(loaded: LoadedConfiguration, profileNames: [String], once: Bool, logger: Logger, environment: [String: String]) {
+    package init(loaded: LoadedConfiguration, profileNames: [String], once: Bool, logger: Logger, environment: [String: String],
+                 clock: any Clock) {
+        self.clock = clock
         self.loaded = loaded
         self.environment = environment
         self.profileNames = profileNames
@@ -56,7 +59,6 @@ package final class Daemon {
         }
         Signals.blockHandled()
         MallocArenas.limit(to: 2, environment: environment)
-        let clock = SystemClock()
         var seams = ProfileRunner.Seams()
         seams.clock = clock
         seams.environment = environment

@@ -28,7 +28,6 @@ package final class ServiceReporter: Sendable {
         var writtenAt: [ObjectIdentifier: Double] = [:]
         /// Whether it listed uploads in flight, so the one that lists none is written too.
         var listedInFlight: [ObjectIdentifier: Bool] = [:]
-        var stopped = false
     }
 
     static let period: TimeInterval = 10
@@ -37,7 +36,8 @@ package final class ServiceReporter: Sendable {
     static let progressInterval: TimeInterval = 0.75
     static let step: TimeInterval = 0.25
     private let state = Mutex(State())
-    private let wake = NSCondition()
+    /// Opens at `finish`: ends the pause between ticks.
+    private let stopped = Latch()
     private let notifier: SystemdNotifier
     private let counter: SpoolCounter
     private let metrics: MetricsWriter
@@ -94,8 +94,7 @@ package final class ServiceReporter: Sendable {
 
     /// The runners have stopped: stops ticking and writes the metrics file one last time.
     package func finish() {
-        state.withLock { $0.stopped = true }
-        wake.lock(); wake.broadcast(); wake.unlock()
+        stopped.open()
         counter.stop()
         done.wait()
         if counter.lastDuration < 2 { counter.countNow(state.withLock { $0.runners }) }
@@ -108,7 +107,7 @@ package final class ServiceReporter: Sendable {
         let step = min(Self.step, notifier.watchdogInterval ?? Self.step)
         var nextPeriodic = clock.monotonic + Self.period
         var nextWatchdog = clock.monotonic
-        while !state.withLock({ $0.stopped }) {
+        while !stopped.isOpen {
             let now = clock.monotonic
             if let interval = notifier.watchdogInterval, now >= nextWatchdog {
                 notifier.send("WATCHDOG=1")
@@ -122,9 +121,7 @@ package final class ServiceReporter: Sendable {
             } else {
                 writeStateFiles(onlyChanged: true)
             }
-            wake.lock()
-            if !state.withLock({ $0.stopped }) { _ = wake.wait(until: Date().addingTimeInterval(step)) }
-            wake.unlock()
+            _ = clock.wait(for: stopped, until: clock.monotonic + step)
         }
     }
 
@@ -145,7 +142,14 @@ package final class ServiceReporter: Sendable {
                 s.listedInFlight[id] = !current.inFlight.isEmpty
                 return true
             }
-            if due { current.write(to: runner.spool.paths) }
+            guard due else { continue }
+            do {
+                try current.write(to: runner.spool.paths)
+            } catch {
+                // Once per spool: rewritten every second, the same failure would fill the log.
+                logger.warnOnce(key: "state file \(runner.spool.paths.stateFile)", "cannot write the state file; status shows an old one",
+                                ["profile": runner.profile.name, "error": "\(error)"])
+            }
         }
     }
 

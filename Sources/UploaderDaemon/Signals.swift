@@ -10,13 +10,16 @@ import UploaderCore
 package enum Signals {
     package static let handled: [Int32] = [SIGTERM, SIGINT, SIGHUP]
 
-    /// Blocks the handled signals in the calling thread (and the threads it creates later), ignores SIGPIPE.
+    /// Blocks the handled signals in the calling thread (and the threads it creates later), ignores
+    /// SIGPIPE, and gives SIGCHLD its default: a parent that ignored it passes that on through
+    /// exec, and then the kernel reaps hooks itself and their exit status is lost.
     package static func blockHandled() {
         var set = sigset_t()
         sigemptyset(&set)
         for signal in handled { sigaddset(&set, signal) }
         pthread_sigmask(SIG_BLOCK, &set, nil)
         signal(SIGPIPE, SIG_IGN)
+        signal(SIGCHLD, SIG_DFL)
     }
 
     /// Waits up to `seconds` for a handled signal; returns it, or nil on timeout.

@@ -15,12 +15,12 @@ package final class SpoolCounter: Sendable {
     private struct State {
         var latest: [String: SpoolCensus] = [:]
         var lastDuration: Double = 0
-        var stopped = false
     }
 
     static let minimumInterval: TimeInterval = 10
     private let state = Mutex(State())
-    private let wake = NSCondition()
+    /// Opens at `stop`: ends the pause between rounds.
+    private let stopped = Latch()
     private let logger: Logger
 
     private let clock: any Clock
@@ -33,13 +33,11 @@ package final class SpoolCounter: Sendable {
     /// Counts in a loop until `stop`; `runners` gives the current set, `onUpdate` runs after each round.
     package func start(runners: @escaping @Sendable () -> [ProfileRunner], onUpdate: @escaping @Sendable () -> Void) {
         let thread = Thread { [self] in
-            while !state.withLock({ $0.stopped }) {
+            while !stopped.isOpen {
                 countNow(runners())
                 onUpdate()
                 let pause = max(Self.minimumInterval, state.withLock { $0.lastDuration } * 10)
-                wake.lock()
-                if !state.withLock({ $0.stopped }) { _ = wake.wait(until: Date().addingTimeInterval(pause)) }
-                wake.unlock()
+                _ = clock.wait(for: stopped, until: clock.monotonic + pause)
             }
         }
         thread.name = "spool-counter"
@@ -47,8 +45,7 @@ package final class SpoolCounter: Sendable {
     }
 
     package func stop() {
-        state.withLock { $0.stopped = true }
-        wake.lock(); wake.broadcast(); wake.unlock()
+        stopped.open()
     }
 
     /// Counts every spool now, on the calling thread.

@@ -47,10 +47,15 @@ package final class ClaimedFile: @unchecked Sendable {
     }
 
     /// For a file `writtenJustBefore` its claim, with a claimed hash: nil while its bytes are still
-    /// the ones hashed; else that they changed (a same-size rewrite within one clock tick).
+    /// the ones hashed; else that they changed (a same-size rewrite within one clock tick), or
+    /// why they cannot be read again.
     package func contentChanged() -> String? {
         guard writtenJustBefore, let claimedHash = manifest.sha256 else { return nil }
-        let now = try? ClaimedFile.contentHash(fd: fd, size: status.size, fs: fs, display: path.logSafe)
-        return now == claimedHash ? nil : "content changed (same size, within one clock tick)"
+        do {
+            let now = try ClaimedFile.contentHash(fd: fd, size: status.size, fs: fs, display: path.logSafe)
+            return now == claimedHash ? nil : "content changed (same size, within one clock tick)"
+        } catch {
+            return "cannot read it again: \(error)"
+        }
     }
 }

@@ -138,7 +138,8 @@ package struct Claimer: Sendable {
                 // Sent content must still be the content filed: a producer writing in place while the
                 // file has both names would change the copy in sent/ too (simulator seed 3236).
                 let unchanged: (() -> String?)? = manifest.state != .sent ? nil : {
-                    guard let now = try? fs.status(fd: fd, path: display) else { return "cannot stat" }
+                    let now: FileSystem.Status
+                    do { now = try fs.status(fd: fd, path: display) } catch { return "cannot stat it: \(error)" }
                     return now.size == manifest.size && now.mtimeText == manifest.mtime ? nil : "modified"
                 }
                 do {
@@ -182,11 +183,13 @@ package struct Claimer: Sendable {
                 // its id): a write between the fstat above and the end of the read leaves the new
                 // bytes under the old version's id, and the upload, seeing the new mtime, would send
                 // them again under another (simulator seed 41780).
-                if round < Self.rehashRounds, let after = try? fs.status(fd: fd, path: display),
-                   after.size != status.size || after.mtimeNanos != status.mtimeNanos {
-                    fs.close(fd)
-                    logger.info("file changed while it was hashed; claiming it afresh", ["file": path.logSafe])
-                    return claim(path, now: now, cancellation: cancellation, round: round + 1)
+                if round < Self.rehashRounds {
+                    let after = try fs.status(fd: fd, path: display)
+                    if after.size != status.size || after.mtimeNanos != status.mtimeNanos {
+                        fs.close(fd)
+                        logger.info("file changed while it was hashed; claiming it afresh", ["file": path.logSafe])
+                        return claim(path, now: now, cancellation: cancellation, round: round + 1)
+                    }
                 }
             }
             var fresh = freshManifest(path, status: status, sha256: sha, now: now)
@@ -199,6 +202,8 @@ package struct Claimer: Sendable {
             fs.close(fd)
             return .cancelled
         } catch let error as SystemError {
+            // A hint: when not even fstat answers, the file counts as not shrunk and the read's
+            // own error is the one reported.
             let shrunk = (try? fs.status(fd: fd, path: display)).map { $0.size < status.size } ?? false
             fs.close(fd)
             if shrunk && round < Self.rehashRounds {
@@ -222,6 +227,8 @@ package struct Claimer: Sendable {
                                 cancellation: CancellationFlag?) -> Bool {
         guard let recorded = manifest.sha256, let hashedAt = Timestamp.parse(manifest.createdAt),
               hashedAt.timeIntervalSince(status.mtime) < ClaimedFile.timestampGranularity else { return false }
+        // A read that fails (or is cancelled) counts as stale: the claim then hashes afresh, and
+        // that read reports its error.
         let now = try? ClaimedFile.contentHash(fd: fd, size: status.size, fs: fs, display: display, cancellation: cancellation)
         return now != recorded
     }
@@ -271,10 +278,15 @@ package struct Claimer: Sendable {
     /// Refuses a non-regular entry. A manifest beside it belongs to a file that was swapped out
     /// (e.g. for a symlink during its upload): it is moved aside, never deleted.
     private func refuse(_ path: RelativePath, _ status: FileSystem.Status, now: Date) -> Outcome {
-        if fs.exists(Spool.manifestName(for: path), in: spool.directory(.outbox)),
-           let aside = try? spool.quarantineManifest(for: path, in: .outbox, now: now) {
-            logger.warn("the file of this manifest was replaced by a \(status.formatName); manifest moved aside",
-                        ["file": path.logSafe, "manifest": aside])
+        if fs.exists(Spool.manifestName(for: path), in: spool.directory(.outbox)) {
+            do {
+                let aside = try spool.quarantineManifest(for: path, in: .outbox, now: now)
+                logger.warn("the file of this manifest was replaced by a \(status.formatName); manifest moved aside",
+                            ["file": path.logSafe, "manifest": aside])
+            } catch {
+                logger.warn("the file of this manifest was replaced by a \(status.formatName); cannot move the manifest aside",
+                            ["file": path.logSafe, "error": "\(error)"])
+            }
         }
         return .refused(Claimer.refusal(status))
     }
@@ -297,7 +309,7 @@ package struct Claimer: Sendable {
         var target = spool.freeName(for: path, in: area)
         let dir = spool.directory(area)
         if let stored = manifest.storedAs, let (storedArea, storedPath) = spool.resolveStoredAs(stored), storedArea == area {
-            let there = try? fs.status(storedPath, in: dir)
+            let there = try fs.statusIfPresent(storedPath, in: dir)
             // Free, or already a name of this very file (the move was cut after its link) — known by
             // the claim's descriptor, not by the outbox name a producer may remove right now (seed 6502).
             if there == nil || (there?.inode == file.inode && there?.device == file.device) { target = storedPath }

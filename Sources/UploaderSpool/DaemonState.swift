@@ -39,14 +39,15 @@ package struct DaemonState: Codable, Sendable, Equatable {
         lastError = try c.decodeIfPresent(String.self, forKey: .lastError)
         refused = try c.decode(Int.self, forKey: .refused)
         updatedAt = try c.decode(String.self, forKey: .updatedAt)
+        // A hint: a reason this version does not know (another version's daemon) reads as none.
         pausedReason = try? c.decodeIfPresent(PauseReason.self, forKey: .pausedReason)
         inFlight = try c.decodeIfPresent([InFlightFile].self, forKey: .inFlight) ?? []
     }
 
-    /// Written without fsync: it is a hint, rebuilt every second or so, not a record.
-    package func write(to paths: SpoolPaths) {
-        guard let data = try? JSONEncoder().encode(self) else { return }
-        try? FileSystem.writeAtomically(Array(data), toPath: paths.stateFile, syncFile: false)
+    /// Written without fsync: it is a hint, rebuilt every second or so, not a record. A failure
+    /// is thrown for the caller to report.
+    package func write(to paths: SpoolPaths) throws {
+        try FileSystem.writeAtomically(Array(try JSONEncoder().encode(self)), toPath: paths.stateFile, syncFile: false)
     }
 
     /// The state of the daemon holding this spool's lock, or nil when none runs.
@@ -59,6 +60,7 @@ package struct DaemonState: Codable, Sendable, Equatable {
             return nil
         }
         guard let data = FileManager.default.contents(atPath: paths.stateFile),
+              // A hint: a state file cut short, or another version's, reads as none (status counts the spool alone).
               let state = try? JSONDecoder().decode(DaemonState.self, from: data) else { return nil }
         return state
     }

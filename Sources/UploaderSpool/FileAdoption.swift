@@ -49,6 +49,7 @@ package struct FileAdoption: Sendable {
         if fs.exists(temp, in: tempDir) { try reconcileLeftover(temp) }
         try fs.copyFile(from: fd, status: status, to: temp, in: tempDir)
         let copy = try fs.status(temp, in: tempDir)
+        // The outbox name gone (or unreadable) counts as changed: the claim that follows says which.
         guard unchanged(fd, since: status), sameFile(try? fs.status(path, in: outbox), status) else {
             try fs.unlink(temp, in: tempDir)
             return .changed
@@ -56,6 +57,7 @@ package struct FileAdoption: Sendable {
         try fs.exchange(temp, in: tempDir, with: path, in: outbox)
         // What now has the temporary name is what the outbox name held just before the swap: the
         // original, unless the producer put another file there between the check and the swap.
+        // Unreadable counts as another file: swapped back, as for one.
         guard sameFile(try? fs.status(temp, in: tempDir), status), unchanged(fd, since: status) else {
             try fs.exchange(temp, in: tempDir, with: path, in: outbox)
             try fs.unlink(temp, in: tempDir)
@@ -64,6 +66,7 @@ package struct FileAdoption: Sendable {
         try fs.unlink(temp, in: tempDir)
         try spool.syncDirectory(of: path, in: .outbox)
         let adopted = try fs.openForReading(path, in: outbox)
+        // An fstat that fails counts as changed: the claim that follows opens the name again.
         guard let now = try? fs.status(fd: adopted, path: path.displayed(in: outbox)), sameFile(now, copy) else {
             fs.close(adopted)
             return .changed
@@ -96,7 +99,7 @@ package struct FileAdoption: Sendable {
         guard let path = Self.adoptedName(ofLeftover: leftover) else { return }
         let outbox = spool.paths.outbox
         let original = try fs.status(leftover, in: outbox)
-        let named = try? fs.status(path, in: outbox)  // nil: the producer removed the file
+        let named = try fs.statusIfPresent(path, in: outbox)  // nil: the producer removed the file
         let theirs = !fs.mayLink(leftover, in: outbox, status: original)
         if theirs, let named, named.inode != original.inode, fs.mayLink(path, in: outbox, status: named),
            named.size != original.size || named.mtimeNanos != original.mtimeNanos {
@@ -107,7 +110,7 @@ package struct FileAdoption: Sendable {
         try spool.syncDirectory(of: path, in: .outbox)
     }
 
-    /// Size and mtime of the open file are still those of `status`.
+    /// Size and mtime of the open file are still those of `status` (an fstat that fails counts as a change).
     private func unchanged(_ fd: Int32, since status: FileSystem.Status) -> Bool {
         guard let now = try? fs.status(fd: fd, path: "") else { return false }
         return now.size == status.size && now.mtimeNanos == status.mtimeNanos

@@ -143,9 +143,14 @@ package struct FileLifecycle: Sendable {
         let outbox = spool.directory(.outbox)
         var results = [Result<Bool, any Error>](repeating: .success(false), count: batch.count)
         var renamed: Set<Int> = []
+        /// Whether the move at `index` is still going (no step of it has thrown).
+        func going(_ index: Int) -> Bool {
+            if case .success = results[index] { return true }
+            return false
+        }
         /// Runs `step` for each move still going; a throw ends that move.
         func each(_ step: (Int, PendingMove) throws -> Void) {
-            for (index, move) in batch.enumerated() where (try? results[index].get()) != nil {
+            for (index, move) in batch.enumerated() where going(index) {
                 do { try step(index, move) } catch { results[index] = .failure(error) }
             }
         }
@@ -195,9 +200,9 @@ package struct FileLifecycle: Sendable {
             results[index] = .success(fileHere)
         }
         syncEach { ($0.target, $0.area) }
-        let recorded = delivered.filter { (try? results[$0].get()) != nil }.map { batch[$0].manifest }
+        let recorded = delivered.filter(going).map { batch[$0].manifest }
         if !recorded.isEmpty { spool.sentLedger.record(recorded, logger: logger) }
-        let here = results.map { (try? $0.get()) == true }
+        let here = results.map { if case .success(true) = $0 { true } else { false } }
         // The file's outbox name must be gone for good before its manifest's is: a file left
         // alone in the outbox would be claimed and uploaded again.
         each { index, move in if here[index] && !renamed.contains(index) { try fs.unlink(move.path, in: outbox) } }
@@ -257,7 +262,7 @@ package struct FileLifecycle: Sendable {
         let outbox = spool.directory(.outbox), dir = spool.directory(area)
         var dropped = false
         for (mine, theirs) in [(path, target), (Spool.manifestName(for: path), Spool.manifestName(for: target))]
-        where (try? sameFile(mine, in: outbox, theirs, in: dir)) == true {
+        where try sameFileIfPresent(mine, in: outbox, theirs, in: dir) {
             try fs.unlink(theirs, in: dir)
             dropped = true
         }
@@ -270,6 +275,26 @@ package struct FileLifecycle: Sendable {
         return sa.inode == sb.inode && sa.device == sb.device
     }
 
+    /// `sameFile`, false when either name is absent; any other failure is thrown (what cannot be
+    /// looked at is never taken for another file).
+    package func sameFileIfPresent(_ a: RelativePath, in aDir: String, _ b: RelativePath, in bDir: String) throws -> Bool {
+        guard let sa = try fs.statusIfPresent(a, in: aDir), let sb = try fs.statusIfPresent(b, in: bDir) else { return false }
+        return sa.inode == sb.inode && sa.device == sb.device
+    }
+
+    /// Whether the record named for `target` in `area` is this file's own (`manifest`, recorded in
+    /// the outbox at `file`): a second name of the outbox record, or a record with its id. Absent
+    /// or not a manifest (ours are renamed into place whole) is not; one that cannot be read throws.
+    package func holdsOwnRecord(_ file: RelativePath, manifest: Manifest, at target: RelativePath, in area: Spool.Area) throws -> Bool {
+        if try sameFileIfPresent(Spool.manifestName(for: file), in: spool.directory(.outbox), Spool.manifestName(for: target),
+                                 in: spool.directory(area)) { return true }
+        switch spool.readManifest(for: target, in: area) {
+        case .success(let there): return there.id == manifest.id
+        case .failure(.missing), .failure(.corrupt): return false
+        case .failure(.unreadable(let error)): throw error
+        }
+    }
+
     /// A recorded move to sent/ whose file (at `target`, a second name the move gave it) no longer
     /// has the size or mtime it was sent with: written to after its upload, through the name the
     /// move had not taken away yet — never sent as it is now. It goes back to the outbox as
@@ -277,11 +302,10 @@ package struct FileLifecycle: Sendable {
     package func requeueIfChangedAfterUpload(_ file: RelativePath, manifest: Manifest, in area: Spool.Area,
                                             as target: RelativePath) throws -> Bool {
         let dir = spool.directory(area)
-        guard manifest.state == .sent, let now = try? fs.status(target, in: dir),
+        guard manifest.state == .sent, let now = try fs.statusIfPresent(target, in: dir),
               now.size != manifest.size || now.mtimeText != manifest.mtime else { return false }
         let targetManifest = Spool.manifestName(for: target)
-        let ours = (try? sameFile(Spool.manifestName(for: file), in: spool.directory(.outbox), targetManifest, in: dir)) == true
-            || (try? spool.readManifest(for: target, in: area).get())?.id == manifest.id
+        let ours = try holdsOwnRecord(file, manifest: manifest, at: target, in: area)
         if ours && fs.exists(targetManifest, in: dir) { try fs.unlink(targetManifest, in: dir) }
         try bringBack(target, from: area, to: file)
         var again = manifest
@@ -358,14 +382,14 @@ package struct FileLifecycle: Sendable {
                 try fs.unlink(Spool.manifestName(for: path), in: retryDir)
                 try spool.syncDirectory(of: path, in: .retry)
                 throw SupersededRecord(path: path.displayed(in: retryDir))
-            } else if fs.exists(path, in: outbox), !fileHere || (try? sameFile(path, in: retryDir, path, in: outbox)) == true {
+            } else if fs.exists(path, in: outbox), try !fileHere || sameFileIfPresent(path, in: retryDir, path, in: outbox) {
                 try completeMove(path, manifest: there, to: .retry, as: path)
                 fileHere = true
             } else {
                 try fs.unlink(Spool.manifestName(for: path), in: outbox)
             }
         }
-        let sameFileThere = fileHere && (try? sameFile(path, in: retryDir, path, in: outbox)) == true
+        let sameFileThere = try fileHere && sameFileIfPresent(path, in: retryDir, path, in: outbox)
         let target = resumed || sameFileThere ? path : spool.freeName(for: path, in: .outbox)
         if !resumed {
             guard fileHere else { throw RecordWithoutFile(path: path.displayed(in: retryDir)) }

@@ -83,23 +83,67 @@ package struct HookLedger: Sendable {
         do {
             try fs.rename(temporary, in: directory, to: marker.name, in: directory, replace: true)
         } catch {
+            // Best effort: the rename's failure is what the caller hears; a temporary left here is
+            // removed by the next start's `markers`.
             try? fs.unlink(temporary, in: directory)
             throw error
         }
         try spool.syncer.syncDirectory(of: marker.name, in: directory)
     }
 
+    /// Something start-up could not do with a marker or the markers' directory, for one log line.
+    package struct Problem: Sendable, Equatable {
+        package var level: LogLevel
+        package var what: String
+        /// The marker, manifest or directory it is about.
+        package var path: String
+        /// The failure, with its errno (nil when there is none).
+        package var error: String?
+    }
+
     /// Every marker (a listing of `.hooks-due/` and a small read each). Leftover temporaries and
-    /// names that are not markers are removed; `problem` hears of each.
-    func markers(problem: (String, RelativePath) -> Void) -> [Marker] {
-        guard let entries = try? fs.list(RelativePath(bytes: []), in: directory) else { return [] }
+    /// names that are not markers are removed. A marker that cannot be read stays (its hook runs
+    /// once it can be, at a later start); so do all of them when the directory cannot be listed.
+    /// `problem` hears of each of these.
+    func markers(problem: (Problem) -> Void) -> [Marker] {
+        let entries: [FileSystem.Entry]
+        do {
+            entries = try fs.list(RelativePath(bytes: []), in: directory)
+        } catch let error as SystemError where error.isNotFound {
+            return []  // no hook was ever due in this spool
+        } catch {
+            problem(Problem(level: .error, what: "cannot list the hooks due; none runs now, and their markers stay for the next start",
+                            path: directory, error: "\(error)"))
+            return []
+        }
         var found: [Marker] = []
         for entry in entries.sorted(by: { $0.name < $1.name }) where entry.kind != .directory {
-            if let content = try? fs.readAll(entry.name, in: directory), let marker = Marker(name: entry.name, content: content) {
+            let place = entry.name.displayed(in: directory)
+            if entry.name.bytes.starts(with: Array(TemporaryNames.prefix.utf8)) {
+                // A marker's write cut by a crash; best effort: one left is tried again at the next start.
+                try? fs.unlink(entry.name, in: directory)
+                continue
+            }
+            let content: [UInt8]
+            do {
+                content = try fs.readAll(entry.name, in: directory)
+            } catch let error as SystemError where error.isNotFound {
+                continue  // removed since the listing: its run has finished
+            } catch {
+                // Never removed for this: only a marker read whole may go.
+                problem(Problem(level: .error, what: "cannot read a hook marker; it stays, and its hook runs at a start that can read it",
+                                path: place, error: "\(error)"))
+                continue
+            }
+            if let marker = Marker(name: entry.name, content: content) {
                 found.append(marker)
             } else {
-                if !entry.name.bytes.starts(with: Array(TemporaryNames.prefix.utf8)) { problem("not a hook marker; removed", entry.name) }
-                try? fs.unlink(entry.name, in: directory)
+                do {
+                    try fs.unlink(entry.name, in: directory)
+                    problem(Problem(level: .warn, what: "not a hook marker; removed", path: place, error: nil))
+                } catch {
+                    problem(Problem(level: .warn, what: "not a hook marker; cannot remove it", path: place, error: "\(error)"))
+                }
             }
         }
         return found
@@ -108,27 +152,44 @@ package struct HookLedger: Sendable {
     /// Start-up, before any claim: the markers whose manifest has that hook due, or (with
     /// `after_send = delete`) is a delivered file still in sent/. Markers whose manifest is gone,
     /// is finished or is another's are removed (a move cut before its manifest's link is finished
-    /// by recovery, which writes its marker again); `problem` hears of markers that are not ours
-    /// and of manifests that cannot be read (those markers stay).
-    package func dueMarkers(afterSend: AfterSend = .keep, problem: (String, String) -> Void) -> [Marker] {
-        markers { what, name in problem(what, name.displayed(in: directory)) }.filter { marker in
+    /// by recovery, which writes its marker again); `problem` hears of markers that are not ours,
+    /// of markers and manifests that cannot be read (those markers stay), and of markers that
+    /// cannot be removed.
+    package func dueMarkers(afterSend: AfterSend = .keep, problem: (Problem) -> Void) -> [Marker] {
+        markers(problem: problem).filter { marker in
             switch spool.readManifest(for: marker.path, in: marker.area) {
             case .success(let manifest) where manifest.dueHook == marker.hook:
                 return true
             case .success(let manifest) where afterSend == .delete && marker.area == .sent && manifest.state == .sent:
                 return true
-            case .failure(.unreadable), .failure(.corrupt):
-                problem("hook due, but its manifest cannot be read; not run", marker.path.displayed(in: spool.directory(marker.area)))
+            case .failure(.unreadable(let error)):
+                problem(Problem(level: .warn, what: "hook due, but its manifest cannot be read; not run",
+                                path: marker.path.displayed(in: spool.directory(marker.area)), error: "\(error)"))
+                return false
+            case .failure(.corrupt(let reason)):
+                problem(Problem(level: .warn, what: "hook due, but its manifest cannot be read; not run",
+                                path: marker.path.displayed(in: spool.directory(marker.area)), error: reason))
                 return false
             case .success, .failure(.missing):
-                remove(marker)
+                do {
+                    try remove(marker)
+                } catch {
+                    problem(Problem(level: .warn, what: "cannot remove the marker of a hook no longer due; the next start tries again",
+                                    path: marker.name.displayed(in: directory), error: "\(error)"))
+                }
                 return false
             }
         }
     }
 
     /// Step c: the hook's finished run is durable in its manifest (or nothing is due any more).
-    package func remove(_ marker: Marker) {
-        try? fs.unlink(marker.name, in: directory)
+    /// A marker already gone is fine; any other failure is thrown (the marker stays, and the next
+    /// start drops it).
+    package func remove(_ marker: Marker) throws {
+        do {
+            try fs.unlink(marker.name, in: directory)
+        } catch let error as SystemError where error.isNotFound {
+            return
+        }
     }
 }

@@ -54,8 +54,7 @@ package struct Recovery: Sendable {
         DirectoryWalker(root: outbox, includeHidden: true, fs: fs, logger: logger).walk(from: directory, visit: { entry in
             let parent = entry.path.parent ?? RelativePath(bytes: [])
             if entry.name.bytes.starts(with: Self.temporaryPrefix) {
-                try? fs.unlink(entry.path, in: outbox)
-                logger.info("removed a half-written temporary manifest", ["file": entry.path.logSafe])
+                removeTemporary(entry.path, in: outbox)
                 return false
             }
             if FileAdoption.adoptedName(ofLeftover: entry.path) != nil {
@@ -93,11 +92,21 @@ package struct Recovery: Sendable {
     private func removeLeftoverTemporaries() {
         let dir = spool.paths.outboxTemporary
         DirectoryWalker(root: dir, includeHidden: true, fs: fs, logger: logger).walk { entry in
-            if entry.name.bytes.starts(with: Self.temporaryPrefix) {
-                try? fs.unlink(entry.path, in: dir)
-                logger.info("removed a half-written temporary manifest", ["file": entry.name.logSafe])
-            }
+            if entry.name.bytes.starts(with: Self.temporaryPrefix) { removeTemporary(entry.path, in: dir) }
             return false
+        }
+    }
+
+    /// Removes a manifest's write cut by a crash, and says so; one that cannot be removed is
+    /// named with the error (it is harmless where it is, and the next scan tries again).
+    private func removeTemporary(_ path: RelativePath, in directory: String) {
+        do {
+            try fs.unlink(path, in: directory)
+            logger.info("removed a half-written temporary manifest", ["file": path.displayed(in: directory)])
+        } catch let error as SystemError where error.isNotFound {
+            return  // gone meanwhile
+        } catch {
+            logger.warn("cannot remove a half-written temporary manifest", ["file": path.displayed(in: directory), "error": "\(error)"])
         }
     }
 
@@ -146,8 +155,7 @@ package struct Recovery: Sendable {
                 switch manifest.state {
                 case .sent, .retry, .failed:
                     let targetManifest = Spool.manifestName(for: target)
-                    let ours = (try? lifecycle.sameFile(Spool.manifestName(for: file), in: spool.directory(.outbox), targetManifest, in: dir)) == true
-                        || (try? spool.readManifest(for: target, in: area).get())?.id == manifest.id
+                    let ours = try lifecycle.holdsOwnRecord(file, manifest: manifest, at: target, in: area)
                     if try lifecycle.requeueIfChangedAfterUpload(file, manifest: manifest, in: area, as: target) { return file }
                     if fs.exists(targetManifest, in: dir) {
                         if ours {
@@ -199,8 +207,7 @@ package struct Recovery: Sendable {
         DirectoryWalker(root: spool.directory(.retry), includeHidden: true, fs: fs, logger: logger).walk { entry in
             if entry.name.bytes.starts(with: Array(TemporaryNames.prefix.utf8)) {
                 // A manifest write in retry/ cut by a crash (a move back, `uploader retry`).
-                try? fs.unlink(entry.path, in: spool.directory(.retry))
-                logger.info("removed a half-written temporary manifest", ["file": entry.path.logSafe])
+                removeTemporary(entry.path, in: spool.directory(.retry))
                 return false
             }
             if entry.name.bytes.first == UInt8(ascii: ".") { return false }

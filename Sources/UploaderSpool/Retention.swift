@@ -97,13 +97,23 @@ package struct Retention: Sendable {
         var total: Int64 = 0
         var removed = 0
         walk { manifest in
-            guard let record = try? fs.status(manifest, in: sent) else { return }  // gone meanwhile
+            let record: FileSystem.Status
+            do {
+                guard let found = try fs.statusIfPresent(manifest, in: sent) else { return }  // gone meanwhile
+                record = found
+            } catch {
+                // Kept, and weighed by no bound: said at each pass, as it stays until it can be read.
+                logger.warn("retention: cannot look at a manifest in sent/; its file is kept", ["file": manifest.displayed(in: sent),
+                                                                                                "error": "\(error)"])
+                return
+            }
             let file = Spool.fileName(forManifest: manifest)
             if keep > 0 && now.timeIntervalSince(record.mtime) > keep {
                 if delete(file) { removed += 1 }
                 return
             }
             guard keepBytes > 0 else { return }
+            // A hint: a file gone (or unreadable) beside its manifest weighs nothing; the manifest counts.
             let bytes = record.size + ((try? fs.status(file, in: sent))?.size ?? 0)
             total += bytes
             oldest.offer(OldestSentFiles.Candidate(mtimeNanos: record.mtimeNanos, manifest: manifest, bytes: bytes))
@@ -130,6 +140,8 @@ package struct Retention: Sendable {
                 try fs.forEachEntry(directory, in: sent) { entry in
                     guard entry.name.bytes.first != UInt8(ascii: ".") else { return }
                     let path = directory.appending(entry.name)
+                    // A hint: a name gone since the listing has no kind: not walked into, and a
+                    // manifest's visit finds it gone.
                     let kind = entry.kind ?? (try? fs.status(path, in: sent))?.kind
                     if kind == .directory {
                         pending.append(path)

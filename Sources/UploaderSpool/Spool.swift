@@ -175,6 +175,7 @@ package struct Spool: Sendable {
 
     /// Removes a prepared manifest that will not be committed (a crash leaves it to start-up's sweep).
     package func discard(_ prepared: PreparedManifest) {
+        // Best effort: a temporary left behind is harmless, and start-up's sweep removes it.
         try? fs.unlink(prepared.temporary, in: prepared.temporaryDirectory)
     }
 

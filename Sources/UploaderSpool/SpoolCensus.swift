@@ -69,6 +69,7 @@ package struct SpoolCensus: Sendable, Equatable {
         let path = entry.path
         switch area {
         case .outbox:
+            // A count, not a record: a file gone since the listing (or unreadable) is not counted.
             guard !Spool.isManifestName(entry.name), !ignore.ignores(path),
                   let status = try? spool.fs.status(path, in: root) else { return }
             guard status.kind == .regular, !Spool.sidecarTooLong(path) else {

@@ -1,18 +1,20 @@
 import Synchronization
 
 /// A thread-safe "stop now" flag, set by the owner (shutdown, destination gone) and checked
-/// by long work on other threads: a transfer's progress callback, a hash between chunks.
+/// by long work on other threads: a transfer's progress callback, a hash between chunks. A wait
+/// on a `Clock` for its `latch` (a retry's pause) ends when it is set.
 package final class CancellationFlag: Sendable {
     /// Thrown by work that noticed the flag.
     package struct Cancelled: Error, Sendable {
         package init() {}
     }
 
-    private let cancelled = Atomic<Bool>(false)
+    /// Open once cancelled.
+    package let latch = Latch()
 
     package init() {}
 
-    package func cancel() { cancelled.store(true, ordering: .relaxed) }
+    package func cancel() { latch.open() }
 
-    package var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
+    package var isCancelled: Bool { latch.isOpen }
 }

@@ -1,21 +1,31 @@
 @preconcurrency import Glibc
 import Foundation
+import Synchronization
 
 /// The one source of time for the whole program, passed in wherever time is read.
 ///
 /// Wall time is what gets written down (manifests, retry due dates, logs); monotonic
 /// seconds are what gets measured (probe backoff, shutdown grace, durations), so a clock
 /// step by NTP never shortens a grace period. Tests pass a clock they advance by hand.
+///
+/// Waiting is the clock's too: a retry delay, a hook's timeout or a pause between rounds ends
+/// when this clock says, so a test clock decides when, and nothing sleeps on a time of its own.
 package protocol Clock: Sendable {
     /// Wall-clock time.
     var now: Date { get }
     /// Seconds on a clock that never goes back (CLOCK_MONOTONIC).
     var monotonic: Double { get }
+    /// Blocks the calling thread until `monotonic` reaches `deadline` or `latch` opens, whichever
+    /// comes first; true when the latch is open.
+    func wait(for latch: Latch?, until deadline: Double) -> Bool
 }
 
 extension Clock {
     /// Both readings at once, as the transition function takes them.
     package var instant: Instant { Instant(wall: now, mono: monotonic) }
+
+    /// Blocks the calling thread until `monotonic` reaches `deadline`.
+    package func sleep(until deadline: Double) { _ = wait(for: nil, until: deadline) }
 }
 
 /// One moment, as both clocks read it.
@@ -44,5 +54,55 @@ package struct SystemClock: Clock {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    package func wait(for latch: Latch?, until deadline: Double) -> Bool {
+        guard let latch else {
+            // Nothing can end it sooner: one sleep to the deadline, on the clock `monotonic` reads.
+            var until = timespec(tv_sec: Int(deadline.rounded(.down)), tv_nsec: Int((deadline - deadline.rounded(.down)) * 1e9))
+            while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, nil) == EINTR {}
+            return false
+        }
+        let woken = DispatchSemaphore(value: 0)
+        guard latch.notify(woken) else { return true }
+        defer { latch.forget(woken) }
+        while true {
+            let left = deadline - monotonic
+            if left <= 0 { return latch.isOpen }
+            if woken.wait(timeout: .now() + left) == .success { return true }
+        }
+    }
+}
+
+/// The waiting half of a clock moved by hand (tests, the simulator): the threads waiting on it,
+/// each woken whenever the clock moves to look at the time again.
+package final class HandMovedSleepers: Sendable {
+    private let sleeping = Mutex<[ObjectIdentifier: DispatchSemaphore]>([:])
+
+    package init() {}
+
+    /// How many threads wait on the clock now (a test waits for a retry to be waiting).
+    package var count: Int { sleeping.withLock { $0.count } }
+
+    /// The clock has moved: every thread waiting looks at the time again.
+    package func clockMoved() {
+        for semaphore in sleeping.withLock({ Array($0.values) }) { semaphore.signal() }
+    }
+
+    /// `Clock.wait(for:until:)` for a clock whose `monotonic` is `now()`: only `clockMoved` and
+    /// the latch end it.
+    package func wait(for latch: Latch?, until deadline: Double, now: () -> Double) -> Bool {
+        let woken = DispatchSemaphore(value: 0)
+        sleeping.withLock { $0[ObjectIdentifier(woken)] = woken }
+        defer {
+            _ = sleeping.withLock { $0.removeValue(forKey: ObjectIdentifier(woken)) }
+            latch?.forget(woken)
+        }
+        if let latch, !latch.notify(woken) { return true }
+        while true {
+            if latch?.isOpen == true { return true }
+            if now() >= deadline { return false }
+            woken.wait()
+        }
     }
 }

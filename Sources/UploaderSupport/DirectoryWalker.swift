@@ -2,8 +2,8 @@
 import Foundation
 
 /// Walks the tree below a root directory, depth first in listing order, and reports every
-/// directory it cannot list instead of skipping it in silence (a `try?` on a listing hid
-/// unreadable spool directories from recovery, retention, `status` and `retry`).
+/// directory it cannot list instead of skipping it in silence (recovery, retention, `status`
+/// and `retry` walk the spool with it).
 ///
 /// Symlinks are never followed: an entry's kind comes from readdir's `d_type`, or from lstat
 /// when the filesystem does not fill it in. Names starting with `.` are skipped unless asked for.
@@ -51,6 +51,7 @@ package struct DirectoryWalker {
         // listing), not twice.
         for listed in listing where includeHidden || listed.name.bytes.first != UInt8(ascii: ".") {
             let path = start.appending(listed.name)
+            // A hint: gone since the listing (or unreadable) leaves the kind nil, as documented on `Entry`.
             let entry = Entry(path: path, name: listed.name, kind: listed.kind ?? (try? fs.status(path, in: root))?.kind)
             if visit(entry) && entry.kind == .directory { walk(from: entry.path, visit: visit, leave: leave) }
         }

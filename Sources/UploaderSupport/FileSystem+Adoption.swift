@@ -8,6 +8,7 @@ import Foundation
 extension FileSystem {
     /// `fs.protected_hardlinks`, read once: when 0, any file we can see may be linked.
     private static let hardlinksProtected: Bool = {
+        // Unreadable (no /proc): taken as protected, the safe side (a copy where a link would do).
         guard let text = try? String(contentsOfFile: "/proc/sys/fs/protected_hardlinks", encoding: .utf8) else { return true }
         return text.trimmingCharacters(in: .whitespacesAndNewlines) != "0"
     }()

@@ -13,7 +13,8 @@ package protocol SpoolFileSystem: Sendable {
     func status(_ path: RelativePath, in directory: String) throws -> FileSystem.Status
     func status(fd: Int32, path: String) throws -> FileSystem.Status
     /// `status` of many paths in one directory (nil for each that cannot be read): a start-up
-    /// backlog asks it of every file.
+    /// backlog asks it of every file. A hint for `order`, which ranks a nil as zeros; the claim
+    /// of such a file says what is wrong with it.
     func statuses(_ paths: [RelativePath], in directory: String) -> [FileSystem.Status?]
     func exists(_ path: RelativePath, in directory: String) -> Bool
     /// Opens for reading without following symlinks or blocking on a FIFO.
@@ -66,7 +67,16 @@ extension SpoolFileSystem {
     }
 
     package func statuses(_ paths: [RelativePath], in directory: String) -> [FileSystem.Status?] {
-        paths.map { try? status($0, in: directory) }
+        paths.map { try? status($0, in: directory) }  // a hint for `order` (see the requirement)
+    }
+
+    /// `status`, or nil when nothing has that name; any other failure is thrown.
+    package func statusIfPresent(_ path: RelativePath, in directory: String) throws -> FileSystem.Status? {
+        do {
+            return try status(path, in: directory)
+        } catch let error as SystemError where error.isNotFound {
+            return nil
+        }
     }
 }
 
@@ -78,10 +88,12 @@ package struct LocalFileSystem: SpoolFileSystem {
     /// one name per file, not the spool's whole path (a third of a 100,000-file start-up).
     package func statuses(_ paths: [RelativePath], in directory: String) -> [FileSystem.Status?] {
         let dir = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard dir >= 0 else { return paths.map { try? status($0, in: directory) } }
+        guard dir >= 0 else { return paths.map { try? status($0, in: directory) } }  // a hint, as below
         defer { Glibc.close(dir) }
         let lookUp = { @Sendable (path: RelativePath) -> FileSystem.Status? in
             // Below a subdirectory, the careful way (no symlinked directory on the way).
+            // A hint for `order` only: nil (gone, or cannot be looked at) ranks as zeros, and the
+            // file's claim says what is wrong with it.
             guard path.parent == nil else { return try? status(path, in: directory) }
             var st = stat()
             let result = (path.bytes + [0]).withUnsafeBufferPointer { name in

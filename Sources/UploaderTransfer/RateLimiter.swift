@@ -8,8 +8,8 @@ import UploaderConfig
 /// rate follows the profile's timetable, switching at the minute an entry begins.
 ///
 /// Transfers ask for bytes before handing them to curl; when the bucket is empty the
-/// calling transfer thread sleeps until enough has refilled, so the profile as a whole
-/// never exceeds the rate however many workers run.
+/// calling transfer thread sleeps on the clock until enough has refilled, so the profile as a
+/// whole never exceeds the rate however many workers run.
 package final class RateLimiter: Sendable {
     /// The bucket and the timetable entry it follows: everything the lock guards.
     private struct Bucket {
@@ -79,7 +79,7 @@ package final class RateLimiter: Sendable {
             case .send(let bytes):
                 return bytes
             case .wait(let seconds):
-                usleep(useconds_t(max(1000, min(seconds, 0.1) * 1_000_000)))
+                clock.sleep(until: clock.monotonic + max(0.001, min(seconds, 0.1)))
             }
         }
     }

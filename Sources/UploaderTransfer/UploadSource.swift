@@ -36,9 +36,10 @@ package struct UploadSource: Sendable {
 
     package var size: Int64 { status.size }
 
-    /// Nil while the open file is as it was claimed; else what differs.
+    /// Nil while the open file is as it was claimed; else what differs (or why it cannot be told).
     package func changeSinceClaim() -> String? {
-        guard let now = try? currentStatus(fd, path.logSafe) else { return "cannot stat" }
+        let now: FileSystem.Status
+        do { now = try currentStatus(fd, path.logSafe) } catch { return "cannot stat it: \(error)" }
         if now.size != status.size { return "size \(status.size) → \(now.size)" }
         if now.mtimeNanos != status.mtimeNanos { return "modified" }
         return nil

@@ -22,7 +22,17 @@ package final class InotifyWatcher: Sendable {
         /// Registration changes asked for, and those the watcher thread has applied (for `waitForRegistrations`).
         var requested = 0
         var applied = 0
+        /// Threads in `waitForRegistrations`: each latch opens once `applied` reaches its count.
+        var waiting: [(target: Int, latch: Latch)] = []
         var startError: String?
+
+        /// `applied` moves to `target`; returns the latches of the waits that are over.
+        mutating func apply(upTo target: Int) -> [Latch] {
+            applied = target
+            let over = waiting.filter { $0.target <= target }.map(\.latch)
+            waiting.removeAll { $0.target <= target }
+            return over
+        }
     }
 
     private let logger: Logger
@@ -74,13 +84,16 @@ package final class InotifyWatcher: Sendable {
     /// Blocks until every `add` and `remove` made so far is in effect (a scan made after this
     /// cannot miss a file), or `timeout` passes; true when they are.
     package func waitForRegistrations(timeout: TimeInterval) -> Bool {
-        let target = control.withLock { $0.requested }
-        let deadline = clock.monotonic + timeout
-        while true {
-            if control.withLock({ $0.applied >= target }) { return true }
-            if clock.monotonic >= deadline { return false }
-            usleep(10_000)
+        let applied = Latch()
+        let inEffect = control.withLock { control -> Bool in
+            if control.applied >= control.requested { return true }
+            control.waiting.append((control.requested, applied))
+            return false
         }
+        if inEffect { return true }
+        if clock.wait(for: applied, until: clock.monotonic + timeout) { return true }
+        control.withLock { $0.waiting.removeAll { $0.latch === applied } }
+        return applied.isOpen
     }
 
     package func stop() {
@@ -103,7 +116,7 @@ package final class InotifyWatcher: Sendable {
             return (control.commands, control.requested)
         }
         for command in initial { table.apply(command) }
-        control.withLock { $0.applied = initialTarget }
+        for latch in control.withLock({ $0.apply(upTo: initialTarget) }) { latch.open() }
         started.signal()
         while true {
             let (pending, target, stop) = control.withLock { control in
@@ -112,7 +125,7 @@ package final class InotifyWatcher: Sendable {
             }
             if stop { break }
             for command in pending { table.apply(command) }
-            control.withLock { $0.applied = target }
+            for latch in control.withLock({ $0.apply(upTo: target) }) { latch.open() }
             table.checkLostRoots()
             table.checkPendingCreates()
             guard let event = inotifytools_next_event(1) else { continue }

@@ -31,6 +31,8 @@ final class WatchTable {
     /// Files seen by CREATE only (maybe `link()`ed in): checked again until written or settled.
     private var pendingCreates: [RelativePath: (registration: Int, seen: Double)] = [:]
     private var lostRoots: Set<Int> = []
+    /// Lost outboxes whose recreation failed and has been reported (once per loss).
+    private var unrecreatable: Set<Int> = []
 
     private static let mask = UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO) | UInt32(IN_CREATE)
         | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF)
@@ -102,7 +104,8 @@ final class WatchTable {
             guard let registration = registrations[id] else { lostRoots.remove(id); continue }
             guard registration.recreate else {
                 // Not ours to make: watched again once it is back (replaced by a rename), and its
-                // handler told, since what it holds may have changed meanwhile.
+                // handler told, since what it holds may have changed meanwhile. A hint: not back
+                // (or not a directory) yet is looked at again at the next check, a second later.
                 guard let kind = try? FileSystem.statusFollowingLinks(path: registration.root).kind, kind == .directory else { continue }
                 lostRoots.remove(id)
                 if watch(registration, directory: RelativePath(bytes: []), announce: false) {
@@ -110,13 +113,22 @@ final class WatchTable {
                 }
                 continue
             }
-            if (try? FileSystem.makeDirectories(registration.root)) != nil {
-                lostRoots.remove(id)
-                watchTree(registration, directory: RelativePath(bytes: []), announce: false)
-                if !lostRoots.contains(id) {
-                    logger.warn("outbox was removed or replaced; recreated it and rescanning", ["dir": registration.root])
-                    registration.handler(.rescanNeeded("outbox recreated"))
+            do {
+                try FileSystem.makeDirectories(registration.root)
+            } catch {
+                // Tried again each second; said once, until the outbox is back.
+                if unrecreatable.insert(id).inserted {
+                    logger.error("outbox was removed and cannot be recreated; nothing arrives until it is back",
+                                 ["dir": registration.root, "error": "\(error)"])
                 }
+                continue
+            }
+            unrecreatable.remove(id)
+            lostRoots.remove(id)
+            watchTree(registration, directory: RelativePath(bytes: []), announce: false)
+            if !lostRoots.contains(id) {
+                logger.warn("outbox was removed or replaced; recreated it and rescanning", ["dir": registration.root])
+                registration.handler(.rescanNeeded("outbox recreated"))
             }
         }
     }
@@ -169,7 +181,8 @@ final class WatchTable {
             registration.handler(.fileReady(path))
         } else if mask & UInt32(IN_CREATE) != 0 {
             // A symlink, FIFO, socket or device gets no CLOSE_WRITE: pass it on now (lstat only,
-            // never opened) so the claimer refuses it with its one warning line.
+            // never opened) so the claimer refuses it with its one warning line. A hint: one gone
+            // or unreadable waits as a pending create, whose check says why.
             if let status = try? FileSystem.status(path, in: registration.root), status.kind != .regular {
                 registration.handler(.fileReady(path))
             } else {
@@ -196,6 +209,7 @@ final class WatchTable {
                 continue
             }
             defer { close(fd) }
+            // An fstat that fails passes the file on too: the claimer looks again and says why.
             guard let status = try? FileSystem.status(fd: fd, path: ""), status.kind == .regular else {
                 pendingCreates[path] = nil
                 registration.handler(.fileReady(path))

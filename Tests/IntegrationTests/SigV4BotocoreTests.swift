@@ -23,7 +23,7 @@ import Testing
     }
 
     static func requests(_ target: S3Target) -> [(String, UploadRequest)] {
-        let requests = S3Requests(profile: Profile(name: "p", spool: SpoolPaths(root: "/tmp/x"), destination: .s3(target)), target: target)
+        let requests = S3Requests(profile: Profile(name: "p", spool: SpoolPaths(root: "/tmp/x"), destination: .s3(target)), target: target, clock: SystemClock())
         let key = Array("cams/host-1/2026-11-29/a dir/ünïcödé + (1).jpg".utf8)
         let context = S3Requests.Context(key: key, contentType: "image/jpeg", extraHeaders: [("x-amz-meta-site", "north  pole")],
                                          rateLimiter: nil, cancellation: CancellationFlag(), sourcePath: nil)

@@ -88,6 +88,25 @@ final class WatcherRobustnessTests: XCTestCase {
         try waitUntil(timeout: 10, "after.txt in sent/") { fx.files(in: fx.sent) == ["after.txt"] }
     }
 
+    func testAnOutboxThatCannotBeRecreatedIsSaidOnceUntilItIsBack() throws {
+        let sink = try NginxSink()
+        let fx = try SpoolFixture(url: sink.url("{name}"))
+        let daemon = try fx.startDaemon()
+        defer { _ = daemon.stop() }
+        // A file takes the outbox's name in one step (the directory moves to `outbox.old`).
+        let spool = (fx.outbox as NSString).deletingLastPathComponent
+        try Data("not a directory".utf8).write(to: URL(fileURLWithPath: spool + "/outbox.old"))
+        try FileSystem.exchange(RelativePath("outbox"), in: spool, with: RelativePath("outbox.old"), in: spool)
+        let said = "outbox was removed and cannot be recreated"
+        try waitUntil(timeout: 10, "the error line") { daemon.stderrText().contains(said) }
+        XCTAssertTrue(daemon.stderrText().contains("Not a directory (errno 20)"), daemon.stderrText())
+        try FileManager.default.removeItem(atPath: fx.outbox)
+        try waitUntil(timeout: 10, "the outbox recreated") { daemon.stderrText().contains("outbox was removed or replaced") }
+        XCTAssertEqual(daemon.stderrText().components(separatedBy: said).count - 1, 1, "said once, though tried each second")
+        try fx.drop("after.txt", Data("after".utf8))
+        try waitUntil(timeout: 10, "after.txt in sent/") { fx.files(in: fx.sent) == ["after.txt"] }
+    }
+
     func testPeriodicRescanFindsFilesInotifyNeverSaw() throws {
         let sink = try NginxSink()
         let fx = try SpoolFixture(url: sink.url("{name}"), extra: "rescan = 1s")

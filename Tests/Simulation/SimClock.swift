@@ -5,6 +5,7 @@ import UploaderSupport
 /// The simulation's time: it moves only when the simulator says so.
 final class SimClock: Clock {
     private let instant: Mutex<Instant>
+    private let sleepers = HandMovedSleepers()
 
     init(start: Date) { instant = Mutex(Instant(wall: start, mono: 1000)) }
 
@@ -12,5 +13,12 @@ final class SimClock: Clock {
     var monotonic: Double { instant.withLock { $0.mono } }
     var current: Instant { instant.withLock { $0 } }
 
-    func advance(by seconds: Double) { instant.withLock { $0 = $0.adding(max(0, seconds)) } }
+    func advance(by seconds: Double) {
+        instant.withLock { $0 = $0.adding(max(0, seconds)) }
+        sleepers.clockMoved()
+    }
+
+    func wait(for latch: Latch?, until deadline: Double) -> Bool {
+        sleepers.wait(for: latch, until: deadline) { monotonic }
+    }
 }

@@ -48,7 +48,7 @@ import UploaderConfig
         @discardableResult
         func startUp() -> [HookLedger.Marker] {
             let files = SimDiskTesting.recovery(spool, lifecycle).scanOutbox().files
-            var due = HookLedger(spool: spool).dueMarkers(afterSend: .delete) { _, _ in }
+            var due = HookLedger(spool: spool).dueMarkers(afterSend: .delete) { _ in }
             for file in files {
                 if case .finishedByRecovery(let area, let target, _) = claimer.claim(file, now: SimDiskTesting.start),
                    !due.contains(where: { $0.path == target }) {
@@ -68,7 +68,7 @@ import UploaderConfig
                     try spool.writeManifest(m, for: marker.path, in: .sent, syncDirectory: true)
                 }
                 try lifecycle.removeDelivered(marker.path)
-                HookLedger(spool: spool).remove(marker)
+                try HookLedger(spool: spool).remove(marker)
             }
         }
 
@@ -173,7 +173,7 @@ import UploaderConfig
         func filed() throws -> (Scenario, [HookLedger.Marker]) {
             let scenario = try Scenario(model, hook: true)
             try scenario.finish()
-            let markers = HookLedger(spool: scenario.spool).dueMarkers(afterSend: .delete) { _, _ in }
+            let markers = HookLedger(spool: scenario.spool).dueMarkers(afterSend: .delete) { _ in }
             try scenario.disk.syncAll()
             return (scenario, markers)
         }

@@ -33,7 +33,7 @@ import UploaderConfig
         /// Start-up: recovery's scan, the markers (stale ones dropped), then a claim of each file.
         func startUp() -> [HookLedger.Marker] {
             let files = SimDiskTesting.recovery(spool, lifecycle).scanOutbox().files
-            let due = HookLedger(spool: spool).dueMarkers { _, _ in }
+            let due = HookLedger(spool: spool).dueMarkers { _ in }
             for file in files { _ = claimer.claim(file, now: SimDiskTesting.start) }
             return due
         }
@@ -44,7 +44,7 @@ import UploaderConfig
             return m.dueHook == "on_sent"
         }
 
-        var hasMarker: Bool { !HookLedger(spool: spool).markers { _, _ in }.isEmpty }
+        var hasMarker: Bool { !HookLedger(spool: spool).markers { _ in }.isEmpty }
 
         /// The file is back in the outbox, not filed: it is uploaded again (and filed then).
         var queuedAgain: Bool { disk.exists(path: "/spool/outbox/a.bin") && !disk.exists(path: "/spool/sent/a.bin") }

@@ -70,7 +70,7 @@ import Testing
         guard case .s3(let target) = s3.destination else { Issue.record("not s3"); return }
         let context = S3Requests.Context(key: Array("k".utf8), contentType: "text/plain", extraHeaders: [], rateLimiter: nil,
                                          cancellation: CancellationFlag(), sourcePath: nil)
-        #expect(S3Requests(profile: s3, target: target).putObject(context, body: RequestBody([]), sha256: nil).proxy == "http://127.0.0.1:3128")
+        #expect(S3Requests(profile: s3, target: target, clock: SystemClock()).putObject(context, body: RequestBody([]), sha256: nil).proxy == "http://127.0.0.1:3128")
 
         var tus = try Fixture.profile(port: 8080, url: "/files/")
         tus.uploadProtocol = .tus

@@ -10,13 +10,13 @@ import UploaderDaemon
 
 /// `uploader status`: a table for people or one JSON object for scripts, from the spools.
 enum StatusCommand {
-    static func run(_ config: Configuration, profiles: [String], json: Bool) -> Int32 {
+    /// `now`: the moment the spools are counted at (ages, `sent_24h`).
+    static func run(_ config: Configuration, profiles: [String], json: Bool, now: Date) -> Int32 {
         let selected = profiles.isEmpty ? config.profiles : config.profiles.filter { profiles.contains($0.name) }
         if let unknown = profiles.first(where: { name in !config.profiles.contains { $0.name == name } }) {
             Daemon.printError("no profile named \"\(unknown)\" in \(config.path)")
             return Daemon.ExitCode.usage
         }
-        let now = Date()
         let unlistable = DirectoryWalker.printingOnce(Daemon.printError)
         var reports: [StatusReport] = []
         for profile in selected {

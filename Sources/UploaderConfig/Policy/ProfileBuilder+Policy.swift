@@ -21,7 +21,8 @@ extension ProfileBuilder {
             }
         } else {
             profile.maxRate = reader.value("max_rate", kind: "rate", hint: "use a size per second, e.g. 512KiB or 10MiB; 0 = no cap; or a timetable such as 08:00,512KiB 23:00,off") { text in
-                try? RateSchedule.parse(text).get()
+                // Nil is reported by `value` as this line's error, with the hint.
+                if case .success(let schedule) = RateSchedule.parse(text) { schedule } else { nil }
             } ?? profile.maxRate
         }
         if let text = reader.text("interfaces") {

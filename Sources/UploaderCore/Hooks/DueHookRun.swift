@@ -51,7 +51,12 @@ struct DueHookRun: Sendable {
                                   pairs: context + [("error", "\(error)")])
             }
         }
-        ledger.remove(marker)
+        do {
+            try ledger.remove(marker)
+        } catch {
+            // The run is recorded: a marker left points to a finished run, and the next start drops it.
+            logger.log(.warn, "cannot remove the hook's marker; the next start drops it", pairs: context + [("error", "\(error)")])
+        }
     }
 
     /// Runs the hook and records its run; true once its end is recorded (or the file has left),

@@ -50,8 +50,12 @@ struct HookProcess {
     var workingDirectory: String
     var timeout: TimeInterval
 
-    /// Runs the hook and waits for it (at most `timeout`, plus one second for SIGTERM to work).
-    /// `started` gets the child's pid (also its process group) while it runs, nil once reaped.
+    /// Runs the hook and waits for it (at most `timeout` on `clock`, plus one second for SIGTERM
+    /// to work). `started` gets the child's pid (also its process group) while it runs, nil once reaped.
+    ///
+    /// A thread of its own waits for the child's exit (`waitid` with `WNOWAIT`: the child stays
+    /// a zombie, so its pid cannot be reused while a kill may still name its group) and opens a
+    /// latch; this thread waits on the clock for that latch, then reaps.
     func run(clock: any Clock, started: (pid_t?) -> Void = { _ in }) -> Outcome {
         let pid: pid_t
         switch spawn() {
@@ -60,22 +64,30 @@ struct HookProcess {
         }
         started(pid)
         defer { started(nil) }
-        let deadline = clock.monotonic + timeout
-        var pause: useconds_t = 5_000
-        while clock.monotonic < deadline {
-            if let outcome = reap(pid, blocking: false) { return outcome }
-            usleep(pause)
-            pause = min(pause * 2, 100_000)
+        let exited = Latch()
+        let watcher = Thread {
+            Self.waitForExit(pid)
+            exited.open()
         }
+        watcher.name = "hook-\(pid)"
+        watcher.start()
+        if clock.wait(for: exited, until: clock.monotonic + timeout) { return reap(pid) }
         _ = kill(-pid, SIGTERM)
-        let killAt = clock.monotonic + 1
-        while clock.monotonic < killAt {
-            if reap(pid, blocking: false) != nil { _ = kill(-pid, SIGKILL); return .timedOut }
-            usleep(20_000)
+        if clock.wait(for: exited, until: clock.monotonic + 1) {
+            _ = reap(pid)
+            _ = kill(-pid, SIGKILL)
+            return .timedOut
         }
         _ = kill(-pid, SIGKILL)
-        _ = reap(pid, blocking: true)
+        exited.wait()
+        _ = reap(pid)
         return .timedOut
+    }
+
+    /// Blocks until `pid` has ended, leaving it to be reaped.
+    private static func waitForExit(_ pid: pid_t) {
+        var info = siginfo_t()
+        while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR {}
     }
 
     private struct SpawnError: Error { let message: String }
@@ -106,11 +118,14 @@ struct HookProcess {
         return .success(child)
     }
 
-    private func reap(_ pid: pid_t, blocking: Bool) -> Outcome? {
+    /// Reaps `pid`, which has ended (`waitForExit` said so), and says how.
+    private func reap(_ pid: pid_t) -> Outcome {
         var status: Int32 = 0
         var result: pid_t
-        repeat { result = waitpid(pid, &status, blocking ? 0 : WNOHANG) } while result < 0 && errno == EINTR
-        guard result == pid else { return nil }
+        repeat { result = waitpid(pid, &status, 0) } while result < 0 && errno == EINTR
+        // Our own child, not reaped yet: nothing else in the process waits for it (SIGCHLD has its
+        // default, `Signals.blockHandled`), so a failure here is a bug.
+        precondition(result == pid, "waitpid of hook \(pid): \(SystemError("waitpid").reasonWithCode)")
         let signal = status & 0x7f
         return signal == 0 ? .exited((status >> 8) & 0xff) : .signaled(signal)
     }

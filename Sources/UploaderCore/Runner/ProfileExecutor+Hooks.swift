@@ -33,8 +33,9 @@ extension ProfileExecutor {
     /// Start-up, before any claim: queues every hook left due (a listing of `.hooks-due/`, one
     /// manifest read per marker — never a read of sent/).
     package func queueDueHooks() {
-        let due = HookLedger(spool: spool).dueMarkers(afterSend: profile.afterSend) { what, file in
-            logger.warn(what, ["profile": profile.name, "file": file])
+        let due = HookLedger(spool: spool).dueMarkers(afterSend: profile.afterSend) { problem in
+            logger.log(problem.level, problem.what,
+                       pairs: [("profile", profile.name), ("file", problem.path)] + (problem.error.map { [("error", $0)] } ?? []))
         }
         for marker in due { queueHook(marker) }
         if !due.isEmpty { logger.info("running hooks left due", ["profile": profile.name, "hooks": String(due.count)]) }

@@ -14,6 +14,7 @@ extension ProfileExecutor {
     /// the upload writes the record itself (and reports what stops it).
     func prepareAttempt(_ held: HeldFile) {
         guard let file = held.claimed else { return }
+        // A hint, as said above: without it the upload writes the record itself, and reports what stops it.
         held.preparedRecord = try? lifecycle.prepareAttempt(file, now: clock.now)
         held.preparedAt = clock.monotonic
     }
@@ -77,7 +78,7 @@ extension ProfileExecutor {
         let result = SecretRedactor(secrets: profile.secretValues).redact(sent)
         let seconds = clock.monotonic - started
         let disposition = sequence?.disposition ?? Disposition.decide(result, now: clock.now)
-        let response = try? result.get()
+        let response: UploadResponse? = if case .success(let answer) = result { answer } else { nil }
         let bytesSent: Int64
         switch result {
         case .success(let r): bytesSent = r.bytesSent
@@ -140,7 +141,13 @@ extension ProfileExecutor {
 
     /// Nil while the name still leads to the file claimed; otherwise what happened to it.
     private func outdatedClaim(_ file: ClaimedFile) -> String? {
-        guard let atPath = try? spool.fs.status(file.path, in: spool.directory(.outbox)) else { return "removed from the outbox" }
+        let atPath: FileSystem.Status
+        do {
+            guard let found = try spool.fs.statusIfPresent(file.path, in: spool.directory(.outbox)) else { return "removed from the outbox" }
+            atPath = found
+        } catch {
+            return "cannot look at its name: \(error)"
+        }
         if atPath.inode != file.status.inode || atPath.device != file.status.device { return "replaced by another file" }
         return nil
     }

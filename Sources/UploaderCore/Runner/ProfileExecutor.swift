@@ -83,8 +83,8 @@ package final class ProfileExecutor: Sendable {
         self.report = report
         self.finished = finished
         builder = RequestBuilder(profile: profile)
-        if case .s3(let target) = profile.destination { s3 = S3Uploader(profile: profile, target: target, logger: logger) } else { s3 = nil }
-        tus = profile.uploadProtocol == .tus ? TusUploader(profile: profile, logger: logger) : nil
+        if case .s3(let target) = profile.destination { s3 = S3Uploader(profile: profile, target: target, logger: logger, clock: clock) } else { s3 = nil }
+        tus = profile.uploadProtocol == .tus ? TusUploader(profile: profile, logger: logger, clock: clock) : nil
         webdav = WebDAVCollections(profile: profile, known: parts.collections)
         jobs = parts.jobs
     }

@@ -140,9 +140,11 @@ struct S3MultipartUpload {
         var bytes: Int64 = 0
         var failure: (disposition: Disposition, response: UploadResponse?)?
         var change: String?
+        _ = board.wakeOnCancel(context.cancellation)
+        defer { board.forgetCancel(context.cancellation) }
         while true {
-            let (outcomes, running) = board.wait(timeout: 0.2)
             if context.cancellation.isCancelled { stop.cancel() }
+            let (outcomes, running) = board.wait()
             for outcome in outcomes {
                 switch outcome {
                 case .done(let number, let etag, let sent):
@@ -193,7 +195,8 @@ struct S3MultipartUpload {
             save(nil)
             return (.success(response), .sent(response))
         case .permanent(let reason):
-            let code = (try? result.get()).flatMap { S3Error(status: $0.status, body: $0.body) }?.code ?? ""
+            var code = ""
+            if case .success(let answer) = result { code = S3Error(status: answer.status, body: answer.body)?.code ?? "" }
             abortAndForget(reason: reason)
             // The store lost or rejected our parts: the next attempt starts a new upload.
             if ["NoSuchUpload", "InvalidPart", "InvalidPartOrder"].contains(code) {
@@ -293,18 +296,15 @@ struct S3PartSender: Sendable {
             }
             board.endRequest(part: job.number, succeededWith: nil)
             if case .retryLater = disposition, attempt < S3Uploader.partAttempts, pause(seconds: Double(attempt)) { continue }
-            return .failed(number: job.number, disposition, response: try? result.get(), bytes: bytes)
+            let answer: UploadResponse? = if case .success(let answer) = result { answer } else { nil }
+            return .failed(number: job.number, disposition, response: answer, bytes: bytes)
         }
         preconditionFailure("unreachable: the last attempt always returns")
     }
 
-    /// Waits before a part's next try; false when the upload is being stopped meanwhile.
+    /// Waits on the uploader's clock before a part's next try; false when the upload is stopped meanwhile.
     private func pause(seconds: Double) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if stop.isCancelled { return false }
-            usleep(50_000)
-        }
-        return !stop.isCancelled
+        let clock = uploader.clock
+        return !clock.wait(for: stop.latch, until: clock.monotonic + seconds)
     }
 }

@@ -28,7 +28,8 @@ final class S3PartBoard: Sendable {
     }
 
     private let parts: Mutex<Parts>
-    /// Signalled when an outcome arrives or a part thread ends: the coordinator's wake-up.
+    /// Signalled when an outcome arrives, a part thread ends or the upload is cancelled
+    /// (`wakeOnCancel`): the coordinator's wake-up.
     private let news = DispatchSemaphore(value: 0)
 
     init(jobs: [Job]) { parts = Mutex(Parts(jobs: jobs)) }
@@ -71,11 +72,19 @@ final class S3PartBoard: Sendable {
         }
     }
 
-    /// Waits up to `timeout` for outcomes; returns those that arrived and whether threads still run.
-    /// A wake-up left over from news already taken only makes the caller look once more.
-    func wait(timeout: TimeInterval) -> (outcomes: [Outcome], running: Bool) {
+    /// Wakes the coordinator when `flag` is set, so its wait ends at a cancel as at any news.
+    /// False when the flag is set already.
+    func wakeOnCancel(_ flag: CancellationFlag) -> Bool { flag.latch.notify(news) }
+
+    /// Stops waking the coordinator for `flag` (the upload's parts are over).
+    func forgetCancel(_ flag: CancellationFlag) { flag.latch.forget(news) }
+
+    /// Waits for outcomes (or a cancel, with `wakeOnCancel`); returns those that arrived and
+    /// whether threads still run. A wake-up left over from news already taken only makes the
+    /// caller look once more.
+    func wait() -> (outcomes: [Outcome], running: Bool) {
         let nothingYet = parts.withLock { $0.outcomes.isEmpty && $0.running > 0 }
-        if nothingYet { _ = news.wait(timeout: .now() + timeout) }
+        if nothingYet { news.wait() }
         return parts.withLock { parts in
             defer { parts.outcomes = [] }
             return (parts.outcomes, parts.running > 0)

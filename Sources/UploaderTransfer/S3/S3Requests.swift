@@ -8,10 +8,13 @@ package struct S3Requests: Sendable {
     package let target: S3Target
     package let signer: SigV4Signer
     package let profile: Profile
+    /// Each request is signed with the time this clock reads.
+    package let clock: any Clock
 
-    package init(profile: Profile, target: S3Target) {
+    package init(profile: Profile, target: S3Target, clock: any Clock) {
         self.profile = profile
         self.target = target
+        self.clock = clock
         signer = SigV4Signer(accessKeyID: target.accessKeyID, secretAccessKey: target.secretAccessKey.value,
                              sessionToken: target.sessionToken?.value, region: target.region)
     }
@@ -95,7 +98,7 @@ package struct S3Requests: Sendable {
         let path = target.objectPath(c.key)
         var signed = SigV4Signer.Request(method: method.rawValue, path: path, query: query,
                                          headers: [("Host", target.host)] + headers, payloadHash: payloadHash)
-        signer.sign(&signed, date: Date())
+        signer.sign(&signed, date: clock.now)
         return UploadRequest(
             url: target.url(path: path, query: signed.queryString), method: method,
             headers: signed.headers + [("User-Agent", "uploader/\(UploaderVersion.string)")], body: body,

@@ -19,12 +19,15 @@ package final class S3Uploader: Sendable {
     let target: S3Target
     let requests: S3Requests
     let logger: Logger
+    /// Signs requests, dates Retry-After, and times a part's pause before its next try.
+    let clock: any Clock
 
-    package init(profile: Profile, target: S3Target, logger: Logger) {
+    package init(profile: Profile, target: S3Target, logger: Logger, clock: any Clock) {
         self.profile = profile
         self.target = target
         self.logger = logger
-        requests = S3Requests(profile: profile, target: target)
+        self.clock = clock
+        requests = S3Requests(profile: profile, target: target, clock: clock)
     }
 
     package typealias Outcome = UploadOutcome
@@ -68,8 +71,8 @@ package final class S3Uploader: Sendable {
 
     /// The disposition of one S3 answer (XML error codes first, then the HTTP status).
     func decide(_ result: Result<UploadResponse, TransferFailure>) -> Disposition {
-        guard case .success(let response) = result else { return Disposition.decide(result, now: Date()) }
-        return S3Error.disposition(for: response, now: Date()) ?? .sent(response)
+        guard case .success(let response) = result else { return Disposition.decide(result, now: clock.now) }
+        return S3Error.disposition(for: response, now: clock.now) ?? .sent(response)
     }
 
     /// AbortMultipartUpload, best effort (an upload the store no longer knows is fine).

@@ -196,7 +196,7 @@ struct TusUpload {
         case .failure:
             break
         }
-        return (result, disposition ?? Disposition.decide(result, now: Date()))
+        return (result, disposition ?? Disposition.decide(result, now: uploader.clock.now))
     }
 
     private mutating func abandonForChange(_ change: String) -> UploadOutcome {

@@ -15,12 +15,15 @@ package final class TusUploader: Sendable {
     let profile: Profile
     let requests: TusRequests
     let logger: Logger
+    /// Dates a Retry-After the server sends.
+    let clock: any Clock
     /// Whether the server behind each creation URL offers `sha256` checksums, asked once with OPTIONS.
     private let checksumOffers = Mutex<[String: Bool]>([:])
 
-    package init(profile: Profile, logger: Logger) {
+    package init(profile: Profile, logger: Logger, clock: any Clock) {
         self.profile = profile
         self.logger = logger
+        self.clock = clock
         requests = TusRequests(profile: profile)
     }
 

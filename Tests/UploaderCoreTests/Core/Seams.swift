@@ -10,16 +10,27 @@ import Synchronization
 @testable import UploaderDaemon
 @testable import UploaderCommands
 
-/// A clock that moves only when the test says so.
+/// A clock that moves only when the test says so; a thread waiting on it waits until then.
 final class ManualClock: Clock {
     private let instant: Mutex<Instant>
+    private let sleepers = HandMovedSleepers()
 
     init(start: Date = Date(timeIntervalSince1970: 1_800_000_000)) { instant = Mutex(Instant(wall: start, mono: 1000)) }
 
     var now: Date { instant.withLock { $0.wall } }
     var monotonic: Double { instant.withLock { $0.mono } }
 
-    func advance(by seconds: Double) { instant.withLock { $0 = $0.adding(seconds) } }
+    func advance(by seconds: Double) {
+        instant.withLock { $0 = $0.adding(seconds) }
+        sleepers.clockMoved()
+    }
+
+    func wait(for latch: Latch?, until deadline: Double) -> Bool {
+        sleepers.wait(for: latch, until: deadline) { monotonic }
+    }
+
+    /// How many threads wait on this clock now.
+    var waiting: Int { sleepers.count }
 }
 
 /// A destination scripted answer by answer, standing in for the network: each transport the
