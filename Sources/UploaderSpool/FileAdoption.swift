@@ -43,27 +43,26 @@ package struct FileAdoption: Sendable {
     package func adoptIfNeeded(_ path: RelativePath, fd: Int32, status: FileSystem.Status) throws -> Outcome {
         let outbox = spool.paths.outbox
         guard !fs.mayLink(path, in: outbox, status: status) else { return .notNeeded }
-        let tempDir = outbox
         let temp = Self.leftoverName(of: path)
         // What an earlier try in this run left (it failed between its steps): settled first.
-        if fs.exists(temp, in: tempDir) { try reconcileLeftover(temp) }
-        try fs.copyFile(from: fd, status: status, to: temp, in: tempDir)
-        let copy = try fs.status(temp, in: tempDir)
+        if fs.exists(temp, in: outbox) { try reconcileLeftover(temp) }
+        try fs.copyFile(from: fd, status: status, to: temp, in: outbox)
+        let copy = try fs.status(temp, in: outbox)
         // The outbox name gone (or unreadable) counts as changed: the claim that follows says which.
         guard unchanged(fd, since: status), sameFile(try? fs.status(path, in: outbox), status) else {
-            try fs.unlink(temp, in: tempDir)
+            try fs.unlink(temp, in: outbox)
             return .changed
         }
-        try fs.exchange(temp, in: tempDir, with: path, in: outbox)
+        try fs.exchange(temp, in: outbox, with: path, in: outbox)
         // What now has the temporary name is what the outbox name held just before the swap: the
         // original, unless the producer put another file there between the check and the swap.
         // Unreadable counts as another file: swapped back, as for one.
-        guard sameFile(try? fs.status(temp, in: tempDir), status), unchanged(fd, since: status) else {
-            try fs.exchange(temp, in: tempDir, with: path, in: outbox)
-            try fs.unlink(temp, in: tempDir)
+        guard sameFile(try? fs.status(temp, in: outbox), status), unchanged(fd, since: status) else {
+            try fs.exchange(temp, in: outbox, with: path, in: outbox)
+            try fs.unlink(temp, in: outbox)
             return .changed
         }
-        try fs.unlink(temp, in: tempDir)
+        try fs.unlink(temp, in: outbox)
         try spool.syncDirectory(of: path, in: .outbox)
         let adopted = try fs.openForReading(path, in: outbox)
         // An fstat that fails counts as changed: the claim that follows opens the name again.
