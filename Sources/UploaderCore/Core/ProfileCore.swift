@@ -33,6 +33,10 @@ package enum ProfileCore {
         transition.settleDoubt()
         transition.startWork()
         transition.checkEnd()
+        #if DEBUG
+        // Every step of every debug build (tests, the simulator) ends with the state's invariants.
+        transition.state.checkInvariants(policy)
+        #endif
         return transition.effects
     }
 
