@@ -108,13 +108,15 @@ package struct FileStages: Sendable {
         return path
     }
 
-    /// Everyone in line leaves it (a stop, or `run --once` closing), returned in no order.
-    @discardableResult
-    package mutating func removeAllWaiting() -> [RelativePath] {
-        let gone = waiting.removeAll()
-        verifyMove(.waiting, nil, gone.first)
-        for path in gone { entries[path] = nil }
-        return gone
+    /// Everyone in line leaves it (a stop, or `run --once` closing). The map is made afresh with
+    /// the few files left, so a backlog's room is given back as the line's is.
+    package mutating func removeAllWaiting() {
+        guard let first = waiting.members.first(where: { _ in true }) else { return }
+        verifyMove(.waiting, nil, first.path)
+        waiting = PathQueue()
+        entries = entries.filter { entry in
+            if case .waiting = entry.value.stage { false } else { true }
+        }
     }
 
     /// Notes a newer rank for a file that is not in line now (it is held or delayed), for when it is.

@@ -65,12 +65,6 @@ package struct PathQueue: Sendable, Equatable {
         return rank
     }
 
-    /// Empties the line, returning what waited (in no order).
-    mutating func removeAll() -> [RelativePath] {
-        defer { heap = [] }
-        return heap.map(\.path)
-    }
-
     /// The waiting paths in the order they would start (sorts: for tests and traces only).
     package var paths: [RelativePath] { heap.sorted().map(\.path) }
 
