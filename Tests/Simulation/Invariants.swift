@@ -103,7 +103,7 @@ extension Simulation {
         case .recordsWithinSlots:
             checkRecordsWithinSlots()
         case .slotBeforeAttempt:
-            for path in process.state.ready {
+            for path in process.state.files.ready {
                 guard let bytes = disk.contents(profile.spool.outbox + "/" + Spool.manifestName(for: path).display),
                       let m = try? Manifest.decode(Data(bytes)), let last = m.attempts.last, last.endedAt == nil,
                       let started = Timestamp.parse(last.startedAt), started >= process.bootedAt else { continue }
@@ -136,14 +136,14 @@ extension Simulation {
     /// to rewrite a record that still says `uploading`.
     func checkOnlineMeansWorking() {
         let s = process.state
-        func key(_ path: RelativePath) -> (Int64, RelativePath) { (s.waiting.rank(of: path) ?? 0, path) }
-        guard let first = s.ready.first else { return }
-        let waitsForBetterClaim = s.claiming.contains { !s.sending.contains($0) && key($0) < key(first) }
+        func key(_ path: RelativePath) -> (Int64, RelativePath) { (s.files.rank(of: path) ?? 0, path) }
+        guard let first = s.files.ready.first else { return }
+        let waitsForBetterClaim = s.files.claimsAhead.keys.contains { key($0) < key(first) }
         // Nor while as many records as slots still say `uploading` (a settle is rewriting one).
-        let waitsForARecord = s.openRecords.count >= process.policy.concurrency
+        let waitsForARecord = s.files.openRecords >= process.policy.concurrency
         if s.mayStart(process.policy), s.phase == .running, !s.closed, !waitsForBetterClaim, !waitsForARecord,
-           s.sending.count < process.policy.concurrency {
-            fail(.onlineMeansWorking, "online with \(s.sending.count) of \(process.policy.concurrency) slots busy and \(s.ready.count) claimed files waiting")
+           s.files.slots.count < process.policy.concurrency {
+            fail(.onlineMeansWorking, "online with \(s.files.slots.count) of \(process.policy.concurrency) slots busy and \(s.files.ready.count) claimed files waiting")
         }
     }
 

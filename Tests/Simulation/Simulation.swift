@@ -192,7 +192,7 @@ final class Simulation {
         for effect in effects { process.executor.perform(effect) }
         for finished in process.takeFinished() where finished == .stopped { stoppedCleanly() }
         checkOnlineMeansWorking()
-        if !process.state.ready.isEmpty { check(.slotBeforeAttempt) }
+        if !process.state.files.ready.isEmpty { check(.slotBeforeAttempt) }
     }
 
     func runJob() {

@@ -4,12 +4,10 @@ import UploaderSpool
 import UploaderTransfer
 import UploaderWatch
 
-/// Paths waiting to be claimed, each at most once, smallest rank first (ties by path): a
-/// binary heap, so a backlog of 100,000 files costs O(log n) per file and never a full sort
-/// before the first upload starts.
-///
-/// It also remembers the rank of each path it has handed out until told to `forget` it, so a
-/// file put back (a pause let go of it, its upload was cut) waits in its place again.
+/// The line of files waiting to be claimed, smallest rank first (ties by path): a binary heap,
+/// so a backlog of 100,000 files costs O(log n) per file and never a full sort before the first
+/// upload starts. An index of `FileStages`, which alone changes it: that a path is here at most
+/// once, and with the rank its entry says, is the stage map's business (and invariant).
 package struct PathQueue: Sendable, Equatable {
     private struct Entry: Sendable, Comparable {
         var rank: Int64
@@ -19,79 +17,62 @@ package struct PathQueue: Sendable, Equatable {
     }
 
     private var heap: [Entry] = []
-    private var members: Set<RelativePath> = []
-    /// The rank of every path handed out and not yet forgotten (a waiting path's is in the
-    /// heap: a backlog of 100,000 files keeps no second copy of theirs).
-    private var ranks: [RelativePath: Int64] = [:]
 
     package init() {}
 
     package var count: Int { heap.count }
     package var isEmpty: Bool { heap.isEmpty }
 
-    package func contains(_ path: RelativePath) -> Bool { members.contains(path) }
-
-    /// The rank `path` last waited with, while it is handed out (held).
-    package func rank(of path: RelativePath) -> Int64? { ranks[path] }
-
-    /// Notes a newer rank for a path that is not waiting now (it is held), for when it is put back.
-    package mutating func remember(_ path: RelativePath, rank: Int64) {
-        if !members.contains(path) { ranks[path] = rank }
-    }
-
-    /// Adds `path` unless it is already waiting; with no `rank`, the one remembered for it (else 0).
-    package mutating func add(_ path: RelativePath, rank: Int64? = nil) {
-        guard members.insert(path).inserted else { return }
-        let rank = rank ?? ranks[path] ?? 0
-        ranks[path] = nil
+    mutating func push(_ path: RelativePath, rank: Int64) {
         heap.append(Entry(rank: rank, path: path))
         siftUp(heap.count - 1)
     }
 
-    /// Adds many at once (the start-up backlog): appended, then the heap rebuilt in O(n) when
-    /// the batch outnumbers what waits already, instead of one sift per file.
-    package mutating func add(_ batch: [(path: RelativePath, rank: Int64)]) {
+    /// Adds those of `batch` that `admit` lets in (the start-up backlog): appended, then the heap
+    /// rebuilt in O(n) when the batch outnumbers what waits already, instead of one sift per file.
+    mutating func push(_ batch: [(path: RelativePath, rank: Int64)], admitting admit: (RelativePath) -> Bool) {
         guard batch.count > heap.count else {
-            for item in batch { add(item.path, rank: item.rank) }
+            for item in batch where admit(item.path) { push(item.path, rank: item.rank) }
             return
         }
-        // Room for all at once: grown by doubling, the heap and the set would each hold two
-        // buffers for a moment, the peak of a start-up with a backlog.
+        // Room for all at once: grown by doubling, the heap would hold two buffers for a moment,
+        // the peak of a start-up with a backlog.
         heap.reserveCapacity(heap.count + batch.count)
-        members.reserveCapacity(members.count + batch.count)
-        for item in batch where members.insert(item.path).inserted {
-            ranks[item.path] = nil
-            heap.append(Entry(rank: item.rank, path: item.path))
-        }
+        for item in batch where admit(item.path) { heap.append(Entry(rank: item.rank, path: item.path)) }
         for index in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(index) }
     }
 
-    package mutating func popFirst() -> RelativePath? {
+    mutating func popFirst() -> (path: RelativePath, rank: Int64)? {
         guard let first = heap.first else { return nil }
         let last = heap.removeLast()
         if !heap.isEmpty {
             heap[0] = last
             siftDown(0)
         }
-        members.remove(first.path)
-        ranks[first.path] = first.rank
-        return first.path
+        return (first.path, first.rank)
     }
 
-    /// Drops the remembered rank of a path that is neither waiting nor held any more.
-    package mutating func forget(_ path: RelativePath) { ranks[path] = nil }
-
-    package mutating func removeAll() {
-        heap = []
-        members = []
-        ranks = [:]
+    /// Takes `path` out from anywhere in the line, returning its rank: a linear search, for a
+    /// change no transition makes (a waiting file leaves at the head, or all leave at once).
+    mutating func remove(_ path: RelativePath) -> Int64? {
+        guard let index = heap.firstIndex(where: { $0.path == path }) else { return nil }
+        let rank = heap[index].rank
+        let last = heap.removeLast()
+        guard index < heap.count else { return rank }
+        heap[index] = last
+        siftDown(index)
+        siftUp(index)
+        return rank
     }
 
     /// The waiting paths in the order they would start (sorts: for tests and traces only).
     package var paths: [RelativePath] { heap.sorted().map(\.path) }
 
-    /// Paths with a remembered rank (held): lets tests see that nothing leaks.
-    package var remembered: Int { ranks.count }
+    /// Every path in line with its rank, in heap order (for the invariants).
+    var members: some Sequence<(path: RelativePath, rank: Int64)> { heap.lazy.map { ($0.path, $0.rank) } }
+
+    /// The same paths with the same ranks, however the heap is laid out.
+    package static func == (a: PathQueue, b: PathQueue) -> Bool { a.heap.sorted() == b.heap.sorted() }
 
     private mutating func siftUp(_ index: Int) {
         var child = index
@@ -115,8 +96,6 @@ package struct PathQueue: Sendable, Equatable {
             parent = smallest
         }
     }
-
-    package static func == (a: PathQueue, b: PathQueue) -> Bool { a.heap.sorted() == b.heap.sorted() && a.ranks == b.ranks }
 }
 
 /// A small seeded generator (SplitMix64) kept in the state, so backoff jitter is part of

@@ -33,6 +33,10 @@ package enum ProfileCore {
         transition.settleDoubt()
         transition.startWork()
         transition.checkEnd()
+        #if DEBUG
+        // Every step of every debug build (tests, the simulator) ends with the state's invariants.
+        transition.state.checkInvariants(policy)
+        #endif
         return transition.effects
     }
 
@@ -44,7 +48,7 @@ package enum ProfileCore {
         switch state.phase {
         case .running:
             if policy.mode == .daemon && !state.closed && state.mayStart(policy),
-               let due = state.retryDue.earliest {
+               let due = state.retries.earliest {
                 consider(due.timeIntervalSince(now.wall))
             }
             // The window opens or closes: wake then, without polling.
@@ -52,12 +56,12 @@ package enum ProfileCore {
             if case .offline(_, _, let nextProbe) = state.reachability, state.probing == nil {
                 consider(nextProbe - now.mono)
             }
-            if let at = state.delayed.values.min() { consider(at - now.mono) }
+            for at in state.files.delayed.values { consider(at - now.mono) }
             // Paused for our credentials: the next trial (one that is due starts at once, or waits
             // for the upload still running).
             if case .rejected(_, _, _, let at) = state.credentials, at > now.mono, !state.closed { consider(at - now.mono) }
         case .stopping(let deadline):
-            if !state.graceOver && !state.sending.isEmpty { consider(deadline - now.mono) }
+            if !state.graceOver && !state.files.slots.isEmpty { consider(deadline - now.mono) }
         case .stopped:
             break
         }
@@ -99,12 +103,11 @@ struct Transition {
         case .attempted(let path, let report):
             attempted(path, report)
         case .recordRewritten(let path):
-            state.openRecords.remove(path)
+            state.files.recordRewritten(path)
         case .settled(let path, let report):
-            state.openRecords.remove(path)
             settled(path, report)
         case .movedBack(let from, let to):
-            state.movingBack.remove(from)
+            state.retries.movedBack(from)
             if let to {
                 queue([to])
             } else {
@@ -136,16 +139,19 @@ struct Transition {
         for file in files {
             let path = file.path
             let rank = policy.order.rank(file)
-            if state.holds(path) {
-                state.seenAgain.insert(path)
-                state.waiting.remember(path, rank: rank)
-            } else if state.delayed[path] == nil {
+            switch state.files.stage(of: path) {
+            case nil:
                 batch.append((path, rank))
-            } else {
-                state.waiting.remember(path, rank: rank)
+            case .waiting?:
+                break
+            case .delayed?:
+                state.files.remember(path, rank: rank)
+            case _?:
+                state.files.noteSeenAgain(path)
+                state.files.remember(path, rank: rank)
             }
         }
-        state.waiting.add(batch)
+        state.files.enqueueNew(batch)
     }
 
     mutating func warnIgnored(_ directories: [RelativePath]) {
@@ -155,23 +161,25 @@ struct Transition {
     }
 
     mutating func claimed(_ path: RelativePath, _ report: ClaimReport) {
-        state.claiming.remove(path)
-        // Claimed in its slot (`claimAndUpload`): ready, its job goes on to send it; else the slot is free.
-        let inSlot = state.sending.contains(path)
-        if inSlot && report == .ready { return }
-        if inSlot {
-            state.sending.remove(path)
-            state.openRecords.remove(path)
-            // A trial that never got to send: the next file may be tried at once.
-            if state.trial == path { state.trial = nil }
+        let quiet: Bool
+        switch state.files.stage(of: path) {
+        case .claimingInSlot(let wasQuiet, let trial)?:
+            // Claimed in its slot (`claimAndUpload`): ready, its job goes on to send it; else the
+            // slot is free (and a trial that never got to send lets the next file be tried at once).
+            if report == .ready { return state.files.move(path, to: .sending(trial: trial)) }
+            quiet = wasQuiet
+        case .claiming(let wasQuiet)?:
+            quiet = wasQuiet
+        default:
+            quiet = false
         }
-        let quiet = state.quiet.remove(path) != nil
         switch report {
         case .ready:
             if takingWork {
-                makeReady(path)
+                state.files.move(path, to: .ready)
             } else {
                 effects.append(.release(path))
+                state.files.remove(path)
             }
             return
         case .unreadable(let reason):
@@ -190,7 +198,7 @@ struct Transition {
         case .cancelled:
             // By a stop, or (a claim in its slot) by an outage: then it waits again, in its place.
             if takingWork {
-                state.waiting.add(path)
+                state.files.enqueue(path)
                 letGo(path, requeued: true)
                 return
             }
@@ -198,32 +206,38 @@ struct Transition {
         letGo(path, requeued: false)
     }
 
-    /// A held file is let go: if the watcher saw its name again meanwhile, that name is checked once more.
+    /// A held file is let go: if the watcher saw its name again meanwhile, that name is checked
+    /// once more. One that waits (in line, delayed, or apart for our credentials) stays as it is.
     mutating func letGo(_ path: RelativePath, requeued: Bool) {
-        defer {
-            if !state.waiting.contains(path) && state.delayed[path] == nil && !state.awaitingCredentials.contains(path) {
-                state.waiting.forget(path)
+        let seenAgain = state.files.takeSeenAgain(path)
+        switch state.files.stage(of: path) {
+        case nil, .waiting?, .delayed?, .awaitingCredentials?:
+            return
+        default:
+            if seenAgain && !requeued && takingWork {
+                state.files.enqueue(path, quiet: true)
+            } else {
+                state.files.remove(path)
             }
         }
-        guard state.seenAgain.remove(path) != nil, !requeued, takingWork, !state.waiting.contains(path) else { return }
-        state.waiting.add(path)
-        state.quiet.insert(path)
     }
 
+    /// A claim that found its file unreadable: filed as failed, no record of an attempt open.
     mutating func settle(_ path: RelativePath, _ settlement: Settlement) {
-        state.settling.insert(path)
+        state.files.move(path, to: .settling(recordOpen: false, awaitingCredentials: false))
         effects.append(.settle(path, settlement))
     }
 
     mutating func settled(_ path: RelativePath, _ report: SettleReport) {
-        state.settling.remove(path)
+        // A file refused for our credentials waits apart until the doubt is settled.
+        let refused = if case .settling(_, true)? = state.files.stage(of: path) { true } else { false }
+        if refused { state.files.move(path, to: .awaitingCredentials) }
         switch report {
         case .filed(_, let target, let due):
             if let due, policy.mode == .daemon { scheduleRetry(RetryEntry(path: target, due: due)) }
             letGo(path, requeued: false)
         case .requeued:
-            // A file refused for our credentials waits apart until the doubt is settled.
-            if takingWork && !state.awaitingCredentials.contains(path) { state.waiting.add(path) }
+            if takingWork && !refused { state.files.enqueue(path) }
             letGo(path, requeued: true)
         case .failed:
             letGo(path, requeued: false)
@@ -235,11 +249,11 @@ struct Transition {
     mutating func scheduleRetry(_ entry: RetryEntry) {
         switch policy.mode {
         case .daemon:
-            state.retryDue.set(entry.path, due: entry.due)
+            state.retries.hold(entry.path, due: entry.due)
         case .once:
             // A cron run takes the retries due when it started, and no others.
             if let cutoff = state.onceCutoff, entry.due <= cutoff, state.phase == .running, state.window?.open != false {
-                state.movingBack.insert(entry.path)
+                state.retries.moveBack(entry.path)
                 effects.append(.moveBack(entry.path))
             }
         }
@@ -250,10 +264,10 @@ struct Transition {
     mutating func fireTimers() {
         switch state.phase {
         case .stopping(let deadline):
-            if !state.graceOver && now.mono >= deadline && !state.sending.isEmpty {
+            if !state.graceOver && now.mono >= deadline && !state.files.slots.isEmpty {
                 state.graceOver = true
                 log(.warn, "shutdown grace over; aborting uploads in flight (they stay queued)")
-                effects.append(.cancelUploads(state.sending.sorted()))
+                effects.append(.cancelUploads(state.files.slots.sorted()))
             }
             return
         case .stopped:
@@ -264,15 +278,11 @@ struct Transition {
         if case .offline(_, _, let nextProbe) = state.reachability, state.probing == nil, now.mono >= nextProbe {
             startProbe()
         }
-        for (path, at) in state.delayed where at <= now.mono {
-            state.delayed[path] = nil
-            if takingWork { state.waiting.add(path) }
+        for (path, at) in state.files.delayed where at <= now.mono {
+            if takingWork { state.files.enqueue(path) } else { state.files.remove(path) }
         }
         guard takingWork, state.mayStart(policy), policy.mode == .daemon else { return }
-        for path in state.retryDue.takeDue(at: now.wall) {
-            state.movingBack.insert(path)
-            effects.append(.moveBack(path))
-        }
+        for path in state.retries.takeDue(at: now.wall) { effects.append(.moveBack(path)) }
     }
 
     /// Hands out transfer slots to claimed files and claims ahead as far as `claimAhead` allows;
@@ -282,21 +292,17 @@ struct Transition {
     mutating func startWork() {
         guard takingWork else { return }
         guard state.mayStart(policy) else { return startTrial() }
-        while state.sending.count < policy.concurrency, recordFree, let first = state.ready.first, !betterClaimRunning(than: first) {
-            let path = state.ready.removeFirst()
-            state.sending.insert(path)
-            state.openRecords.insert(path)
+        while state.files.slots.count < policy.concurrency, recordFree, let first = state.files.ready.first,
+              !betterClaimRunning(than: first), let path = state.files.sendFirstReady() {
             effects.append(.upload(path))
         }
-        while state.claimsAhead + state.ready.count < policy.claimAhead, let path = state.waiting.popFirst() {
-            state.claiming.insert(path)
+        while state.files.claimsAhead.count + state.files.ready.count < policy.claimAhead,
+              let path = state.files.claimNext(inSlot: false) {
             effects.append(.claim(path))
         }
         // Nothing claimed ahead (the runner's way): each free slot claims and sends its own file.
-        while policy.claimAhead == 0, state.sending.count < policy.concurrency, recordFree, let path = state.waiting.popFirst() {
-            state.sending.insert(path)
-            state.openRecords.insert(path)
-            state.claiming.insert(path)
+        while policy.claimAhead == 0, state.files.slots.count < policy.concurrency, recordFree,
+              let path = state.files.claimNext(inSlot: true) {
             effects.append(.claimAndUpload(path))
         }
     }
@@ -304,22 +310,21 @@ struct Transition {
     /// Fewer than `concurrency` records say `uploading`: another may. A slot frees as its request
     /// ends, its record is rewritten a moment later by the settle; the next upload in the slot
     /// waits for that, so the spool never shows more uploads than there are slots.
-    var recordFree: Bool { state.openRecords.count < policy.concurrency }
+    var recordFree: Bool { state.files.openRecords < policy.concurrency }
 
     /// Whether a claim ahead for a file that ranks before `path` is still running: claims finish
     /// in any order (a big file hashes longer), so a free slot waits for it rather than let a
     /// later file overtake — `order` holds for the requests, not only for the claims.
     func betterClaimRunning(than path: RelativePath) -> Bool {
-        let key = (state.waiting.rank(of: path) ?? 0, path)
-        return state.claiming.contains { other in
-            !state.sending.contains(other) && (state.waiting.rank(of: other) ?? 0, other) < key
-        }
+        guard !state.files.claimsAhead.isEmpty else { return false }
+        let key = (state.files.rank(of: path) ?? 0, path)
+        return state.files.claimsAhead.contains { claim in (claim.value, claim.key) < key }
     }
 
     mutating func checkEnd() {
         switch state.phase {
         case .stopping:
-            if state.sending.isEmpty && state.claiming.isEmpty && state.settling.isEmpty && state.movingBack.isEmpty {
+            if state.files.slots.isEmpty && state.files.claimsAhead.isEmpty && state.files.settling == 0 && state.retries.movingBack == 0 {
                 state.phase = .stopped
                 effects.append(.stopped)
             }
@@ -336,13 +341,22 @@ struct Transition {
     mutating func stop(grace: TimeInterval) {
         guard state.phase == .running else { return }
         state.phase = .stopping(deadline: now.mono + max(0, grace))
-        state.waiting.removeAll()
-        state.delayed = [:]
-        state.quiet = []
-        state.awaitingCredentials = []
-        if !state.claiming.isEmpty { effects.append(.cancelClaims(state.claiming.sorted())) }
-        for path in state.ready { effects.append(.release(path)) }
-        state.ready = []
+        state.files.removeAllWaiting()
+        for path in state.files.delayed.keys { state.files.remove(path) }
+        state.files.unquietClaims()
+        for path in state.files.awaitingCredentials {
+            if case .settling(let recordOpen, _)? = state.files.stage(of: path) {
+                state.files.move(path, to: .settling(recordOpen: recordOpen, awaitingCredentials: false))
+            } else {
+                state.files.remove(path)
+            }
+        }
+        let claims = state.files.claims
+        if !claims.isEmpty { effects.append(.cancelClaims(claims)) }
+        for path in state.files.ready {
+            effects.append(.release(path))
+            state.files.remove(path)
+        }
     }
 
     // MARK: Logging

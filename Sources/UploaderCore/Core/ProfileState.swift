@@ -48,41 +48,17 @@ package struct ProfileState: Sendable, Equatable {
     package var routeCheckAgain = false
     /// Whether the destination takes our credentials (see `Transition+Credentials.swift`).
     package var credentials: Credentials = .accepted
-    /// Files whose credentials the destination refused: queued on disk, not tried again until the
-    /// doubt is settled (a delivery, a credentials change) or, paused, by one trial at a time.
-    package var awaitingCredentials: Set<RelativePath> = []
-    /// While `rejected`: the one file being tried.
-    package var trial: RelativePath?
 
-    /// Waiting to be claimed.
-    package var waiting = PathQueue()
-    /// Claims running.
-    package var claiming: Set<RelativePath> = []
-    /// Claimed, waiting for a transfer slot, in order.
-    package var ready: [RelativePath] = []
-    /// Holding a transfer slot: the attempt is recorded and the request under way.
-    package var sending: Set<RelativePath> = []
-    /// Being filed away or put back after the upload.
-    package var settling: Set<RelativePath> = []
-    /// Files whose record may say `uploading`: from the upload handed out until the settle has
-    /// rewritten the record. No more than `concurrency` at once, so the spool never shows more
-    /// uploads than there are slots (a slot frees when the request ends; its record is rewritten
-    /// a moment later, by the settle).
-    package var openRecords: Set<RelativePath> = []
-    /// Seen again by the watcher while held: checked once more when let go.
-    package var seenAgain: Set<RelativePath> = []
-    /// Waiting again only because they were seen again: finding them gone is no news.
-    package var quiet: Set<RelativePath> = []
-    /// Could not record an attempt (disk full): back in the queue at this monotonic time.
-    package var delayed: [RelativePath: Double] = [:]
-
-    /// Files in retry/ and when they are due.
-    package var retryDue = RetrySchedule()
-    package var movingBack: Set<RelativePath> = []
+    /// Every outbox file the owner knows, each at its one stage (waiting, claimed, sending,
+    /// settling, refused for our credentials, …), with the indexes read off it.
+    package var files = FileStages()
+    /// Every file in retry/ the owner knows: waiting there until due, or moving back.
+    package var retries = RetryFiles()
     /// `run --once`: retries due at start are the only ones it takes.
     package var onceCutoff: Date?
 
-    /// Names refused for good and names already warned about, once per start.
+    /// Names refused for good and names already warned about, once per start: tallies, not stages
+    /// (a refused name found again is claimed again, and refused again without a second warning).
     package var refused: Set<RelativePath> = []
     package var warned: Set<RelativePath> = []
     package var totals = RunTotals()
@@ -98,9 +74,6 @@ package struct ProfileState: Sendable, Equatable {
         self.onceCutoff = onceCutoff
     }
 
-    /// Claims running for files without a transfer slot (claims ahead).
-    package var claimsAhead: Int { claiming.count(where: { !sending.contains($0) }) }
-
     /// Why nothing starts now, if something stops it: offline first, then the route, then refused
     /// credentials, then the window.
     package var pausedReason: PauseReason? {
@@ -112,14 +85,13 @@ package struct ProfileState: Sendable, Equatable {
     }
 
     /// Files the owner holds at some step (claimed, sending, settling, waiting for credentials).
-    package func holds(_ path: RelativePath) -> Bool {
-        claiming.contains(path) || sending.contains(path) || settling.contains(path) || ready.contains(path)
-            || awaitingCredentials.contains(path)
-    }
+    package func holds(_ path: RelativePath) -> Bool { files.stage(of: path)?.isHeld ?? false }
 
-    /// Nothing waits, runs or is due for this run.
+    /// Nothing waits in line, runs or moves back for this run (delayed files and files refused for
+    /// our credentials do not count).
     package var isIdle: Bool {
-        waiting.isEmpty && claiming.isEmpty && ready.isEmpty && sending.isEmpty && settling.isEmpty && movingBack.isEmpty
+        files.waiting.isEmpty && files.claimsAhead.isEmpty && files.ready.isEmpty && files.slots.isEmpty
+            && files.settling == 0 && retries.movingBack == 0
     }
 }
 

@@ -8,31 +8,38 @@ import UploaderWatch
 /// After an upload job: what becomes of the file, what is counted and logged.
 extension Transition {
     mutating func attempted(_ path: RelativePath, _ report: AttemptReport) {
-        state.sending.remove(path)
-        noteCredentials(path, report)
-        if report.filing || !report.outcome.wroteRecord { state.openRecords.remove(path) }
-        if case .manifestUnwritable(let reason) = report.outcome {
+        let wasTrial = state.files.stage(of: path)?.isTrial ?? false
+        switch report.outcome {
+        case .manifestUnwritable(let reason):
             // Nothing was sent. The file stays as it is and is tried again a little later.
             warnOnce(path, "cannot write manifest; file stays queued and is tried again later: \(reason)")
             effects.append(.release(path))
-            state.seenAgain.remove(path)
-            if takingWork { state.delayed[path] = now.mono + policy.unwritableRetry }
+            _ = state.files.takeSeenAgain(path)
+            if takingWork {
+                state.files.delay(path, until: now.mono + policy.unwritableRetry)
+            } else {
+                state.files.remove(path)
+            }
             return
-        }
-        if case .claimOutdated = report.outcome {
+        case .claimOutdated:
             effects.append(.release(path))
-            state.seenAgain.remove(path)
-            if takingWork { state.waiting.add(path) }
+            _ = state.files.takeSeenAgain(path)
+            if takingWork { state.files.enqueue(path) } else { state.files.remove(path) }
             return
+        default:
+            break
         }
+        // The slot is free; the record says `uploading` until the settle rewrites it, unless the
+        // job filing the file has already done so.
+        state.files.move(path, to: .settling(recordOpen: !report.filing && report.outcome.wroteRecord, awaitingCredentials: false))
+        noteCredentials(path, report, wasTrial: wasTrial)
         if report.filing {
             // The job is filing it, as this very decision says (`ProfileEffect.upload`); its
             // `.settled` follows, as a settle job's would.
             guard case .sent = settlement(for: path, report) else { preconditionFailure("a job files a file the core would not file as sent") }
-            state.settling.insert(path)
             return
         }
-        settle(path, settlement(for: path, report))
+        effects.append(.settle(path, settlement(for: path, report)))
     }
 
     private mutating func settlement(for path: RelativePath, _ report: AttemptReport) -> Settlement {
@@ -103,8 +110,10 @@ extension Transition {
         state.totals.leftQueuedOffline = true
         state.lastProblem = reason
         log(level, message, ["error": reason])
-        state.waiting.removeAll()
-        for path in state.ready { effects.append(.release(path)) }
-        state.ready = []
+        state.files.removeAllWaiting()
+        for path in state.files.ready {
+            effects.append(.release(path))
+            state.files.remove(path)
+        }
     }
 }

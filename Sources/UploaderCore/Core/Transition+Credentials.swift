@@ -11,8 +11,8 @@ extension ProfileState {
     package enum Credentials: Sendable, Equatable {
         /// Nothing refused since the last delivery, the start, or a credentials change.
         case accepted
-        /// Refused on the files in `awaitingCredentials` (fewer than `Transition.rejectAfter`, in a
-        /// row, no delivery since); `last` is the last refusal.
+        /// Refused on the files in `FileStages.awaitingCredentials` (fewer than `Transition.rejectAfter`,
+        /// in a row, no delivery since); `last` is the last refusal.
         case doubted(last: String)
         /// Paused: refused on `rejectAfter` distinct files in a row, or on every file there was to
         /// try. `trials` files were tried since; the next one may start at `nextTrial` (monotonic).
@@ -41,10 +41,9 @@ extension Transition {
     /// Distinct files refused in a row, with no delivery between, that pause the profile.
     static let rejectAfter = 3
 
-    /// An upload ended: what it says about our credentials (called before the file is settled).
-    mutating func noteCredentials(_ path: RelativePath, _ report: AttemptReport) {
-        let wasTrial = state.trial == path
-        if wasTrial { state.trial = nil }
+    /// An upload ended: what it says about our credentials (the file is being settled; it was the
+    /// trial if `wasTrial`).
+    mutating func noteCredentials(_ path: RelativePath, _ report: AttemptReport, wasTrial: Bool) {
         switch report.outcome {
         case .delivered:
             credentialsAccepted()
@@ -58,13 +57,13 @@ extension Transition {
     }
 
     private mutating func credentialsRefused(_ path: RelativePath, _ reason: String, id: String, wasTrial: Bool) {
-        state.awaitingCredentials.insert(path)
+        state.files.markAwaitingCredentials(path)
         switch state.credentials {
         case .accepted, .doubted:
             state.credentials = .doubted(last: reason)
             log(.warn, "destination refused our credentials; file stays queued",
-                ["file": path.logSafe, "id": id, "refused_in_a_row": String(state.awaitingCredentials.count), "error": reason])
-            if state.awaitingCredentials.count >= Self.rejectAfter { reject(reason) }
+                ["file": path.logSafe, "id": id, "refused_in_a_row": String(state.files.awaitingCredentials.count), "error": reason])
+            if state.files.awaitingCredentials.count >= Self.rejectAfter { reject(reason) }
         case .rejected(let since, _, let trials, let next):
             guard wasTrial else {
                 // An upload in flight when the pause began: it waits like the others.
@@ -81,7 +80,7 @@ extension Transition {
 
     /// Pauses the profile (`run --once`: starts nothing more and leaves the rest queued, exit 69).
     private mutating func reject(_ reason: String) {
-        let files = state.awaitingCredentials.count
+        let files = state.files.awaitingCredentials.count
         let delay = trialDelay(after: 0)
         state.credentials = .rejected(since: now.mono, last: reason, trials: 0, nextTrial: now.mono + delay)
         if policy.mode == .once {
@@ -107,7 +106,7 @@ extension Transition {
         case .doubted:
             state.credentials = .accepted
             log(.info, "destination accepts our credentials; refused files queued again",
-                ["files": String(state.awaitingCredentials.count)])
+                ["files": String(state.files.awaitingCredentials.count)])
         case .rejected(let since, _, _, _):
             state.credentials = .accepted
             log(.info, "destination accepts our credentials again; resuming",
@@ -135,28 +134,21 @@ extension Transition {
     /// try the same files in a loop): the profile pauses with the refusals it has.
     mutating func settleDoubt() {
         guard case .doubted(let last) = state.credentials, takingWork else { return }
-        let nothingElse = state.waiting.isEmpty && state.ready.isEmpty && state.claiming.isEmpty && state.sending.isEmpty
-            && state.movingBack.isEmpty && state.delayed.isEmpty
+        let nothingElse = state.files.waiting.isEmpty && state.files.ready.isEmpty && state.files.claimsAhead.isEmpty
+            && state.files.slots.isEmpty && state.retries.movingBack == 0 && state.files.delayed.isEmpty
         if nothingElse { reject(last) }
     }
 
     /// Paused for our credentials: one file at a time, once `nextTrial` has come and nothing else
-    /// runs. Waiting files go first; when none is left, the refused ones wait in line again.
+    /// runs (so no trial either: it holds a slot). Waiting files go first; when none is left, the
+    /// refused ones wait in line again.
     mutating func startTrial() {
-        guard case .rejected(_, _, _, let at) = state.credentials, now.mono >= at, state.trial == nil,
-              state.sending.isEmpty, recordFree, state.mayTry(policy) else { return }
-        if state.waiting.isEmpty && state.ready.isEmpty { releaseAwaiting() }
-        if !state.ready.isEmpty {
-            let path = state.ready.removeFirst()
-            state.sending.insert(path)
-            state.openRecords.insert(path)
-            state.trial = path
+        guard case .rejected(_, _, _, let at) = state.credentials, now.mono >= at,
+              state.files.slots.isEmpty, recordFree, state.mayTry(policy) else { return }
+        if state.files.waiting.isEmpty && state.files.ready.isEmpty { releaseAwaiting() }
+        if let path = state.files.sendFirstReady(trial: true) {
             effects.append(.upload(path))
-        } else if let path = state.waiting.popFirst() {
-            state.sending.insert(path)
-            state.openRecords.insert(path)
-            state.claiming.insert(path)
-            state.trial = path
+        } else if let path = state.files.claimNext(inSlot: true, trial: true) {
             effects.append(.claimAndUpload(path))
         }
     }
@@ -164,10 +156,14 @@ extension Transition {
     /// The refused files wait in line again (those still being settled join it when they are).
     /// One the watcher saw again meanwhile needs no second look: it is in line.
     mutating func releaseAwaiting() {
-        for path in state.awaitingCredentials.sorted() where !state.settling.contains(path) {
-            state.seenAgain.remove(path)
-            if takingWork { state.waiting.add(path) } else { state.waiting.forget(path) }
+        for path in state.files.awaitingCredentials.sorted() {
+            switch state.files.stage(of: path) {
+            case .settling(let recordOpen, _)?:
+                state.files.move(path, to: .settling(recordOpen: recordOpen, awaitingCredentials: false))
+            default:
+                _ = state.files.takeSeenAgain(path)
+                if takingWork { state.files.enqueue(path) } else { state.files.remove(path) }
+            }
         }
-        state.awaitingCredentials = []
     }
 }

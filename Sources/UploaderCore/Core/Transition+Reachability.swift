@@ -14,18 +14,17 @@ extension Transition {
         state.outages += 1
         state.reachability = .offline(since: now.mono, reason: reason, nextProbe: now.mono + policy.probeDelay(offlineFor: 0))
         log(.warn, "destination unreachable; profile paused, files stay queued", ["error": reason])
-        if !state.sending.isEmpty { effects.append(.cancelUploads(state.sending.sorted())) }
+        if !state.files.slots.isEmpty { effects.append(.cancelUploads(state.files.slots.sorted())) }
         releaseReady()
     }
 
     /// Lets go of claimed files that wait for a slot: a pause may last for hours, during which
     /// their names may be renamed or deleted; they are claimed afresh when work resumes.
     mutating func releaseReady() {
-        for path in state.ready {
+        for path in state.files.ready {
             effects.append(.release(path))
-            if takingWork { state.waiting.add(path) }
+            if takingWork { state.files.enqueue(path) } else { state.files.remove(path) }
         }
-        state.ready = []
     }
 
     mutating func goOnline() {

@@ -47,7 +47,7 @@ extension Transition {
         log(.warn, "route to the destination leaves by an interface not allowed; profile paused, files stay queued",
             ["interface": name, "allowed": policy.interfaces.sorted().joined(separator: " ")])
         if case .elsewhere = was { return }
-        if !state.sending.isEmpty { effects.append(.cancelUploads(state.sending.sorted())) }
+        if !state.files.slots.isEmpty { effects.append(.cancelUploads(state.files.slots.sorted())) }
         releaseReady()
     }
 

@@ -20,8 +20,7 @@ extension ProfileState {
     }
 }
 
-/// `upload_window` and `order`'s place among the claimed: when uploads may start, and which
-/// claimed file takes the next slot.
+/// `upload_window`: when uploads may start.
 extension Transition {
     /// Looks at the windows again when the last look has run out (the owner wakes then: see
     /// `ProfileCore.nextDeadline`). Closing lets go of claimed files, as a pause does; uploads in
@@ -41,20 +40,10 @@ extension Transition {
         if policy.mode == .once {
             log(.info, "outside every upload window; nothing starts, files stay queued", ["next_window_opens_at": at])
             state.closed = true
-            state.waiting.removeAll()
+            state.files.removeAllWaiting()
         } else {
             log(.info, "outside every upload window; uploads wait until it opens", ["next_window_opens_at": at])
         }
         releaseReady()
-    }
-
-    /// A claimed file waits for a slot in `order` among the other claimed files.
-    mutating func makeReady(_ path: RelativePath) {
-        let rank = state.waiting.rank(of: path) ?? 0
-        let index = state.ready.firstIndex { other in
-            let otherRank = state.waiting.rank(of: other) ?? 0
-            return (rank, path) < (otherRank, other)
-        } ?? state.ready.endIndex
-        state.ready.insert(path, at: index)
     }
 }

@@ -9,7 +9,7 @@ import UploaderWatch
 /// The upload job: record the attempt, send the file, report what came of it.
 extension ProfileExecutor {
     /// At the end of a claim ahead: the record of the file's next attempt, written and fsynced
-    /// aside, so that when the slot's last record has been rewritten (`ProfileState.openRecords`)
+    /// aside, so that when the slot's last record has been rewritten (`FileStages.openRecords`)
     /// the upload only renames it into place — its fsync is off the slot's path. Should it fail,
     /// the upload writes the record itself (and reports what stops it).
     func prepareAttempt(_ held: HeldFile) {

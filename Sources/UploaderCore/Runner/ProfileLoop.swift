@@ -182,8 +182,8 @@ package struct ProfileSnapshot: Sendable, Equatable {
     init(_ state: ProfileState, steps: Int) {
         self.steps = steps
         stopping = state.phase != .running
-        waiting = state.waiting.count + state.claimsAhead + state.ready.count
-        inFlight = state.sending.count + state.settling.count
+        waiting = state.files.queued
+        inFlight = state.files.inFlight
         online = state.reachability.isOnline
         lastProblem = state.lastProblem
         pausedReason = state.phase == .running ? state.pausedReason : nil

@@ -27,7 +27,7 @@ struct ProfileCoreCredentialsTests {
     @discardableResult
     static func answer(_ p: inout EmbeddedProfile, _ path: RelativePath, _ outcome: AttemptOutcome) -> [ProfileEffect] {
         var effects: [ProfileEffect] = []
-        if p.state.claiming.contains(path) { effects += p.send(.claimed(path, .ready)) }
+        if p.state.files.claims.contains(path) { effects += p.send(.claimed(path, .ready)) }
         effects += p.send(.attempted(path, .outcome(outcome)))
         for case .settle(let settled, let settlement) in effects where settled == path {
             switch settlement {
@@ -64,7 +64,7 @@ struct ProfileCoreCredentialsTests {
         #expect(inFlight.count == 2)
         var effects = Self.answer(&p, inFlight[0], Self.refused)
         #expect(p.state.pausedReason == nil, "one refusal is no verdict")
-        #expect(!p.state.waiting.contains(inFlight[0]), "the refused file waits apart, not in line")
+        #expect(p.state.files.stage(of: inFlight[0]) == .awaitingCredentials, "the refused file waits apart, not in line")
         effects += Self.answer(&p, inFlight[1], Self.refused)
         #expect(p.state.pausedReason == nil)
         let third = Self.started(effects).first { !inFlight.contains($0) }!
@@ -74,23 +74,23 @@ struct ProfileCoreCredentialsTests {
         #expect(effects.logged(Self.pauseLine).count == 1)
         #expect(effects.settlements.allSatisfy { $0 == .rejected(reason: "HTTP 401 Unauthorized") }, "\(effects.settlements)")
         #expect(p.state.totals.failed == 0 && p.state.totals.retried == 0)
-        #expect(p.state.awaitingCredentials.count == 3)
+        #expect(p.state.files.awaitingCredentials.count == 3)
         // Nothing new starts; the one still in flight is refused too and waits like the others.
         #expect(Self.started(pausing).isEmpty)
-        for path in p.state.sending.sorted() {
+        for path in p.state.files.slots.sorted() {
             let late = Self.answer(&p, path, Self.refused)
             #expect(Self.started(late).isEmpty && late.logged(Self.pauseLine).isEmpty)
         }
-        #expect(p.state.sending.isEmpty && p.state.claiming.isEmpty)
+        #expect(p.state.files.slots.isEmpty && p.state.files.claims.isEmpty)
     }
 
     @Test func aDeliveryBetweenRefusalsStartsTheCountAgain() {
         var (p, inFlight) = Self.running(10, concurrency: 1)
         var next = Self.started(Self.answer(&p, inFlight[0], Self.refused))
         next = Self.started(Self.answer(&p, next[0], Self.refused))
-        #expect(p.state.awaitingCredentials.count == 2)
+        #expect(p.state.files.awaitingCredentials.count == 2)
         let delivered = Self.answer(&p, next[0], .delivered(status: 201))
-        #expect(p.state.awaitingCredentials.isEmpty, "a delivery puts the refused files back in line")
+        #expect(p.state.files.awaitingCredentials.isEmpty, "a delivery puts the refused files back in line")
         #expect(delivered.claims.contains(inFlight[0]), "claimed again")
         next = Self.started(delivered)
         next = Self.started(Self.answer(&p, next[0], Self.refused))
@@ -104,19 +104,19 @@ struct ProfileCoreCredentialsTests {
         var (p, inFlight) = Self.running(10)
         Self.answer(&p, inFlight[0], Self.refused)
         for (index, reason) in ["HTTP 400 Bad Request", "HTTP 413 Content Too Large", "HTTP 422 Unprocessable Content"].enumerated() {
-            let path = p.state.sending.sorted().first!
+            let path = p.state.files.slots.sorted().first!
             let failed = Self.answer(&p, path, .permanent(reason: reason))
             #expect(failed.settlements.contains(.failed(reason: reason, retryable: false)))
             #expect(p.state.totals.failed == index + 1)
         }
         #expect(p.state.pausedReason == nil)
-        #expect(p.state.awaitingCredentials == [inFlight[0]], "the refused file still waits; none failed for a 401")
+        #expect(p.state.files.awaitingCredentials == [inFlight[0]], "the refused file still waits; none failed for a 401")
     }
 
     @Test func pausedItTriesOneFileAfterTheBackoffDoublingUpToMaxBackoff() {
         var (p, inFlight) = Self.running(5, concurrency: 2, backoff: 30, maxBackoff: 100)
         _ = Self.refuseUntilPaused(&p, inFlight)
-        for path in p.state.sending.sorted() { Self.answer(&p, path, Self.refused) }
+        for path in p.state.files.slots.sorted() { Self.answer(&p, path, Self.refused) }
         let pausedAt = p.now.mono
         #expect(Self.started(p.advance(by: 29.5)).isEmpty, "nothing before the backoff")
         var tries: [Double] = []
@@ -149,7 +149,7 @@ struct ProfileCoreCredentialsTests {
     @Test func aCredentialsChangeOrSIGHUPTriesAFileAtOnce() {
         var (p, inFlight) = Self.running(6)
         _ = Self.refuseUntilPaused(&p, inFlight)
-        for path in p.state.sending.sorted() { Self.answer(&p, path, Self.refused) }
+        for path in p.state.files.slots.sorted() { Self.answer(&p, path, Self.refused) }
         #expect(Self.started(p.advance(by: 1)).isEmpty)
         let now = p.send(.credentialsChanged)
         #expect(Self.started(now).count == 1, "\(now)")
@@ -160,16 +160,16 @@ struct ProfileCoreCredentialsTests {
     @Test func theFirstDeliveryResumesTheProfileAndBringsBackTheRefusedFiles() {
         var (p, inFlight) = Self.running(8, concurrency: 2)
         _ = Self.refuseUntilPaused(&p, inFlight)
-        for path in p.state.sending.sorted() { Self.answer(&p, path, Self.refused) }
-        let refused = p.state.awaitingCredentials
+        for path in p.state.files.slots.sorted() { Self.answer(&p, path, Self.refused) }
+        let refused = p.state.files.awaitingCredentials
         guard let trial = Self.started(p.advanceToNextDeadline()).first else { Issue.record("no trial"); return }
         let resumed = Self.answer(&p, trial, .delivered(status: 201))
         #expect(p.state.pausedReason == nil)
         #expect(resumed.logged("destination accepts our credentials again; resuming").count == 1)
-        #expect(p.state.awaitingCredentials.isEmpty)
+        #expect(p.state.files.awaitingCredentials.isEmpty)
         #expect(Self.started(resumed).count == 2, "every slot busy again")
         let back = Set(resumed.claims + Self.started(resumed))
-        #expect(refused.isSubset(of: back.union(p.state.waiting.paths)), "refused files in line again")
+        #expect(refused.isSubset(of: back.union(p.state.files.waiting.paths)), "refused files in line again")
         // Everything arrives, none failed.
         var queue = Self.started(resumed)
         var sent = 1

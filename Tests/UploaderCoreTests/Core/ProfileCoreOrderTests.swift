@@ -27,7 +27,7 @@ struct ProfileCoreOrderTests {
     /// Answers every claim (those running already first) and upload as a healthy server would,
     /// until nothing is left; returns the upload order.
     static func drain(_ p: inout EmbeddedProfile, _ first: [ProfileEffect]) -> [String] {
-        var pending = p.state.claiming.sorted().map { ProfileEffect.claim($0) } + first.filter { if case .claim = $0 { false } else { true } }
+        var pending = p.state.files.claims.map { ProfileEffect.claim($0) } + first.filter { if case .claim = $0 { false } else { true } }
         var order: [String] = []
         while !pending.isEmpty {
             let effect = pending.removeFirst()
@@ -49,7 +49,7 @@ struct ProfileCoreOrderTests {
         var p = Self.profile(order)
         let first = p.send(.recovered(files: Self.backlog, retries: [], ignoredDirectories: []))
         #expect(Self.drain(&p, first) == expected)
-        #expect(p.state.waiting.remembered == 0, "no rank is kept for a file that is gone")
+        #expect(p.state.files.entries.isEmpty, "nothing is kept of a file that is gone")
     }
 
     /// One file per slot is claimed (hashed) ahead of the slot; it keeps its turn too.
@@ -60,7 +60,7 @@ struct ProfileCoreOrderTests {
         let arrival = p.send(.found([QueuedFile(RelativePath("new"), size: 1, mtimeNanos: 9_000)]))
         #expect(arrival.cancelled.isEmpty && arrival.uploads.isEmpty, "a is not preempted")
         let after = p.send(.attempted(RelativePath("a"), .outcome(.delivered(status: 201))))
-        #expect(p.state.claiming == [RelativePath("b")], "claimed ahead before new arrived")
+        #expect(p.state.files.claims == [RelativePath("b")], "claimed ahead before new arrived")
         #expect(Self.drain(&p, after) == ["b", "new", "d", "c"])
     }
 
@@ -110,10 +110,10 @@ struct ProfileCoreOrderTests {
         let first = p.claimAll(recovered)
         p.claimAll(first)
         #expect(first.uploads == [RelativePath("c"), RelativePath("b")])
-        #expect(p.state.ready == [RelativePath("a"), RelativePath("d")])
+        #expect(p.state.files.ready == [RelativePath("a"), RelativePath("d")])
         for path in first.uploads { p.send(.attempted(path, .outcome(.unreachable(reason: "refused")))) }
         for path in first.uploads { p.send(.settled(path, .requeued)) }
-        #expect(p.state.waiting.paths.map(\.description) == ["c", "b", "a", "d"])
+        #expect(p.state.files.waiting.paths.map(\.description) == ["c", "b", "a", "d"])
     }
 
     @Test func aBacklogOfAHundredThousandFilesStartsItsFirstClaimWellWithinASecond() {

@@ -16,7 +16,7 @@ struct ProfileCoreReachabilityTests {
     /// Online means uploads start when they can: the old race left a profile paused while its monitor said online.
     static func checkOnlineMeansNotPaused(_ p: EmbeddedProfile) {
         if p.state.reachability.isOnline && p.state.phase == .running {
-            #expect(p.state.ready.isEmpty || p.state.sending.count == p.policy.concurrency,
+            #expect(p.state.files.ready.isEmpty || p.state.files.slots.count == p.policy.concurrency,
                     "online, a free slot and a claimed file waiting: paused while online")
         } else if case .offline = p.state.reachability {
             #expect(p.state.probing != nil || ProfileCore.nextDeadline(p.state, policy: p.policy, now: p.now) != nil,

@@ -79,17 +79,17 @@ struct ProfileCoreUploadTests {
         // `upload` is the effect that writes the attempt: one at a time, however many are claimed.
         #expect(effects.claims.count == 4)
         #expect(effects.uploads == [RelativePath("a")])
-        #expect(p.state.ready == ["b", "c", "d"].map(RelativePath.init))
+        #expect(p.state.files.ready == ["b", "c", "d"].map(RelativePath.init))
         let names = ["a", "b", "c", "d"].map(RelativePath.init)
         for i in 0..<3 {
             // The request ended and the slot is free, but the record still says `uploading` until
             // the settle rewrites it: only then does the next file's attempt get written.
             let ended = p.send(.attempted(names[i], .outcome(.delivered(status: 200))))
             #expect(ended.uploads.isEmpty && ended.settlements.count == 1)
-            #expect(p.state.sending.isEmpty)
+            #expect(p.state.files.slots.isEmpty)
             let rewritten = p.send(.recordRewritten(names[i]))
             #expect(rewritten.uploads == [names[i + 1]])
-            #expect(p.state.sending == [names[i + 1]])
+            #expect(p.state.files.slots == [names[i + 1]])
             // Its moves go on beside the next upload: filing away needs no slot.
             #expect(p.send(.settled(names[i], .filed(.sent, names[i], retryDue: nil))).uploads.isEmpty)
         }
@@ -106,7 +106,7 @@ struct ProfileCoreUploadTests {
         // b's claim is outdated: nothing was written for it. a, requeued, is being claimed again and ranks before c.
         #expect(p.send(.attempted(b, .outcome(.claimOutdated))).uploads.isEmpty)
         #expect(p.send(.claimed(a, .ready)).uploads == [a], "b's place was freed")
-        #expect(p.state.ready == [c])
+        #expect(p.state.files.ready == [c])
     }
 
     @Test func claimsRunAheadOnlyAsFarAsAllowed() {
@@ -114,7 +114,7 @@ struct ProfileCoreUploadTests {
         let first = p.send(.recovered(files: (0..<10).map { QueuedFile(RelativePath("f\($0)")) }, retries: [], ignoredDirectories: []))
         #expect(first.claims.count == 3)
         #expect(first.claimsInSlots.isEmpty)
-        #expect(p.state.waiting.count == 7)
+        #expect(p.state.files.waiting.count == 7)
     }
 
     @Test func withNothingClaimedAheadEachFileIsOneJobThatHoldsItsSlotFromTheClaimOn() {
@@ -123,10 +123,10 @@ struct ProfileCoreUploadTests {
         let first = p.send(.recovered(files: names.map { QueuedFile($0) }, retries: [], ignoredDirectories: []))
         #expect(first.claimsInSlots == [names[0], names[1]])
         #expect(first.claims.isEmpty && first.uploads.isEmpty)
-        #expect(p.state.sending == [names[0], names[1]])
+        #expect(p.state.files.slots == [names[0], names[1]])
         // Ready: the same job sends it; nothing new is asked for, the slot stays taken.
         #expect(p.send(.claimed(names[0], .ready)).isEmpty)
-        #expect(p.state.sending.contains(names[0]) && p.state.claiming.isEmpty == false)
+        #expect(p.state.files.stage(of: names[0]) == .sending(trial: false) && !p.state.files.claims.isEmpty)
         // The request ended and its job files it: once its record says sent, the slot goes to the
         // next file, again as one job; the file is held until its move is reported.
         var delivered = AttemptReport.outcome(.delivered(status: 201))
@@ -152,9 +152,9 @@ struct ProfileCoreUploadTests {
         let next = p.send(.attempted(names[0], delivered))
         #expect(next.settlements.isEmpty && next.uploads == [names[1]])
         #expect(next.logged("sent").count == 1)
-        #expect(p.state.settling == [names[0]])
+        #expect(p.state.files.paths(.settling) == [names[0]])
         p.send(.settled(names[0], .filed(.sent, names[0], retryDue: nil)))
-        #expect(p.state.settling.isEmpty && !p.state.holds(names[0]))
+        #expect(p.state.files.settling == 0 && !p.state.holds(names[0]))
     }
 
     @Test func aFileTheJobFoundChangedWhileFilingItWaitsAgainAfterItsMove() {
@@ -175,7 +175,7 @@ struct ProfileCoreUploadTests {
         p.send(.recovered(files: names.map { QueuedFile($0) }, retries: [], ignoredDirectories: []))
         let after = p.send(.claimed(names[0], .vanished))
         #expect(after.claimsInSlots == [names[1]])
-        #expect(p.state.sending == [names[1]])
+        #expect(p.state.files.slots == [names[1]])
     }
 
     @Test func aClaimInItsSlotCutByAnOutageWaitsAgainInItsPlace() {
@@ -188,12 +188,12 @@ struct ProfileCoreUploadTests {
         #expect(!p.state.reachability.isOnline)
         #expect(cut.settlements == [.unreachable(reason: "refused")] && cut.claimsInSlots.isEmpty)
         p.send(.settled(names[0], .requeued))
-        #expect(p.state.waiting.popFirst() == names[0])
+        #expect(p.state.files.waiting.paths.first == names[0])
         // A claim cancelled in its slot by an outage is queued again, not dropped.
         var q = EmbeddedProfile.daemon(concurrency: 1, claimAhead: 0)
         q.send(.recovered(files: names.map { QueuedFile($0) }, retries: [], ignoredDirectories: []))
         q.send(.claimed(names[0], .cancelled))
-        #expect(q.state.waiting.contains(names[0]) || q.state.sending.contains(names[0]))
+        #expect(q.state.files.stage(of: names[0])?.kind == .waiting || q.state.files.slots.contains(names[0]))
         #expect(!q.state.refused.contains(names[0]))
     }
 

@@ -1,0 +1,106 @@
+import Foundation
+import UploaderSupport
+
+/// Every file in retry/ the owner knows, with its one stage (`RetryStage`), and the earliest due
+/// time kept at hand: the owner asks for it after every event, and a scan of every entry each time
+/// would make a spool with many files in retry/ slow to the point of stalling (the scan happens
+/// only when one is due).
+package struct RetryFiles: Sendable, Equatable {
+    package private(set) var entries: [RelativePath: RetryStage] = [:]
+    /// The earliest due time among `entries` (`due`, or `dueAgain` of one moving back), nil when none.
+    package private(set) var earliest: Date?
+    /// How many are `movingBack`.
+    package private(set) var movingBack = 0
+
+    package init() {}
+
+    package func stage(of path: RelativePath) -> RetryStage? { entries[path] }
+
+    /// `path` waits in retry/ until `due`; one moving back now is due again then (its move back is
+    /// asked for again at `due`, whether or not the one running has ended).
+    package mutating func hold(_ path: RelativePath, due: Date) {
+        let old = entries[path]
+        let was: Date?
+        switch old {
+        case .movingBack(let again)?:
+            entries[path] = .movingBack(dueAgain: due)
+            was = again
+        case .heldForRetry(let at)?:
+            entries[path] = .heldForRetry(due: due)
+            was = at
+        case nil:
+            verify(nil, .heldForRetry, path)
+            entries[path] = .heldForRetry(due: due)
+            was = nil
+        }
+        if let was, was == earliest, due > was {
+            recomputeEarliest()
+        } else {
+            earliest = min(earliest ?? due, due)
+        }
+    }
+
+    /// `path` is moving back to the outbox (`run --once` takes the retries due when it started this way).
+    package mutating func moveBack(_ path: RelativePath) {
+        let old = entries[path]
+        if case .movingBack? = old { return }
+        verify(old?.kind, .movingBack, path)
+        entries[path] = .movingBack(dueAgain: nil)
+        movingBack += 1
+        if old != nil { recomputeEarliest() }
+    }
+
+    /// Takes every file due at `now` to `movingBack`, earliest first (ties by path).
+    package mutating func takeDue(at now: Date) -> [RelativePath] {
+        guard let earliest, earliest <= now else { return [] }
+        var due: [(at: Date, path: RelativePath)] = []
+        for (path, stage) in entries {
+            switch stage {
+            case .heldForRetry(let at) where at <= now, .movingBack(let at?) where at <= now: due.append((at, path))
+            default: break
+            }
+        }
+        due.sort { ($0.at, $0.path) < ($1.at, $1.path) }
+        for item in due {
+            if case .heldForRetry? = entries[item.path] {
+                verify(.heldForRetry, .movingBack, item.path)
+                movingBack += 1
+            }
+            entries[item.path] = .movingBack(dueAgain: nil)
+        }
+        recomputeEarliest()
+        return due.map(\.path)
+    }
+
+    /// A move back of `path` ended (it is in the outbox now, or was not in retry/ any more).
+    package mutating func movedBack(_ path: RelativePath) {
+        guard case .movingBack(let again)? = entries[path] else { return }
+        movingBack -= 1
+        if let again {
+            verify(.movingBack, .heldForRetry, path)
+            entries[path] = .heldForRetry(due: again)
+        } else {
+            verify(.movingBack, nil, path)
+            entries[path] = nil
+        }
+    }
+
+    private mutating func recomputeEarliest() {
+        earliest = nil
+        for stage in entries.values {
+            switch stage {
+            case .heldForRetry(let at), .movingBack(let at?): earliest = min(earliest ?? at, at)
+            case .movingBack(nil): break
+            }
+        }
+    }
+
+    /// Debug builds: a change not in `RetryStage.successors` is a bug, named with its file.
+    private func verify(_ from: RetryStage.Kind?, _ to: RetryStage.Kind?, _ path: RelativePath) {
+        #if DEBUG
+        if from != to && !RetryStage.successors(of: from).contains(to) {
+            preconditionFailure("invariant retryStageChangeAllowed broken for \(path): \(from.map(\.rawValue) ?? "none") → \(to.map(\.rawValue) ?? "none")")
+        }
+        #endif
+    }
+}
