@@ -1,5 +1,4 @@
 @preconcurrency import Glibc
-import CSysShims
 import Foundation
 import UploaderSupport
 import UploaderConfig
@@ -49,9 +48,9 @@ enum EnqueueCommand {
     private static func moveFile(_ source: String, to target: RelativePath, in outbox: String) throws {
         let st = try FileSystem.status(path: source)
         guard st.kind == .regular else { throw SystemError("enqueue", path: source, code: EINVAL) }
-        try target.withCString(in: outbox) { dst in
-            _ = try retryingEINTR("rename", path: source) { uploader_rename_noreplace(AT_FDCWD, source, AT_FDCWD, dst) }
-        }
+        let directory = (source as NSString).deletingLastPathComponent
+        try FileSystem.rename(RelativePath((source as NSString).lastPathComponent), in: directory.isEmpty ? "." : directory,
+                              to: target, in: outbox, replace: false)
         try FileSystem.syncDirectoryAt(outbox)
     }
 
