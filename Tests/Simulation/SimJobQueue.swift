@@ -49,4 +49,13 @@ final class SimJobQueue: JobQueue, @unchecked Sendable {
         pending = []
         probes = []
     }
+
+    /// The process is gone for good: drops its jobs and hooks, which hold this queue, its view
+    /// and its executor, so the process is freed with the schedule instead of outliving it.
+    func retire() {
+        forget()
+        makeTransport = { preconditionFailure("retired") }
+        interfere = {}
+        requestLeaves = {}
+    }
 }

@@ -92,6 +92,7 @@ final class Simulation {
         }
         if violation == nil { settle() }
         if options.keepLog { log = logLines.lines }
+        process.scheduler.retire()
         return violation
     }
 
@@ -100,6 +101,7 @@ final class Simulation {
     /// Starts the daemon on what the disk holds: prepare, recovery, the owner's first event.
     func boot() {
         generation += 1
+        process?.scheduler.retire()
         process = SimProcess(disk: disk, server: server, choices: choices, profile: profile, clock: clock, logger: logger,
                              silentResend: options.silentResend, seed: choices.next(), claimAhead: claimAhead)
         // Crashes during start-up recovery are part of the game.
