@@ -104,7 +104,8 @@ package struct Claimer: Sendable {
         /// with `fd` and `status` (then the copy's), else how the claim ends.
         func adopt() -> Outcome? {
             do {
-                switch try FileAdoption(spool: spool).adoptIfNeeded(path, fd: fd, status: status) {
+                let recent = now.timeIntervalSince(status.mtime) < ClaimedFile.timestampGranularity
+                switch try FileAdoption(spool: spool).adoptIfNeeded(path, fd: fd, status: status, writtenJustBefore: recent) {
                 case .notNeeded:
                     return nil
                 case .adopted(let copy, let copyStatus):

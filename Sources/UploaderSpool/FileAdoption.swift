@@ -39,8 +39,11 @@ package struct FileAdoption: Sendable {
     }
 
     /// `fd` and `status`: the claim's descriptor of the file at `path` and its fstat. The caller
-    /// keeps `fd` and closes it in every case.
-    package func adoptIfNeeded(_ path: RelativePath, fd: Int32, status: FileSystem.Status) throws -> Outcome {
+    /// keeps `fd` and closes it in every case. `writtenJustBefore`: the file was last written within
+    /// one tick of the file clock, so a rewrite of the same size could leave size and mtime as they
+    /// were; its bytes are compared with the copy's once the copy has its name.
+    package func adoptIfNeeded(_ path: RelativePath, fd: Int32, status: FileSystem.Status,
+                               writtenJustBefore: Bool = false) throws -> Outcome {
         let outbox = spool.paths.outbox
         guard !fs.mayLink(path, in: outbox, status: status) else { return .notNeeded }
         let temp = Self.leftoverName(of: path)
@@ -57,7 +60,8 @@ package struct FileAdoption: Sendable {
         // What now has the temporary name is what the outbox name held just before the swap: the
         // original, unless the producer put another file there between the check and the swap.
         // Unreadable counts as another file: swapped back, as for one.
-        guard sameFile(try? fs.status(temp, in: outbox), status), unchanged(fd, since: status) else {
+        guard sameFile(try? fs.status(temp, in: outbox), status), unchanged(fd, since: status),
+              try !writtenJustBefore || sameBytes(temp, path, in: outbox) else {
             try fs.exchange(temp, in: outbox, with: path, in: outbox)
             try fs.unlink(temp, in: outbox)
             return .changed
@@ -101,12 +105,31 @@ package struct FileAdoption: Sendable {
         let named = try fs.statusIfPresent(path, in: outbox)  // nil: the producer removed the file
         let theirs = !fs.mayLink(leftover, in: outbox, status: original)
         if theirs, let named, named.inode != original.inode, fs.mayLink(path, in: outbox, status: named),
-           named.size != original.size || named.mtimeNanos != original.mtimeNanos {
+           try named.size != original.size || named.mtimeNanos != original.mtimeNanos || !sameBytes(leftover, path, in: outbox) {
             try fs.rename(leftover, in: outbox, to: path, in: outbox, replace: true)
         } else {
             try fs.unlink(leftover, in: outbox)
         }
         try spool.syncDirectory(of: path, in: .outbox)
+    }
+
+    /// Whether the two files hold the same bytes (a rewrite within one tick of the file clock keeps
+    /// size and mtime: only the bytes tell).
+    private func sameBytes(_ a: RelativePath, _ b: RelativePath, in directory: String) throws -> Bool {
+        let fa = try fs.openForReading(a, in: directory)
+        defer { fs.close(fa) }
+        let fb = try fs.openForReading(b, in: directory)
+        defer { fs.close(fb) }
+        let chunk = 1 << 16
+        var left = [UInt8](repeating: 0, count: chunk), right = [UInt8](repeating: 0, count: chunk)
+        var offset: Int64 = 0
+        while true {
+            let n = try left.withUnsafeMutableBytes { try fs.read(fd: fa, into: $0, at: offset, path: a.logSafe) }
+            let m = try right.withUnsafeMutableBytes { try fs.read(fd: fb, into: $0, at: offset, path: b.logSafe) }
+            guard n == m, left[0..<n] == right[0..<m] else { return false }
+            if n == 0 { return true }
+            offset += Int64(n)
+        }
     }
 
     /// Size and mtime of the open file are still those of `status` (an fstat that fails counts as a change).

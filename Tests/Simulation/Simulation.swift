@@ -340,9 +340,10 @@ final class Simulation {
         for invariant in Invariant.atTheEnd { check(invariant) }
     }
 
-    /// A rescan, as the watcher asks for one: the files, and the retries it finished moving.
+    /// A rescan, as the watcher asks for one: the files, and the retries it finished moving. As in
+    /// production, a running daemon's rescan leaves the temporary directory and adoptions alone.
     private func rescan(_ recovery: Recovery) {
-        let scan = recovery.scanOutbox()
+        let scan = recovery.scanOutbox(atStartUp: false)
         process.post(.found(process.spool.queuedFiles(scan.files)))
         if !scan.retries.isEmpty { process.post(.retriesFound(scan.retries.map { RetryEntry(path: $0.path, due: $0.at) })) }
     }
