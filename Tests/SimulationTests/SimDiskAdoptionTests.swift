@@ -105,6 +105,21 @@ import UploaderSpool
         #expect(!disk.exists(path: "/spool/outbox/.upl-adopt.theirs.txt"))
     }
 
+    /// The producer's rewrite kept size and mtime (one tick of the file clock): only the bytes
+    /// tell the original from the copy, and the start-up compares them.
+    @Test func theStartUpTellsASameSizeRewriteInTheSameTickByItsBytes() throws {
+        let disk = SimDiskTesting.disk(.noJournal)
+        let (spool, lifecycle, _) = try SimDiskTesting.spool(on: disk)
+        let rewritten = SimDiskTesting.bytes("another user's BYTES")
+        #expect(rewritten.count == Self.payload.count)
+        disk.createFile("/spool/outbox/theirs.txt", data: Self.payload, sync: true)  // our copy, swapped in
+        disk.createFile("/spool/outbox/.upl-adopt.theirs.txt", data: rewritten, sync: true, foreign: true)
+        try disk.syncAll()
+        _ = SimDiskTesting.recovery(spool, lifecycle).scanOutbox()
+        #expect(disk.contents("/spool/outbox/theirs.txt") == rewritten)
+        #expect(!disk.exists(path: "/spool/outbox/.upl-adopt.theirs.txt"))
+    }
+
     @Test func theDaemonsOwnFilesAreNeverCopied() throws {
         let scenario = try Scenario(.journalled)
         let own = RelativePath("ours.txt")
