@@ -28,14 +28,27 @@ final class WatchTable {
     /// Keyed by path, not wd: after an outbox is deleted and recreated, the library may
     /// still answer the old wd for its name, while events carry the new one.
     private var watches: [[UInt8]: (registration: Int, directory: RelativePath)] = [:]
-    /// Files seen by CREATE only (maybe `link()`ed in): checked again until written or settled.
-    private var pendingCreates: [RelativePath: (registration: Int, seen: Double)] = [:]
+    /// A file seen by CREATE only (maybe `link()`ed in), or listed in a directory that just
+    /// appeared: looked at again until it is closed after writing or has settled.
+    private struct PendingCreate {
+        var registration: Int
+        var seen: Double
+        /// When it is next looked at (each look opens it, which inotify reports back to us).
+        var checkAt: Double
+        /// Opens seen since, less their closes without writing: a writer that opened it after its
+        /// CREATE (`open(O_CREAT)` is CREATE then OPEN; `link()` is CREATE alone) still has it.
+        var opens = 0
+    }
+    private var pendingCreates: [RelativePath: PendingCreate] = [:]
     private var lostRoots: Set<Int> = []
     /// Lost outboxes whose recreation failed and has been reported (once per loss).
     private var unrecreatable: Set<Int> = []
 
+    /// A file seen by CREATE alone is first looked at this long after (seconds).
+    private static let pendingCheckAfter = 0.5
+
     private static let mask = UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO) | UInt32(IN_CREATE)
-        | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF)
+        | UInt32(IN_OPEN) | UInt32(IN_CLOSE_NOWRITE) | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF)
 
     private let logger: Logger
     private let clock: any Clock
@@ -93,8 +106,35 @@ final class WatchTable {
             }
             return false
         }
-        if announce { registration.handler(.directoryAppeared(directory)) }
+        if announce {
+            holdFiles(of: registration, in: directory)
+            registration.handler(.directoryAppeared(directory))
+        }
         return true
+    }
+
+    /// The files of a directory that appeared while we run were created before its watch, and a
+    /// producer may still be writing one: each waits as a pending create (ready once closed, or
+    /// once settled where no lease tells), as a file seen by CREATE alone does. Anything else is
+    /// passed on now, for the claimer to refuse with its reason.
+    private func holdFiles(of registration: Registration, in directory: RelativePath) {
+        var held = 0
+        DirectoryWalker(root: registration.root, logger: logger).walk(from: directory) { entry in
+            switch entry.kind {
+            case .directory?, nil:
+                break
+            case .regular?:
+                // Checked at the watcher's next turn: a closed file of ours goes on at once.
+                pendingCreates[entry.path] = PendingCreate(registration: registration.id, seen: clock.monotonic,
+                                                           checkAt: clock.monotonic)
+                held += 1
+            default:
+                registration.handler(.fileReady(entry.path))
+            }
+            return false
+        }
+        logger.log(.debug, "new directory; its files are claimed once closed",
+                   pairs: [("dir", directory.displayed(in: registration.root)), ("files", String(held))])
     }
 
     /// An outbox that vanished is recreated (mode 0750) and watched again, then rescanned.
@@ -179,6 +219,10 @@ final class WatchTable {
         if mask & (UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO)) != 0 {
             pendingCreates[path] = nil
             registration.handler(.fileReady(path))
+        } else if mask & UInt32(IN_OPEN) != 0 {
+            pendingCreates[path]?.opens += 1
+        } else if mask & UInt32(IN_CLOSE_NOWRITE) != 0 {
+            if let opens = pendingCreates[path]?.opens, opens > 0 { pendingCreates[path]?.opens = opens - 1 }
         } else if mask & UInt32(IN_CREATE) != 0 {
             // A symlink, FIFO, socket or device gets no CLOSE_WRITE: pass it on now (lstat only,
             // never opened) so the claimer refuses it with its one warning line. A hint: one gone
@@ -186,18 +230,21 @@ final class WatchTable {
             if let status = try? FileSystem.status(path, in: registration.root), status.kind != .regular {
                 registration.handler(.fileReady(path))
             } else {
-                pendingCreates[path] = (registration.id, clock.monotonic)
+                let now = clock.monotonic
+                pendingCreates[path] = PendingCreate(registration: registration.id, seen: now, checkAt: now + Self.pendingCheckAfter)
             }
         }
     }
 
     /// A file announced only by CREATE (e.g. `link()`, as sftp-server finishes uploads) is
     /// ready once nobody has it open for writing: a read lease succeeds only then. Where a
-    /// lease cannot be taken (not our file, not root), a file unchanged for 2 s counts as ready.
+    /// lease cannot be taken (not our file, not root), a file that nobody opened since its CREATE
+    /// (its writer's CLOSE_WRITE ends the wait anyway) and unchanged for 2 s counts as ready.
     func checkPendingCreates() {
         guard !pendingCreates.isEmpty else { return }
         let now = clock.monotonic
-        for (path, entry) in pendingCreates where now - entry.seen >= 0.5 {
+        for (path, entry) in pendingCreates where now >= entry.checkAt {
+            pendingCreates[path]?.checkAt = now + Self.pendingCheckAfter
             guard let registration = registrations[entry.registration] else { pendingCreates[path] = nil; continue }
             let fd: Int32
             do {
@@ -220,7 +267,7 @@ final class WatchTable {
                 _ = uploader_release_lease(fd)
                 ready = true
             } else if errno != EAGAIN && errno != EWOULDBLOCK {
-                ready = clock.now.timeIntervalSince(status.mtime) >= 2
+                ready = entry.opens == 0 && clock.now.timeIntervalSince(status.mtime) >= 2
             }
             if ready {
                 pendingCreates[path] = nil

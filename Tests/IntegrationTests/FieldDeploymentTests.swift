@@ -200,6 +200,60 @@ import Testing
         #expect(try stopDaemon(daemon).exitCode == 0)
     }
 
+    /// A producer makes a directory and a file in it, and is still writing that file when the
+    /// daemon, told of the directory, lists it: the file must wait until it is closed. Taken then,
+    /// another user's file is copied to make it ours, and what the producer wrote after the copy
+    /// would be lost. The daemon is stopped while the producer starts, so the listing meets the
+    /// open file every time.
+    @Test func aFileStillBeingWrittenInANewDirectoryIsTakenOnlyOnceClosed() throws {
+        let server = try FaultServer()
+        let field = try FieldDeployment()
+        try field.writeConfig(url: server.url("up/{path}"), extra: "recursive = yes")
+        let daemon = try field.startDaemon()
+        let writer = try SlowProducer(field, file: "cam3/f.bin", makingDirectory: "cam3")
+        daemon.send(SIGSTOP)
+        try writer.waitUntilFirstHalfWritten()
+        daemon.send(SIGCONT)
+        try waitUntil(timeout: 15, "the daemon to list cam3/ with f.bin open in it (daemon: \(daemon.stderrText()))") {
+            daemon.stderrText().contains("new directory; its files are claimed once closed dir=\(field.outbox)/cam3 files=1")
+        }
+        try writer.finish()
+        try expectOneUploadOfEveryByte(writer, field, server, daemon)
+    }
+
+    /// Another user's file, opened and written in part, then left open with nothing written for
+    /// longer than the 2 s after which a file announced by its CREATE alone counts as settled: it
+    /// was opened after its CREATE, so it waits for its close.
+    @Test func aWriterPausingForSecondsKeepsItsFileUntilItCloses() throws {
+        let server = try FaultServer()
+        let field = try FieldDeployment()
+        try field.writeConfig(url: server.url("up/{path}"))
+        let daemon = try field.startDaemon()
+        let writer = try SlowProducer(field, file: "slow.bin")
+        try writer.waitUntilFirstHalfWritten()
+        // Long enough for the settling rule, and for the watcher's turns (at least one a second) after it.
+        try waitUntil(timeout: 15, "slow.bin to be unchanged for 3.5 s, or taken") {
+            guard let written = try? FileManager.default.attributesOfItem(atPath: field.outbox + "/slow.bin")[.modificationDate] as? Date else {
+                return true
+            }
+            return field.exists("outbox/slow.bin.manifest.json") || Date().timeIntervalSince(written) > 3.5
+        }
+        #expect(field.exists("outbox/slow.bin") && !field.exists("outbox/slow.bin.manifest.json"), "not taken while open")
+        try writer.finish()
+        try expectOneUploadOfEveryByte(writer, field, server, daemon)
+    }
+
+    private func expectOneUploadOfEveryByte(_ writer: SlowProducer, _ field: FieldDeployment, _ server: FaultServer,
+                                            _ daemon: RunningProcess) throws {
+        try waitUntil(timeout: 30, "\(writer.file) in sent/ (daemon: \(daemon.stderrText()))") {
+            field.exists("sent/\(writer.file).manifest.json") && !field.exists("outbox/\(writer.file)")
+        }
+        let puts = try server.recorded().filter { $0.method == "PUT" && $0.path == "/up/" + writer.file }
+        #expect(puts.map(\.bodySHA256) == [writer.wholeSHA256], "one upload, of every byte the producer wrote")
+        #expect(try sha256(ofFile: field.spool + "/sent/" + writer.file) == writer.wholeSHA256)
+        #expect(try stopDaemon(daemon).exitCode == 0)
+    }
+
     @Test func anotherUsersFileTheServiceCannotReadFailsWithItsReason() throws {
         let server = try FaultServer()
         let field = try FieldDeployment()

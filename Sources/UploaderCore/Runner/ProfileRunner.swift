@@ -166,9 +166,9 @@ package final class ProfileRunner: Sendable {
             if !ignore.ignores(path) { loop.send(.found(spool.queuedFiles([path]))) }
         case .directoryAppeared(let path):
             if profile.recursive {
-                let scan = recovery.scanOutbox(path, atStartUp: false)
-                queueHooks(finishedBy: scan)
-                loop.send(.found(spool.queuedFiles(scan.files)))
+                // Its files come as `fileReady` once closed (the watcher holds them till then); the
+                // scan finishes the moves a crash cut in a directory moved in.
+                queueHooks(finishedBy: recovery.scanOutbox(path, atStartUp: false))
             } else if !ignore.ignores(path) {
                 loop.send(.directoriesIgnored([path]))
             }
