@@ -22,6 +22,9 @@ package final class ClaimedFile: @unchecked Sendable {
     /// (`contentChanged`). Older files cannot change unseen: any later write moves the mtime.
     package var writtenJustBefore = false
 
+    /// Another user's file we copied to make it ours: its original, kept until this copy is filed.
+    package var adoptedOriginal: FileAdoption.KeptOriginal?
+
     /// Coarser than the kernel's file time stamps ever are (one jiffy: 1–10 ms), with room for
     /// the lag between the coarse clock they come from and the wall clock.
     package static let timestampGranularity = 0.02

@@ -102,16 +102,21 @@ package struct Claimer: Sendable {
         }
         /// Another user's file we may not link becomes ours first (`FileAdoption`); nil to go on
         /// with `fd` and `status` (then the copy's), else how the claim ends.
+        var adoptedOriginal: FileAdoption.KeptOriginal?
         func adopt() -> Outcome? {
             do {
                 let recent = now.timeIntervalSince(status.mtime) < ClaimedFile.timestampGranularity
                 switch try FileAdoption(spool: spool).adoptIfNeeded(path, fd: fd, status: status, writtenJustBefore: recent) {
                 case .notNeeded:
                     return nil
-                case .adopted(let copy, let copyStatus):
+                case .adopted(let copy, let copyStatus, let original):
                     fs.close(fd)
                     (fd, status) = (copy, copyStatus)
+                    adoptedOriginal = original
                     logger.debug("another user's file copied to make it ours (its link is refused)", ["file": path.logSafe])
+                    return nil
+                case .copiedBefore(let original):
+                    adoptedOriginal = original
                     return nil
                 case .changed:
                     fs.close(fd)
@@ -158,6 +163,7 @@ package struct Claimer: Sendable {
                 if let ended = adopt() { return ended }
                 let claimed = ClaimedFile(path: path, fd: fd, status: status, manifest: manifest, fs: fs)
                 claimed.writtenJustBefore = now.timeIntervalSince(status.mtime) < ClaimedFile.timestampGranularity
+                claimed.adoptedOriginal = adoptedOriginal
                 return .ready(claimed)
             } else {
                 staleS3 = manifest.s3
@@ -198,6 +204,7 @@ package struct Claimer: Sendable {
             fresh.remote = staleTus.map { Manifest.Remote(url: $0.uploadURL, tus: $0) }
             let claimed = ClaimedFile(path: path, fd: fd, status: status, manifest: fresh, fs: fs)
             claimed.writtenJustBefore = now.timeIntervalSince(status.mtime) < ClaimedFile.timestampGranularity
+            claimed.adoptedOriginal = adoptedOriginal
             return .ready(claimed)
         } catch is CancellationFlag.Cancelled {
             fs.close(fd)

@@ -17,10 +17,13 @@ import UploaderConfig
 ///
 /// A producer still writing meanwhile is seen: the original's descriptor is checked before and
 /// after the swap, and a change swaps the names back (the original, with its new bytes, keeps
-/// its name) and the claim starts again. A crash between the swap and that check leaves the
-/// original under the hidden name; the start-up (`reconcileLeftover`) gives it its name back
-/// when it holds bytes our copy does not. Producers whose files are group-writable (umask 002)
-/// never need any of this: the service may link them.
+/// its name) and the claim starts again. A producer that still holds the file open writes on
+/// into the original, so it is kept under the hidden name until our copy is filed: a write seen
+/// then gives it its name back, and it is uploaded again (`KeptOriginal`), as our own file
+/// changed during its upload would be. A crash leaves the original under the hidden name; the
+/// start-up (`reconcileLeftover`) gives it its name back when it holds bytes our copy does not.
+/// Producers whose files are group-writable (umask 002) never need any of this: the service may
+/// link them.
 package struct FileAdoption: Sendable {
     package let spool: Spool
     private var fs: any SpoolFileSystem { spool.fs }
@@ -32,10 +35,41 @@ package struct FileAdoption: Sendable {
     package enum Outcome {
         /// Linkable as it is: nothing was done.
         case notNeeded
-        /// The outbox name now holds our copy: its open descriptor and fstat.
-        case adopted(fd: Int32, status: FileSystem.Status)
+        /// The outbox name now holds our copy: its open descriptor and fstat, and the original kept beside it.
+        case adopted(fd: Int32, status: FileSystem.Status, original: KeptOriginal)
+        /// Our copy, made by an earlier claim, whose original is still beside it as it was copied.
+        case copiedBefore(original: KeptOriginal)
         /// The file changed or was replaced meanwhile: claim it again.
         case changed
+    }
+
+    /// The producer's original of an adopted file, kept under `.upl-adopt.NAME` until our copy is
+    /// filed: a producer still holding it open writes there, not into our copy.
+    package struct KeptOriginal: Sendable {
+        /// The outbox, and the original's hidden name in it.
+        package let directory: String
+        package let leftover: RelativePath
+        /// What fstat said of the original when it was copied (the copy keeps its size and mtime).
+        package let status: FileSystem.Status
+
+        /// Nil while the original is as it was copied (or gone, or another file: nothing of the
+        /// producer's is then left to lose); else what changed.
+        package func change(_ fs: any SpoolFileSystem) -> String? {
+            // A hint: an original that cannot be looked at counts as unchanged, as a gone one does.
+            guard let now = try? fs.statusIfPresent(leftover, in: directory),
+                  now.inode == status.inode, now.device == status.device else { return nil }
+            guard now.size == status.size, now.mtimeNanos == status.mtimeNanos else {
+                return "another user's original was written to after it was copied (size \(status.size) → \(now.size))"
+            }
+            return nil
+        }
+
+        /// Once our copy is filed: the original goes, when it is still the one that was copied.
+        package func remove(_ fs: any SpoolFileSystem) throws {
+            guard let now = try fs.statusIfPresent(leftover, in: directory),
+                  now.inode == status.inode, now.device == status.device else { return }
+            try fs.unlink(leftover, in: directory)
+        }
     }
 
     /// `fd` and `status`: the claim's descriptor of the file at `path` and its fstat. The caller
@@ -45,10 +79,17 @@ package struct FileAdoption: Sendable {
     package func adoptIfNeeded(_ path: RelativePath, fd: Int32, status: FileSystem.Status,
                                writtenJustBefore: Bool = false) throws -> Outcome {
         let outbox = spool.paths.outbox
-        guard !fs.mayLink(path, in: outbox, status: status) else { return .notNeeded }
         let temp = Self.leftoverName(of: path)
-        // What an earlier try in this run left (it failed between its steps): settled first.
-        if fs.exists(temp, in: outbox) { try reconcileLeftover(temp) }
+        let ours = fs.mayLink(path, in: outbox, status: status)
+        if fs.exists(temp, in: outbox) {
+            if ours, let original = try keptOriginal(temp, of: status) { return .copiedBefore(original: original) }
+            // What an earlier try left, or an original written to since: settled first (the
+            // original may take its name back: then the claim starts again).
+            try reconcileLeftover(temp)
+            if ours { return sameFile(try? fs.status(path, in: outbox), status) ? .notNeeded : .changed }
+        } else if ours {
+            return .notNeeded
+        }
         try fs.copyFile(from: fd, status: status, to: temp, in: outbox)
         let copy = try fs.status(temp, in: outbox)
         // The outbox name gone (or unreadable) counts as changed: the claim that follows says which.
@@ -66,7 +107,6 @@ package struct FileAdoption: Sendable {
             try fs.unlink(temp, in: outbox)
             return .changed
         }
-        try fs.unlink(temp, in: outbox)
         try spool.syncDirectory(of: path, in: .outbox)
         let adopted = try fs.openForReading(path, in: outbox)
         // An fstat that fails counts as changed: the claim that follows opens the name again.
@@ -74,7 +114,24 @@ package struct FileAdoption: Sendable {
             fs.close(adopted)
             return .changed
         }
-        return .adopted(fd: adopted, status: now)
+        return .adopted(fd: adopted, status: now, original: KeptOriginal(directory: outbox, leftover: temp, status: status))
+    }
+
+    /// The producer's original beside our copy (`copy`: its fstat), when it still holds what was
+    /// copied: kept on while the copy is claimed again.
+    private func keptOriginal(_ leftover: RelativePath, of copy: FileSystem.Status) throws -> KeptOriginal? {
+        let outbox = spool.paths.outbox
+        let original = try fs.status(leftover, in: outbox)
+        guard !fs.mayLink(leftover, in: outbox, status: original), original.kind == .regular,
+              original.size == copy.size, original.mtimeNanos == copy.mtimeNanos else { return nil }
+        return KeptOriginal(directory: outbox, leftover: leftover, status: original)
+    }
+
+    /// Our copy came back to the outbox because its original changed (`KeptOriginal.change`): the
+    /// original, with the producer's newer bytes, takes its name back, to be claimed afresh.
+    package func giveBack(_ original: KeptOriginal) throws {
+        guard fs.exists(original.leftover, in: original.directory) else { return }
+        try reconcileLeftover(original.leftover)
     }
 
     static let leftoverPrefix = ".upl-adopt."
@@ -93,9 +150,9 @@ package struct FileAdoption: Sendable {
         return path.parent.map { $0.appending(name) } ?? name
     }
 
-    /// At start-up, what a crash left of an adoption: `leftover` is a `.upl-adopt.NAME`. Our own copy
-    /// (cut before the swap, or swapped back) goes. The producer's original (cut after the swap)
-    /// goes too when the outbox name holds its bytes or is gone (the producer removed it); when it
+    /// What an adoption left: `leftover` is a `.upl-adopt.NAME`. Our own copy (cut before the swap,
+    /// or swapped back) goes. The producer's original (kept after the swap, or cut there) goes too
+    /// when the outbox name holds its bytes or is gone (filed, or the producer removed it); when it
     /// holds other bytes — the producer wrote to the original after it was copied — the original
     /// takes its name back, and is claimed (and copied) afresh.
     package func reconcileLeftover(_ leftover: RelativePath) throws {

@@ -10,7 +10,8 @@ import UploaderConfig
 /// libinotifytools keeps global state, is not thread-safe and exposes no file descriptor,
 /// so exactly one thread owns it (with the `WatchTable` it keeps): registrations are queued
 /// to that thread, events are copied out of the library's buffer at once and handed to each
-/// outbox's handler.
+/// outbox's handler. The library's state is the process's: a second watcher in one process (tests
+/// make one each) waits in `start` until the first has stopped.
 package final class InotifyWatcher: Sendable {
     package typealias Handler = @Sendable (WatchEvent) -> Void
 
@@ -34,6 +35,9 @@ package final class InotifyWatcher: Sendable {
             return over
         }
     }
+
+    /// Held by the watcher thread that has libinotifytools, from its initialisation to its cleanup.
+    private static let library = DispatchSemaphore(value: 1)
 
     private let logger: Logger
     private let control = Mutex(Control())
@@ -102,6 +106,8 @@ package final class InotifyWatcher: Sendable {
 
     /// The watcher thread: it alone calls libinotifytools, and its table lives only here.
     private func run() {
+        Self.library.wait()
+        defer { Self.library.signal() }
         if inotifytools_initialize() == 0 {
             let error = "cannot initialise inotify: \(String(cString: strerror(inotifytools_error())))"
             control.withLock { $0.startError = error }

@@ -210,8 +210,8 @@ import Testing
         let field = try FieldDeployment()
         try field.writeConfig(url: server.url("up/{path}"), extra: "recursive = yes")
         let daemon = try field.startDaemon()
+        try daemon.pause()
         let writer = try SlowProducer(field, file: "cam3/f.bin", makingDirectory: "cam3")
-        daemon.send(SIGSTOP)
         try writer.waitUntilFirstHalfWritten()
         daemon.send(SIGCONT)
         try waitUntil(timeout: 15, "the daemon to list cam3/ with f.bin open in it (daemon: \(daemon.stderrText()))") {
@@ -241,6 +241,34 @@ import Testing
         #expect(field.exists("outbox/slow.bin") && !field.exists("outbox/slow.bin.manifest.json"), "not taken while open")
         try writer.finish()
         try expectOneUploadOfEveryByte(writer, field, server, daemon)
+    }
+
+    /// Another user's file found at start-up while its producer still has it open: it is copied
+    /// to make it ours, and the producer's next write goes into the original, which is kept beside
+    /// the copy. Seen when the copy is filed, that write gives the original its name back, and the
+    /// whole file is uploaded again.
+    @Test func aWriteIntoTheOriginalOfACopiedFileDuringItsUploadIsUploadedToo() throws {
+        let server = try FaultServer()
+        let field = try FieldDeployment()
+        try field.writeConfig(url: server.url("up/{path}"))
+        let writer = try SlowProducer(field, file: "open.bin")
+        try writer.waitUntilFirstHalfWritten()
+        try server.script([["stall_after_bytes": 0, "stall_seconds": 3]])
+        let daemon = try field.startDaemon()
+        try waitUntil(timeout: 15, "open.bin copied, its original kept beside it (daemon: \(daemon.stderrText()))") {
+            field.exists("outbox/.upl-adopt.open.bin") && field.exists("outbox/open.bin.manifest.json")
+                && (try? field.owner(field.outbox + "/open.bin").user) == FieldDeployment.service
+        }
+        try writer.finish()
+        try waitUntil(timeout: 30, "open.bin in sent/ (daemon: \(daemon.stderrText()))") {
+            field.exists("sent/open.bin.manifest.json") && !field.exists("outbox/open.bin")
+        }
+        let puts = try server.recorded().filter { $0.method == "PUT" && $0.path == "/up/open.bin" }
+        #expect(puts.last?.bodySHA256 == writer.wholeSHA256, "the last upload has every byte: \(puts.count) uploads")
+        #expect(try sha256(ofFile: field.spool + "/sent/open.bin") == writer.wholeSHA256)
+        #expect(!field.exists("outbox/.upl-adopt.open.bin"), "the original went once its copy was filed")
+        #expect(daemon.stderrText().contains("file changed after its upload; uploading it again"), "\(daemon.stderrText())")
+        #expect(try stopDaemon(daemon).exitCode == 0)
     }
 
     private func expectOneUploadOfEveryByte(_ writer: SlowProducer, _ field: FieldDeployment, _ server: FaultServer,

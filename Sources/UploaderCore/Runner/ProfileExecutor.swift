@@ -248,12 +248,16 @@ package final class ProfileExecutor: Sendable {
         do {
             // A file filed away must be the one that was sent: checked again once it has its new name
             // (and one the producer took away meanwhile is not filed at all).
-            let unchanged: (() -> String?)? = file.claimed.map { claimed in { claimed.uploadSource.changeSinceClaim() ?? claimed.contentChanged() } } ?? { nil }
+            let unchanged: (() -> String?)? = file.claimed.map { claimed in {
+                claimed.uploadSource.changeSinceClaim() ?? claimed.contentChanged() ?? claimed.adoptedOriginal?.change(claimed.fs)
+            } } ?? { nil }
             let target = try lifecycle.finish(path, manifest: manifest, to: area, unchanged: unchanged, recorded: recorded)
+            dropAdoptedOriginal(of: file.claimed)
             afterFiling(target, in: area, manifest: manifest)
             if case .retry(_, let due) = settlement { return .filed(area, target, retryDue: due) }
             return .filed(area, target, retryDue: nil)
         } catch let changed as FileLifecycle.ChangedDuringMove {
+            giveBackAdoptedOriginal(of: file.claimed, path)
             var again = original
             _ = again.settle(.changed(changed.change), facts: file.facts, now: clock.now)
             logger.warn("file changed after its upload; uploading it again", ["profile": profile.name, "file": path.logSafe,
@@ -266,6 +270,26 @@ package final class ProfileExecutor: Sendable {
             logger.error("cannot move file to \(area.rawValue)/; it stays in the outbox",
                          ["profile": profile.name, "file": path.logSafe, "error": "\(error)"])
             return .failed
+        }
+    }
+
+    /// Our copy of another user's file is filed: its original, kept meanwhile, goes (a leftover
+    /// the start-up settles if this fails).
+    private func dropAdoptedOriginal(of claimed: ClaimedFile?) {
+        guard let claimed, let original = claimed.adoptedOriginal else { return }
+        do { try original.remove(claimed.fs) } catch {
+            logger.warn("cannot remove the original of another user's file after its copy was filed",
+                        ["profile": profile.name, "file": original.leftover.logSafe, "error": "\(error)"])
+        }
+    }
+
+    /// Our copy came back to the outbox as changed: the producer's original takes the name back if
+    /// it holds newer bytes, and is claimed afresh.
+    private func giveBackAdoptedOriginal(of claimed: ClaimedFile?, _ path: RelativePath) {
+        guard let original = claimed?.adoptedOriginal else { return }
+        do { try FileAdoption(spool: spool).giveBack(original) } catch {
+            logger.warn("cannot give another user's original its name back; the start-up will",
+                        ["profile": profile.name, "file": path.logSafe, "error": "\(error)"])
         }
     }
 }

@@ -18,9 +18,11 @@ final class SlowProducer {
         wholeSHA256 = sha256(of: Data((Self.firstHalf + Self.secondHalf).utf8))
         go = field.tmp.path(".go-\(UUID().uuidString)")
         guard mkfifo(go, 0o666) == 0, chmod(go, 0o666) == 0 else { throw HarnessError("mkfifo \(go)") }
-        let mkdir = directory.map { "mkdir '\($0)' && " } ?? ""
+        // The directory group-writable (umask 002), as the service needs; the file 0644 (umask 022),
+        // so that the service may not link it.
+        let mkdir = directory.map { "umask 002 && mkdir '\($0)' && " } ?? ""
         process = try ProcessRunner.start(FieldDeployment.asUser(FieldDeployment.producer, [
-            "sh", "-c", "cd \"$0\" && umask 002 && \(mkdir)exec 3>\"$1\" && printf %s \"$2\" >&3 && read x < \"$3\" && printf %s \"$4\" >&3",
+            "sh", "-c", "cd \"$0\" && \(mkdir)umask 022 && exec 3>\"$1\" && printf %s \"$2\" >&3 && read x < \"$3\" && printf %s \"$4\" >&3",
             field.outbox, file, Self.firstHalf, go, Self.secondHalf,
         ]), outputDirectory: field.tmp.path)
     }

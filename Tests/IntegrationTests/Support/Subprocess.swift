@@ -187,6 +187,19 @@ final class RunningProcess: @unchecked Sendable {
         if isRunning { _ = Glibc.kill(pid, signal) }
     }
 
+    /// SIGSTOP, returned once every thread of the child is stopped (`/proc/PID/task/*/stat` say `T`).
+    func pause() throws {
+        send(SIGSTOP)
+        try waitUntil(timeout: 10, "process \(pid) to stop") {
+            let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")
+            return try tasks.allSatisfy { task in
+                let stat = try String(contentsOfFile: "/proc/\(pid)/task/\(task)/stat", encoding: .utf8)
+                // The state follows the command name, which is in parentheses and may hold spaces.
+                return stat[stat.range(of: ")", options: .backwards)!.upperBound...].dropFirst().first == "T"
+            }
+        }
+    }
+
     /// SIGTERM.
     func terminate() { send(SIGTERM) }
 
