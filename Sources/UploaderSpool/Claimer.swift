@@ -77,7 +77,7 @@ package struct Claimer: Sendable {
             opened = try fs.openForReading(path, in: outbox)
         } catch let error as SystemError {
             switch error.code {
-            case ENOENT: return vanished(path, now: now)  // its record may still need finishing (seed 9095)
+            case ENOENT: return vanished(path, now: now)  // its record may still need finishing
             case ELOOP: return .refused("symlink, never followed (swapped in after detection)")
             case ENXIO: return .refused("socket or device, not a regular file")
             case EACCES, EPERM, EIO: return .unreadable(error, freshManifest(path, status: seen, sha256: nil, now: now))
@@ -142,7 +142,7 @@ package struct Claimer: Sendable {
             } else if [.sent, .retry, .failed].contains(manifest.state) {
                 defer { fs.close(fd) }
                 // Sent content must still be the content filed: a producer writing in place while the
-                // file has both names would change the copy in sent/ too (simulator seed 3236).
+                // file has both names would change the copy in sent/ too.
                 let unchanged: (() -> String?)? = manifest.state != .sent ? nil : {
                     let now: FileSystem.Status
                     do { now = try fs.status(fd: fd, path: display) } catch { return "cannot stat it: \(error)" }
@@ -189,7 +189,7 @@ package struct Claimer: Sendable {
                 // The digest must be of the version whose size and mtime the record keeps (they make
                 // its id): a write between the fstat above and the end of the read leaves the new
                 // bytes under the old version's id, and the upload, seeing the new mtime, would send
-                // them again under another (simulator seed 41780).
+                // them again under another.
                 if round < Self.rehashRounds {
                     let after = try fs.status(fd: fd, path: display)
                     if after.size != status.size || after.mtimeNanos != status.mtimeNanos {
@@ -228,8 +228,8 @@ package struct Claimer: Sendable {
 
     /// The record's hash was taken within one clock tick of the file's last write (its claim came
     /// at once), and the bytes no longer hash to it: a same-size rewrite in that tick left size and
-    /// mtime as they were (simulator seed 30821: the first attempt found the destination down, the
-    /// next claim reused the record and sent the new bytes under the old digest). Only such
+    /// mtime as they were (were the first attempt to find the destination down, the next claim
+    /// would reuse the record and send the new bytes under the old digest). Only such
     /// records are hashed again; any later write moves the mtime.
     private func hashMayBeStale(_ manifest: Manifest, status: FileSystem.Status, fd: Int32, display: String,
                                 cancellation: CancellationFlag?) -> Bool {
@@ -259,13 +259,12 @@ package struct Claimer: Sendable {
               [.sent, .retry, .failed].contains(manifest.state),
               let stored = manifest.storedAs, let (area, target) = spool.resolveStoredAs(stored), area != .outbox else { return .vanished }
         guard fs.exists(target, in: spool.directory(area)) else {
-            // Removed by the producer during a move cut after the record's link (simulator seed
-            // 9483): the record's new name goes with the file, as its outbox name will.
+            // Removed by the producer during a move cut after the record's link: the record's new name goes with the file, as its outbox name will.
             dropStaleName(of: path, recordedAs: stored)
             return .vanished
         }
         do {
-            // Written to through its second name after its upload (simulator seed 3808): uploaded again.
+            // Written to through its second name after its upload: uploaded again.
             if try lifecycle.requeueIfChangedAfterUpload(path, manifest: manifest, in: area, as: target) {
                 return claim(path, now: now)
             }
@@ -319,13 +318,13 @@ package struct Claimer: Sendable {
         if let stored = manifest.storedAs, let (storedArea, storedPath) = spool.resolveStoredAs(stored), storedArea == area {
             let there = try fs.statusIfPresent(storedPath, in: dir)
             // Free, or already a name of this very file (the move was cut after its link) — known by
-            // the claim's descriptor, not by the outbox name a producer may remove right now (seed 6502).
+            // the claim's descriptor, not by the outbox name a producer may remove right now.
             if there == nil || (there?.inode == file.inode && there?.device == file.device) { target = storedPath }
         }
         var updated = manifest
         updated.storedAs = spool.storedAs(target, in: area)
         // The record must be durable in the outbox before the file gets a new name: a crash may
-        // have cut its write before the outbox fsync (simulator seed 6972).
+        // have cut its write before the outbox fsync.
         if updated != manifest {
             try spool.writeManifest(updated, for: path, in: .outbox, syncDirectory: true)
         } else {

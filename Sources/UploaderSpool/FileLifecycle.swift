@@ -174,7 +174,7 @@ package struct FileLifecycle: Sendable {
             let fileHere = fs.exists(move.path, in: outbox)
             if !fileHere && (move.live || !fs.exists(move.target, in: dest)) {
                 // The producer took the file away after its upload: a live move files nothing; nor
-                // does recovery when the file has no new name either (simulator seed 7464).
+                // does recovery when the file has no new name either.
                 throw ChangedDuringMove(change: "removed from the outbox")
             }
             try HookLedger(spool: spool).ensureMarker(for: move.manifest, at: move.target, in: move.area)
@@ -329,7 +329,7 @@ package struct FileLifecycle: Sendable {
 
     /// A record in retry/ whose file is in neither retry/ nor the outbox: a move into retry/ cut by
     /// a power cut that kept the record's new name and not the file's, the file then taken away by
-    /// its producer (simulator seed 4487). Nothing is left to send; the record is moved aside.
+    /// its producer. Nothing is left to send; the record is moved aside.
     package struct RecordWithoutFile: Error, CustomStringConvertible {
         package var path: String
         package var description: String { "\(path): the manifest is in retry/, its file is not" }
@@ -361,18 +361,18 @@ package struct FileLifecycle: Sendable {
             // The file may have left retry/ in a move back killed right after that unlink, before
             // the directory's fsync: its absence is made durable before its record goes, or without
             // a journal a power cut could bring the file back alone, an orphan beside the copy in
-            // the outbox that goes on to sent/ (simulator seed 95369).
+            // the outbox that goes on to sent/.
             try spool.syncDirectory(of: path, in: .retry)
         }
         // A move back cut short left its `queued` record (and maybe the file) in the outbox under
         // the same name: it is finished. A record of this file in a final state there belongs to a
         // move into retry/ cut before its last steps: that move is finished first, so the file
-        // leaves the outbox before it comes back (simulator seeds 1286, 891: without a journal the
-        // manifest's new name can persist while the file's does not, and a file still in the
-        // outbox under its old name would be claimed afresh). A different file under that name
+        // leaves the outbox before it comes back (without a journal the manifest's new name can
+        // persist while the file's does not, and a file still in the outbox under its old name
+        // would be claimed afresh). A different file under that name
         // (dropped since) is not this one: only the old record goes. A `queued` record here whose
         // file has left retry/ is a move back that got as far as the outbox, where a later attempt
-        // has since finished: a power cut brought the old record back (simulator seed 5203). It
+        // has since finished: a power cut brought the old record back. It
         // goes; the outbox's record is the file's, and its claim finishes whatever it records.
         var resumed = false
         if case .success(let there) = spool.readManifest(for: path, in: .outbox), there.id == manifest.id {
@@ -399,7 +399,7 @@ package struct FileLifecycle: Sendable {
             if resetBackoff { manifest.attemptsBeforeRetry = manifest.attempts.count }
             // Durable in retry/ before its outbox name exists: without a journal, a power cut could
             // otherwise keep the outbox's `queued` record and bring back the old `failed` one in
-            // retry/, which would then outlive its file there (simulator seed 932).
+            // retry/, which would then outlive its file there.
             try spool.writeManifest(manifest, for: path, in: .retry, syncDirectory: true)
             try makeDurableParents(of: target, in: .outbox)
             try link(Spool.manifestName(for: path), in: retryDir, to: Spool.manifestName(for: target), in: outbox)

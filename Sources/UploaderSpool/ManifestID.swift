@@ -12,7 +12,7 @@ import UploaderConfig
 /// is rewritten or replaced changes its hash (or inode), and so gets a new id. The ctime
 /// stays out when the content is hashed: our own moves (links into retry/ and back) change
 /// it, and a power cut can bring an older one back, which would give the same bytes a new
-/// key after the record of their upload was lost (simulator seed 3335). Unhashed, it is
+/// key after the record of their upload was lost. Unhashed, it is
 /// what tells a rewrite that kept size and mtime.
 package enum ManifestID {
     package static func derive(profile: String, path: RelativePath, status: FileSystem.Status, sha256: String?) -> String {

@@ -161,8 +161,8 @@ package struct Recovery: Sendable {
                         if ours {
                             // Step 4 was done, step 5 was not: the record is in place; this is its old name.
                             // A move cut before its fsync of `area` (kill -9) left those names unsynced:
-                            // made durable first, or a power cut could keep the record alone (seed 20261170);
-                            // so the removal of the file's outbox name (seed 6807).
+                            // made durable first, or a power cut could keep the record alone; so the
+                            // removal of the file's outbox name.
                             try lifecycle.dropOutboxRecord(of: file, manifest: manifest, movedTo: target, in: area)
                             return nil
                         }
