@@ -45,8 +45,8 @@ package struct WebDAVCollections: Sendable {
         }
         for collection in missing {
             if request.cancellation.isCancelled { return .failure(.cancelled(bytesSent: conflict.bytesSent, connected: true)) }
-            switch transport.send(Self.mkcol(collection.url, like: request)) {
-            case .success(let answer) where (200...299).contains(answer.status) || answer.status == 405:
+            switch makeCollection(collection, like: request, over: transport) {
+            case .success(let answer) where Self.isThere(answer.status):
                 known.insert(collection.url)
             case .success(let answer) where collection.fixed && Self.isRefusal(answer.status):
                 known.insert(collection.url)
@@ -63,6 +63,21 @@ package struct WebDAVCollections: Sendable {
         }
         return transport.send(request).mapError { Self.afterContact($0, bytesSent: 0) }
     }
+
+    /// The MKCOL of one collection. Another worker (or another client) making the same collection
+    /// at the same instant makes the server's mkdir fail, which Apache `mod_dav` answers `403`: an
+    /// answer that neither made it nor found it there is asked once more, and a collection made
+    /// meanwhile then answers `405`.
+    private func makeCollection(_ collection: Collection, like request: UploadRequest,
+                                over transport: any Transport) -> Result<UploadResponse, TransferFailure> {
+        let mkcol = Self.mkcol(collection.url, like: request)
+        let first = transport.send(mkcol)
+        guard case .success(let answer) = first, !Self.isThere(answer.status), !request.cancellation.isCancelled else { return first }
+        return transport.send(mkcol)
+    }
+
+    /// The collection is there: made now (2xx) or already (405).
+    private static func isThere(_ status: Int) -> Bool { (200...299).contains(status) || status == 405 }
 
     /// One collection of a file's URL: absolute URL and path (both ending in `/`), and whether
     /// it lies within the url's fixed part.

@@ -36,11 +36,10 @@ final class WebDAVCollectionTests: XCTestCase {
         for (name, hash) in expected {
             let manifest = try fx.manifest(name, in: fx.sent)
             XCTAssertEqual(manifest.state, .sent, name)
-            // One attempt each; under load, four workers making the same new collections at once
-            // have been seen to need a second (retryable) one: never a failure, never more.
-            XCTAssertLessThanOrEqual(manifest.attempts.count, 2,
-                                     "\(name): the 409, the MKCOLs and the PUT again are one attempt: \(manifest.attempts.map { "\($0.httpStatus.map(String.init) ?? "-") \($0.error ?? "")" })")
-            XCTAssertTrue(manifest.attempts.dropLast().allSatisfy { $0.retryable == true }, "\(name): \(manifest.attempts)")
+            // One attempt each, though four workers make the same new collections at once (the
+            // slower MKCOL of a pair is answered 403 by Apache, and asked again).
+            XCTAssertEqual(manifest.attempts.count, 1,
+                           "\(name): the 409, the MKCOLs and the PUT again are one attempt: \(manifest.attempts.map { "\($0.httpStatus.map(String.init) ?? "-") \($0.error ?? "")" })")
             XCTAssertEqual(manifest.remote?.httpStatus, 201, name)
             let path = try stored(manifest, on: apache)
             XCTAssertTrue(path.hasSuffix("/" + name), path)

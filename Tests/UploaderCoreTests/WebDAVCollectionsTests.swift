@@ -74,6 +74,18 @@ struct WebDAVCollectionsTests {
         #expect(server.trace == ["PUT /dav/2026-01-01/a/b/f.txt"])
     }
 
+    /// Two workers make the same new collection at once: Apache's mkdir fails for the slower one,
+    /// which it answers 403. Asked again, the collection is there (405), and the PUT goes in.
+    @Test func aMkcolThatLosesTheRaceToAnotherWorkerIsAskedAgainAndFindsTheCollection() throws {
+        let (dav, request, _) = try setUp()
+        let server = DAVScript(["PUT /dav/2026-01-01/a/b/f.txt": [409, 201], "MKCOL /dav/2026-01-01/a/": [403, 405]])
+        let response = try dav.send(request, over: server).get()
+        #expect(response.status == 201)
+        #expect(server.trace == ["PUT /dav/2026-01-01/a/b/f.txt", "MKCOL /dav/", "MKCOL /dav/2026-01-01/",
+                                 "MKCOL /dav/2026-01-01/a/", "MKCOL /dav/2026-01-01/a/", "MKCOL /dav/2026-01-01/a/b/",
+                                 "PUT /dav/2026-01-01/a/b/f.txt"])
+    }
+
     @Test func aRefusedMkcolEndsTheAttemptWithItsStatusClassifiedAsThePutsWouldBe() throws {
         let (dav, request, _) = try setUp()
         let server = DAVScript(["PUT /dav/2026-01-01/a/b/f.txt": [409], "MKCOL /dav/2026-01-01/": [403]])
@@ -82,7 +94,8 @@ struct WebDAVCollectionsTests {
         #expect(response.status == 403)
         #expect(HTTPStatus.describe(response.status, text: response.statusText) == "HTTP 403 Forbidden (MKCOL /dav/2026-01-01/)")
         #expect(response.bytesSent == 7, "the attempt's bytes are the PUT's")
-        #expect(server.trace == ["PUT /dav/2026-01-01/a/b/f.txt", "MKCOL /dav/", "MKCOL /dav/2026-01-01/"])
+        #expect(server.trace == ["PUT /dav/2026-01-01/a/b/f.txt", "MKCOL /dav/", "MKCOL /dav/2026-01-01/", "MKCOL /dav/2026-01-01/"],
+                "a refused MKCOL is asked once more before the attempt ends")
         guard case .rejected = Disposition.decide(result, now: Date()) else {
             Issue.record("403 on MKCOL is a refusal of our credentials, as on the PUT"); return
         }
