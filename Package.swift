@@ -5,9 +5,10 @@ import PackageDescription
 // the direction (docs/architecture.md):
 //   UploaderValues ← UploaderSupport ← UploaderConfig ← UploaderSpool, UploaderTransfer, UploaderWatch
 //   UploaderValues ← UploaderDecisions
-//   ← UploaderCore ← UploaderDaemon ← UploaderCommands ← uploader
+//   all of the above ← UploaderCore ← UploaderDaemon ← UploaderCommands ← uploader
 // UploaderDecisions, the pure transition function, depends on UploaderValues alone: no file
-// system, transport, watcher or thread module (`CoreFenceTests` holds that, and its sources).
+// system, transport, watcher or thread module. `CoreFenceTests` holds that list and the
+// sources of both, where the compiler does not (undeclared imports, libc via Foundation).
 let layers: [Target.Dependency] = ["UploaderValues", "UploaderSupport", "UploaderConfig", "UploaderSpool", "UploaderTransfer",
                                    "UploaderWatch", "UploaderDecisions", "UploaderCore", "UploaderDaemon", "UploaderCommands"]
 
