@@ -3,10 +3,14 @@ import PackageDescription
 
 // Layers, lowest first; each target may import only those below it, and the compiler holds
 // the direction (docs/architecture.md):
-//   UploaderSupport ← UploaderConfig ← UploaderSpool, UploaderTransfer, UploaderWatch
-//   ← UploaderCore ← UploaderDaemon ← UploaderCommands ← uploader
-let layers: [Target.Dependency] = ["UploaderSupport", "UploaderConfig", "UploaderSpool", "UploaderTransfer", "UploaderWatch",
-                                   "UploaderCore", "UploaderDaemon", "UploaderCommands"]
+//   UploaderValues ← UploaderSupport ← UploaderConfig ← UploaderSpool, UploaderTransfer, UploaderWatch
+//   UploaderValues ← UploaderDecisions
+//   all of the above ← UploaderCore ← UploaderDaemon ← UploaderCommands ← uploader
+// UploaderDecisions, the pure transition function, depends on UploaderValues alone: no file
+// system, transport, watcher or thread module. `CoreFenceTests` holds that list and the
+// sources of both, where the compiler does not (undeclared imports, libc via Foundation).
+let layers: [Target.Dependency] = ["UploaderValues", "UploaderSupport", "UploaderConfig", "UploaderSpool", "UploaderTransfer",
+                                   "UploaderWatch", "UploaderDecisions", "UploaderCore", "UploaderDaemon", "UploaderCommands"]
 
 let package = Package(
     name: "uploader",
@@ -30,8 +34,11 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
         .target(name: "CSysShims"),
-        /// File system, paths, logger, clock, SHA-256, mailbox: what every layer uses.
-        .target(name: "UploaderSupport", dependencies: ["COpenSSL", "CSysShims"]),
+        /// Values only, no I/O: paths, timestamps, log levels, upload order and windows, the
+        /// manifest as a record, where a file sits, a route lookup's answer.
+        .target(name: "UploaderValues"),
+        /// File system, logger, clock, SHA-256, mailbox: what every layer uses (re-exports the values).
+        .target(name: "UploaderSupport", dependencies: ["UploaderValues", "COpenSSL", "CSysShims"]),
         /// uploader.conf → typed `Profile` values.
         .target(name: "UploaderConfig", dependencies: ["UploaderSupport"]),
         /// Manifests, claims, the durable moves, recovery, census, the spool lock.
@@ -40,9 +47,13 @@ let package = Package(
         .target(name: "UploaderTransfer", dependencies: ["UploaderSupport", "UploaderConfig", "CCurl", "CSysShims"]),
         /// inotify on one thread.
         .target(name: "UploaderWatch", dependencies: ["UploaderSupport", "UploaderConfig", "CInotifyTools"]),
-        /// The transition function, the owner of each profile, the executor, hooks.
+        /// The pure transition function (`ProfileCore.step`) and what it decides with: values in,
+        /// values out. Only value targets here; `CoreFenceTests` fails on anything else.
+        .target(name: "UploaderDecisions", dependencies: ["UploaderValues"]),
+        /// The owner of each profile, the executor, hooks: they carry the decisions out.
         .target(name: "UploaderCore",
-                dependencies: ["UploaderSupport", "UploaderConfig", "UploaderSpool", "UploaderTransfer", "UploaderWatch"]),
+                dependencies: ["UploaderSupport", "UploaderConfig", "UploaderSpool", "UploaderTransfer", "UploaderWatch",
+                               "UploaderDecisions"]),
         /// The process: profiles started and stopped, signals, reload, state file, metrics, systemd.
         .target(name: "UploaderDaemon",
                 dependencies: ["UploaderSupport", "UploaderConfig", "UploaderSpool", "UploaderTransfer", "UploaderWatch", "UploaderCore"]),

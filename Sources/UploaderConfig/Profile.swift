@@ -133,8 +133,6 @@ package enum DigestMode: String, Sendable, CaseIterable { case sha256, none }
 /// `after_send`: `keep` leaves a delivered file and its manifest in sent/ (for `keep_sent` and
 /// `keep_sent_bytes` to prune); `delete` removes both once the move and the `on_sent` hook are done.
 package enum AfterSend: String, Sendable, CaseIterable { case keep, delete }
-/// `order`: by modification time (ties by name) or by size.
-package enum UploadOrder: String, Sendable, CaseIterable { case oldest, newest, smallest, largest }
 
 /// A `form.NAME` or `header.NAME` entry whose value is a template.
 package struct TemplatedField: Sendable {

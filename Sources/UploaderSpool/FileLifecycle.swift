@@ -423,12 +423,3 @@ package struct FileLifecycle: Sendable {
         return target
     }
 }
-
-extension Manifest {
-    /// Gives an attempt that has no end (cut by a crash or our shutdown) its end, marked interrupted.
-    package mutating func closeOpenAttempt(at date: Date, interrupted: Bool) {
-        guard let index = attempts.indices.last, attempts[index].endedAt == nil else { return }
-        attempts[index].endedAt = Timestamp.format(date)
-        if interrupted { attempts[index].interrupted = true }
-    }
-}

@@ -7,8 +7,8 @@ import UploaderConfig
 package struct Spool: Sendable {
     package static let manifestSuffix = ".manifest.json"
 
-    /// The three directories a file can sit in.
-    package enum Area: String, Sendable { case outbox, sent, retry }
+    /// The three directories a file can sit in (`SpoolArea`, a value the core decides with).
+    package typealias Area = SpoolArea
 
     package let paths: SpoolPaths
     /// Every file-system call of the spool's code goes through this (the kernel, or a simulated disk).

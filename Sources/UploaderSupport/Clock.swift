@@ -28,22 +28,6 @@ extension Clock {
     package func sleep(until deadline: Double) { _ = wait(for: nil, until: deadline) }
 }
 
-/// One moment, as both clocks read it.
-package struct Instant: Sendable, Equatable {
-    package var wall: Date
-    package var mono: Double
-
-    package init(wall: Date, mono: Double) {
-        self.wall = wall
-        self.mono = mono
-    }
-
-    /// The same moment `seconds` later on both clocks.
-    package func adding(_ seconds: Double) -> Instant {
-        Instant(wall: wall.addingTimeInterval(seconds), mono: mono + seconds)
-    }
-}
-
 /// The real clocks: `Date()` and `CLOCK_MONOTONIC`.
 package struct SystemClock: Clock {
     package init() {}

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import UploaderValues
 @testable import UploaderSpool
 @testable import UploaderCore
 @testable import UploaderDaemon

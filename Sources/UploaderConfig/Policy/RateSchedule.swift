@@ -1,4 +1,5 @@
 import Foundation
+import UploaderValues
 
 /// `max_rate`: one cap all day, or a timetable of caps by local time as rclone's `--bwlimit`
 /// (`08:00,512KiB 18:00,10MiB 23:00,off`): each entry holds from its time to the next one's,

@@ -122,7 +122,7 @@ package final class ProfileRunner: Sendable {
         // The daemon's first pass runs on the timer's thread (a sent/ of a million files takes
         // a second or two to walk); `run --once` prunes before it starts, as it always did.
         if mode == .once { retention.sweep(now: clock.now) }
-        let state = ProfileState(onceCutoff: mode == .once ? started : nil)
+        let state = ProfileState(seed: UInt64.random(in: .min ... .max), onceCutoff: mode == .once ? started : nil)
         loop.send(.recovered(files: spool.queuedFiles(retryScan.requeued + scan.files),
                              retries: (retryScan.due + scan.retries).map { RetryEntry(path: $0.path, due: $0.at) },
                              ignoredDirectories: scan.directoriesIgnored.filter { !ignore.ignores($0) }))

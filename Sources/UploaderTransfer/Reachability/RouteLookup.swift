@@ -4,13 +4,6 @@ import Foundation
 import UploaderSupport
 import UploaderConfig
 
-/// What a route lookup found: the interface the kernel's route to the destination leaves by,
-/// or why it could not tell (no address, no route).
-package enum RouteReport: Sendable, Equatable {
-    case via(String)
-    case unknown(String)
-}
-
 /// Which interface the route to the destination leaves by: the seam `interfaces` is checked
 /// through (the kernel in production, a script in tests).
 package protocol RouteLookup: Sendable {

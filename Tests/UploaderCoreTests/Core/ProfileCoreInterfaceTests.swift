@@ -3,6 +3,7 @@ import Testing
 @testable import UploaderSupport
 @testable import UploaderConfig
 @testable import UploaderTransfer
+@testable import UploaderDecisions
 @testable import UploaderCore
 
 /// `interfaces`: a route by an interface not in the list pauses the profile as an outage does

@@ -3,6 +3,7 @@ import Testing
 @testable import UploaderSupport
 @testable import UploaderConfig
 @testable import UploaderTransfer
+@testable import UploaderDecisions
 @testable import UploaderCore
 
 /// `upload_window`: outside every window nothing starts, uploads in flight run to their end,

@@ -1,6 +1,4 @@
-import Foundation
-import UploaderSupport
-import UploaderConfig
+import UploaderValues
 
 /// A file the owner is told about, with what one cheap `lstat` said of it: the facts `order`
 /// sorts by, gathered by the sender (watcher thread, start-up scan, move-back job) so the

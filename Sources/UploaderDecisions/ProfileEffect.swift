@@ -1,9 +1,5 @@
 import Foundation
-import UploaderSupport
-import UploaderConfig
-import UploaderSpool
-import UploaderTransfer
-import UploaderWatch
+import UploaderValues
 
 /// What the owner asks to be done after a transition. The runner performs each one (file
 /// system, network, processes, log) and reports back with a `ProfileEvent`.

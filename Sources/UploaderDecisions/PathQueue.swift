@@ -1,8 +1,4 @@
-import UploaderSupport
-import UploaderConfig
-import UploaderSpool
-import UploaderTransfer
-import UploaderWatch
+import UploaderValues
 
 /// The line of files waiting to be claimed, smallest rank first (ties by path): a binary heap,
 /// so a backlog of 100,000 files costs O(log n) per file and never a full sort before the first

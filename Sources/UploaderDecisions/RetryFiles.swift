@@ -1,5 +1,5 @@
 import Foundation
-import UploaderSupport
+import UploaderValues
 
 /// Every file in retry/ the owner knows, with its one stage (`RetryStage`), and the earliest due
 /// time kept at hand: the owner asks for it after every event, and a scan of every entry each time

@@ -1,9 +1,5 @@
 import Foundation
-import UploaderSupport
-import UploaderConfig
-import UploaderSpool
-import UploaderTransfer
-import UploaderWatch
+import UploaderValues
 
 /// After an upload job: what becomes of the file, what is counted and logged.
 extension Transition {

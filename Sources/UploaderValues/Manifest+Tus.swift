@@ -1,6 +1,3 @@
-import UploaderSupport
-import UploaderConfig
-
 /// A tus upload in progress, kept in the manifest's `remote` object (`upload_url`, `offset`,
 /// `file_size`, `file_mtime`) so a crash or an offline spell resumes it with a HEAD instead of
 /// starting over. Written before the first byte is sent and after each accepted PATCH.

@@ -1,9 +1,5 @@
 import Foundation
-import UploaderSupport
-import UploaderConfig
-import UploaderSpool
-import UploaderTransfer
-import UploaderWatch
+import UploaderValues
 
 /// Everything one profile's owner knows, as a value: the queue, the files at each step, the
 /// retry schedule, reachability and the pause it implies, the stop in progress, the totals.
@@ -69,7 +65,8 @@ package struct ProfileState: Sendable, Equatable {
     package var graceOver = false
     package var random: SplitMix64
 
-    package init(seed: UInt64 = UInt64.random(in: .min ... .max), onceCutoff: Date? = nil) {
+    /// `seed` starts the generator backoff jitter is drawn from: the runner draws it, the core never does.
+    package init(seed: UInt64, onceCutoff: Date? = nil) {
         random = SplitMix64(seed: seed)
         self.onceCutoff = onceCutoff
     }

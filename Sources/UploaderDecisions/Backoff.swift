@@ -1,6 +1,5 @@
 import Foundation
-import UploaderSupport
-import UploaderConfig
+import UploaderValues
 
 /// How long a file waits before its next attempt: exponential backoff with full jitter.
 ///
@@ -11,7 +10,7 @@ package enum Backoff {
     /// is given: that wins, capped by `max`. `n` is the attempt that just failed (1-based).
     package static func delay(forAttempt n: Int, base: TimeInterval, max cap: TimeInterval,
                               retryAfter: TimeInterval? = nil,
-                              random: (ClosedRange<Double>) -> Double = { Double.random(in: $0) }) -> TimeInterval {
+                              random: (ClosedRange<Double>) -> Double) -> TimeInterval {
         if let retryAfter { return min(cap, Swift.max(0, retryAfter)) }
         let exponent = Double(min(Swift.max(n, 1) - 1, 62))
         let window = min(cap, base * pow(2, exponent))

@@ -1,9 +1,5 @@
 import Foundation
-import UploaderSupport
-import UploaderConfig
-import UploaderSpool
-import UploaderTransfer
-import UploaderWatch
+import UploaderValues
 
 /// How each `Settlement` edits a manifest: the record written before the file is moved
 /// (or left queued). Pure, so the record of every outcome is tested without a spool.
@@ -20,7 +16,7 @@ extension Manifest {
     }
 
     /// Applies `settlement`; returns where the file goes next (nil: it stays queued in the outbox).
-    package mutating func settle(_ settlement: Settlement, facts: AttemptFacts, now: Date) -> Spool.Area? {
+    package mutating func settle(_ settlement: Settlement, facts: AttemptFacts, now: Date) -> SpoolArea? {
         switch settlement {
         case .sent(let at):
             endAttempt(facts, at: now, error: nil, retryable: nil)

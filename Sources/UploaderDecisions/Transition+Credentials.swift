@@ -1,8 +1,4 @@
-import Foundation
-import UploaderSupport
-import UploaderConfig
-import UploaderSpool
-import UploaderTransfer
+import UploaderValues
 
 extension ProfileState {
     /// Whether the destination takes our credentials (DESIGN §12 "Rejected"). As with

@@ -1,5 +1,4 @@
 import Foundation
-import UploaderSupport
 
 /// The manifest's `hooks` list (DESIGN §9): the final-state manifest names the hook due, and
 /// each run of it is recorded there — its start before the command is spawned, its end and exit

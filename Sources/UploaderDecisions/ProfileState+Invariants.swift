@@ -1,5 +1,5 @@
 import Foundation
-import UploaderSupport
+import UploaderValues
 
 /// What must hold of a profile's state after every step. Debug builds check it at the end of each
 /// `ProfileCore.step` (so every core test and the simulator do); release builds never call it. A

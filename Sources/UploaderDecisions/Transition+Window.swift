@@ -1,6 +1,4 @@
-import Foundation
-import UploaderSupport
-import UploaderConfig
+import UploaderValues
 
 extension ProfileState {
     /// Whether uploads (and the claims ahead of them) may start: online, the route leaves by an

@@ -1,5 +1,5 @@
 import Foundation
-import UploaderSupport
+import UploaderValues
 
 /// Where one file of the outbox stands for its profile's owner: every file the owner knows has
 /// exactly one of these (`FileStages`), so a file can be neither in two steps at once nor in a step

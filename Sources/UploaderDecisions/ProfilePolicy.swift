@@ -1,12 +1,9 @@
 import Foundation
-import UploaderSupport
-import UploaderConfig
-import UploaderSpool
-import UploaderTransfer
-import UploaderWatch
+import UploaderValues
 
 /// The settings the transition function decides with: a profile's limits and timings,
-/// taken from its config once, so the core never reads a `Profile` itself.
+/// taken from its config once (`ProfilePolicy(profile:mode:)`, beside the runner), so the core
+/// never reads a `Profile` itself.
 package struct ProfilePolicy: Sendable, Equatable {
     /// `run` keeps going; `run --once` drains and stops at the first sign of an unreachable destination.
     package enum Mode: Sendable, Equatable { case daemon, once }
@@ -34,8 +31,9 @@ package struct ProfilePolicy: Sendable, Equatable {
     package var order: UploadOrder = .oldest
     /// When uploads may start (`upload_window`), in `timeZone`'s local time.
     package var windows = UploadWindows()
-    /// The zone local times are read in: the machine's, or a test's.
-    package var timeZone: TimeZone = .current
+    /// The zone local times are read in: the machine's (`ProfilePolicy(profile:mode:)` reads it,
+    /// the core never does), or a test's; UTC until set.
+    package var timeZone: TimeZone = .gmt
     /// Interfaces the route to the destination may leave by (`interfaces`); empty = any.
     package var interfaces: Set<String> = []
 
@@ -46,15 +44,6 @@ package struct ProfilePolicy: Sendable, Equatable {
         self.maxAttempts = maxAttempts
         self.backoff = backoff
         self.maxBackoff = maxBackoff
-    }
-
-    package init(profile: Profile, mode: Mode, timeZone: TimeZone = .current) {
-        self.init(mode: mode, concurrency: profile.concurrency, claimAhead: max(16, profile.concurrency),
-                  maxAttempts: profile.maxAttempts, backoff: profile.backoff, maxBackoff: profile.maxBackoff)
-        order = profile.order
-        windows = profile.uploadWindows
-        self.timeZone = timeZone
-        interfaces = Set(profile.interfaces)
     }
 
     /// How long to wait before the next probe after `offlineFor` seconds offline.

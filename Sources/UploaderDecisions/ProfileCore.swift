@@ -1,9 +1,5 @@
 import Foundation
-import UploaderSupport
-import UploaderConfig
-import UploaderSpool
-import UploaderTransfer
-import UploaderWatch
+import UploaderValues
 
 /// The pure transition function of a profile: `(state, event, policy, now) → (state', effects)`.
 ///

@@ -1,6 +1,4 @@
 import Foundation
-import UploaderSupport
-import UploaderConfig
 
 /// The JSON sidecar `NAME.manifest.json`: the durable record of one file's upload.
 ///
@@ -121,6 +119,13 @@ package struct Manifest: Decodable, Sendable, Equatable {
     /// credentials the destination refused, do not).
     package var countedAttempts: Int {
         attempts.dropFirst(min(attemptsBeforeRetry ?? 0, attempts.count)).filter { $0.interrupted != true && $0.rejected != true }.count
+    }
+
+    /// Gives an attempt that has no end (cut by a crash or our shutdown) its end, marked interrupted.
+    package mutating func closeOpenAttempt(at date: Date, interrupted: Bool) {
+        guard let index = attempts.indices.last, attempts[index].endedAt == nil else { return }
+        attempts[index].endedAt = Timestamp.format(date)
+        if interrupted { attempts[index].interrupted = true }
     }
 
     enum CodingKeys: String, CodingKey {

@@ -1,4 +1,4 @@
-import UploaderSupport
+import UploaderValues
 
 /// Every outbox file a profile's owner knows, with its one stage, and the indexes the transitions
 /// read kept beside the map: the line (`waiting`), the claimed files in order (`ready`), the slots,

@@ -1,9 +1,4 @@
-import Foundation
-import UploaderSupport
-import UploaderConfig
-import UploaderSpool
-import UploaderTransfer
-import UploaderWatch
+import UploaderValues
 
 /// Reachability: one outage is one log line, one backoff sequence of probes, and one pause,
 /// whatever the number of workers that ran into it.

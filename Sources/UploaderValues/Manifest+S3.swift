@@ -1,6 +1,3 @@
-import UploaderSupport
-import UploaderConfig
-
 /// The manifest's `s3` object: a multipart upload in progress, so a crash or an offline spell
 /// resumes it instead of starting over. Present only while a multipart upload is open.
 /// (The transfer layer's own view of it is `S3MultipartProgress`; the runner converts.)

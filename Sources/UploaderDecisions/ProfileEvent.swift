@@ -1,9 +1,5 @@
 import Foundation
-import UploaderSupport
-import UploaderConfig
-import UploaderSpool
-import UploaderTransfer
-import UploaderWatch
+import UploaderValues
 
 /// Everything that can happen to a profile, as the one owner hears of it. Watcher, workers,
 /// prober, netlink, signals and timers only ever send these; none of them changes state.
@@ -138,7 +134,7 @@ package struct AttemptReport: Sendable, Equatable {
 /// What a settle job did.
 package enum SettleReport: Sendable, Equatable {
     /// Filed away into sent/ or retry/ under this path; `retryDue` when it waits in retry/.
-    case filed(Spool.Area, RelativePath, retryDue: Date?)
+    case filed(SpoolArea, RelativePath, retryDue: Date?)
     /// Back in the outbox as queued.
     case requeued
     /// The move failed (logged by the job); the file stays in the outbox.

@@ -1,7 +1,4 @@
-import Foundation
-import UploaderSupport
-import UploaderConfig
-import UploaderTransfer
+import UploaderValues
 
 /// `interfaces`: the kernel's route to the destination must leave by an allowed interface.
 /// A route elsewhere pauses the profile as an outage does (uploads in flight aborted, no
