@@ -28,6 +28,8 @@ package enum Plant: String, CaseIterable, Sendable {
     case shortManifestWrite = "short-manifest-write"
     /// A cancelled upload whose connection is not closed: the job returns, but its request stays
     /// under way at the server, and the file's next upload runs beside it (`neverTwoUploadsAtOnce`).
+    /// Jobs themselves run one at a time here, so this invariant sees only a request that outlives
+    /// its job; two uploads of one file in two concurrent jobs wait for a concurrent simulator.
     case cancelLeavesRequest = "cancel-leaves-request"
     /// A 5xx taken for success: the transport reports 201 for a 503 the server answered without
     /// keeping the body (`sentOnlyWithExactBytes`).
