@@ -126,8 +126,8 @@ extension Simulation {
                   last.endedAt == nil, let started = Timestamp.parse(last.startedAt) else { return false }
             return started >= process.bootedAt
         }
-        if open.count > process.policy.concurrency {
-            fail(.recordsWithinSlots, "\(open.count) records say uploading with \(process.policy.concurrency) slots: \(open.sorted())")
+        if open.count > process.configured.concurrency {
+            fail(.recordsWithinSlots, "\(open.count) records say uploading with \(process.configured.concurrency) slots: \(open.sorted())")
         }
     }
 
@@ -140,10 +140,11 @@ extension Simulation {
         guard let first = s.files.ready.first else { return }
         let waitsForBetterClaim = s.files.claimsAhead.keys.contains { key($0) < key(first) }
         // Nor while as many records as slots still say `uploading` (a settle is rewriting one).
-        let waitsForARecord = s.files.openRecords >= process.policy.concurrency
+        let slots = process.configured.concurrency
+        let waitsForARecord = s.files.openRecords >= slots
         if s.mayStart(process.policy), s.phase == .running, !s.closed, !waitsForBetterClaim, !waitsForARecord,
-           s.files.slots.count < process.policy.concurrency {
-            fail(.onlineMeansWorking, "online with \(s.files.slots.count) of \(process.policy.concurrency) slots busy and \(s.files.ready.count) claimed files waiting")
+           s.files.slots.count < slots {
+            fail(.onlineMeansWorking, "online with \(s.files.slots.count) of \(slots) slots busy and \(s.files.ready.count) claimed files waiting")
         }
     }
 

@@ -13,7 +13,11 @@ final class SimProcess: @unchecked Sendable {
     // Used by the simulator's thread, and by job threads only while they hold the baton.
     let view: ProcessView
     let scheduler: SimJobQueue
+    /// The policy the core and the executor are given.
     let policy: ProfilePolicy
+    /// The policy as configured, which the invariants hold the process to (a planted bug may
+    /// give the core another).
+    let configured: ProfilePolicy
     let spool: Spool
     let lifecycle: FileLifecycle
     var executor: ProfileExecutor!
@@ -28,19 +32,28 @@ final class SimProcess: @unchecked Sendable {
     var bootedAt: Date = .distantPast
 
     init(disk: SimDisk, server: SimServer, choices: ChoiceSource, profile: Profile, clock: SimClock, logger: Logger,
-         silentResend: Bool, seed: UInt64, claimAhead: Int) {
+         plant: Plant?, boot: Int, seed: UInt64, claimAhead: Int) {
         scheduler = SimJobQueue()
         view = ProcessView(disk: disk, scheduler: scheduler)
         var policy = ProfilePolicy(profile: profile, mode: .daemon)
         policy.claimAhead = claimAhead
+        configured = policy
+        switch plant {
+        case .oneSlotShort?: policy.concurrency = max(1, policy.concurrency - 1)
+        case .oneSlotExtra?: policy.concurrency += 1
+        case .maxAttemptsPlusTwo?: policy.maxAttempts += 2
+        default: break
+        }
         self.policy = policy
+        var fs: any SpoolFileSystem = view
+        if let plant, plant.wrapsFileSystem { fs = PlantedFileSystem(inner: view, plant: plant, paths: profile.spool, boot: boot) }
         // Temporary names counted from the seed, so a run replays exactly.
-        spool = Spool(paths: profile.spool, fs: view, temporaries: TemporaryNames(start: seed >> 8))
+        spool = Spool(paths: profile.spool, fs: fs, temporaries: TemporaryNames(start: seed >> 8))
         lifecycle = FileLifecycle(spool: spool, logger: logger)
         state = ProfileState(seed: seed)
         let view = self.view, scheduler = self.scheduler
         scheduler.makeTransport = {
-            SimTransport(server: server, choices: choices, disk: view, scheduler: scheduler, silentResend: silentResend)
+            SimTransport(server: server, choices: choices, disk: view, scheduler: scheduler, plant: plant)
         }
         let claimer = Claimer(spool: spool, profileName: profile.name, digest: profile.digest, mimeTypes: MimeTypes(byExtension: [:]),
                               lifecycle: lifecycle, logger: logger)

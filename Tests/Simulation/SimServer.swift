@@ -29,6 +29,8 @@ final class SimServer: @unchecked Sendable {
     var reachable = true
     /// After the faults: every request succeeds (the liveness phase).
     var healed = false
+    /// The size of the last body a request began to send (the planted `connectFailureAsReset` reports it again).
+    var lastBodySize: Int64?
 
     func begin(_ id: String) {
         open[id, default: 0] += 1
@@ -64,15 +66,15 @@ final class SimTransport: Transport {
     let choices: ChoiceSource
     let disk: ProcessView
     let scheduler: SimJobQueue
-    /// The simulation's planted-bug switch: libcurl's silent re-send on a dead kept-alive connection.
-    let silentResend: Bool
+    /// The planted bug, if any (the transport's and the server's plants live here).
+    let plant: Plant?
 
-    init(server: SimServer, choices: ChoiceSource, disk: ProcessView, scheduler: SimJobQueue, silentResend: Bool) {
+    init(server: SimServer, choices: ChoiceSource, disk: ProcessView, scheduler: SimJobQueue, plant: Plant?) {
         self.server = server
         self.choices = choices
         self.disk = disk
         self.scheduler = scheduler
-        self.silentResend = silentResend
+        self.plant = plant
     }
 
     /// What the server does with one request (index 0, what shrinking falls back to, is success).
@@ -87,10 +89,18 @@ final class SimTransport: Transport {
         scheduler.requestLeaves()
         scheduler.yield()
         if request.cancellation.isCancelled { return .failure(.cancelled(bytesSent: 0, connected: false)) }
-        guard server.reachable, !disk.dead else { return .failure(.unreachable("connect to destination: Connection refused")) }
+        guard server.reachable, !disk.dead else {
+            if plant == .connectFailureAsReset, let previous = server.lastBodySize {
+                // The planted bug: the refused connect reported with the previous transfer's byte count.
+                return .failure(.broken("Connection reset by peer", bytesSent: previous))
+            }
+            return .failure(.unreachable("connect to destination: Connection refused"))
+        }
         guard let body = readBody(request.body) else { return .failure(.localRead("read: Input/output error")) }
         server.begin(id)
-        defer { server.end(id) }
+        server.lastBodySize = Int64(body.count)
+        var leftRunning = false
+        defer { if !leftRunning { server.end(id) } }
         let answer = server.healed ? .created : Answer(rawValue: choices.pick(Self.weights))!
         // Half of the body is on the wire: the network, the process or a cancel may strike here.
         scheduler.yield()
@@ -99,6 +109,8 @@ final class SimTransport: Transport {
             return .failure(.broken("process died", bytesSent: Int64(body.count / 2)))
         }
         if request.cancellation.isCancelled {
+            // The planted bug: the connection is not closed, so the server goes on receiving.
+            leftRunning = plant == .cancelLeavesRequest
             server.record(SimServer.Request(id: id, bytes: Array(body.prefix(body.count / 2)), kept: false, status: nil))
             return .failure(.cancelled(bytesSent: Int64(body.count / 2), connected: true))
         }
@@ -117,6 +129,10 @@ final class SimTransport: Transport {
             let status = [Answer.serviceUnavailable: 503, .tooManyRequests: 429, .forbidden: 403, .requestTimeout: 408][answer]!
             server.record(SimServer.Request(id: id, bytes: body, kept: false, status: status))
             let retryAfter = answer == .tooManyRequests ? String(choices.below(6)) : nil
+            if plant == .successFor5xx && status >= 500 {
+                // The planted bug: a 5xx taken for success.
+                return .success(UploadResponse(status: 201, bytesSent: sent, effectiveURL: request.url))
+            }
             return .success(UploadResponse(status: status, retryAfter: retryAfter, bytesSent: sent, effectiveURL: request.url))
         case .resetMidBody:
             let cut = choices.below(body.count + 1)
@@ -127,7 +143,7 @@ final class SimTransport: Transport {
             return .failure(.broken("stalled: no data moved for 60 s (stall_timeout)", bytesSent: sent))
         case .answerLost:
             server.record(SimServer.Request(id: id, bytes: body, kept: true, status: 201, torn: torn))
-            if silentResend {
+            if plant == .silentResend {
                 // The planted bug: the client sends the request again by itself, unrecorded.
                 server.record(SimServer.Request(id: id, bytes: body, kept: true, status: 201, torn: torn))
                 return .success(UploadResponse(status: 201, bytesSent: sent, effectiveURL: request.url))

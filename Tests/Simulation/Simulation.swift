@@ -14,8 +14,8 @@ final class Simulation {
     struct Options: Sendable {
         var model: SimDisk.Model
         var steps = 400
-        /// Planted bug: libcurl's silent re-send, as before issue #12.
-        var silentResend = false
+        /// The planted bug, if any (`simulate --plant NAME`).
+        var plant: Plant?
         /// Keep the log lines (for `--replay`).
         var keepLog = false
     }
@@ -103,7 +103,7 @@ final class Simulation {
         generation += 1
         process?.scheduler.retire()
         process = SimProcess(disk: disk, server: server, choices: choices, profile: profile, clock: clock, logger: logger,
-                             silentResend: options.silentResend, seed: choices.next(), claimAhead: claimAhead)
+                             plant: options.plant, boot: generation, seed: choices.next(), claimAhead: claimAhead)
         // Crashes during start-up recovery are part of the game.
         if !settling && choices.chance(8) { armCrash() }
         process.scheduler.interfere = { [unowned self] in interfere() }

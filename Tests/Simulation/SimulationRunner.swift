@@ -14,8 +14,8 @@ package enum SimulationRunner {
     /// The disk models, by the names the command line takes.
     package static let models = SimDisk.Model.allCases.map(\.rawValue)
 
-    /// Runs seeds `from ..< from + count` under `model`; `plant` turns on a planted bug by name.
-    package static func run(count: Int, from: UInt64, model: String, threads: Int, plant: String? = nil, shrink: Int = 150,
+    /// Runs seeds `from ..< from + count` under `model`; `plant` turns on a planted bug.
+    package static func run(count: Int, from: UInt64, model: String, threads: Int, plant: Plant? = nil, shrink: Int = 150,
                             onViolation: @escaping @Sendable (String) -> Void = { _ in }) -> Report {
         let options = self.options(model: model, plant: plant)
         let next = Mutex<UInt64>(from)
@@ -70,7 +70,7 @@ package enum SimulationRunner {
     }
 
     /// Runs one seed with its log, and returns everything a person needs to see.
-    package static func replay(seed: UInt64, model: String, plant: String? = nil) -> (text: String, violated: Bool) {
+    package static func replay(seed: UInt64, model: String, plant: Plant? = nil) -> (text: String, violated: Bool) {
         var options = self.options(model: model, plant: plant)
         options.keepLog = true
         let sim = Simulation(options: options, choices: ChoiceSource(seed: seed))
@@ -81,9 +81,9 @@ package enum SimulationRunner {
         return (text, violation != nil)
     }
 
-    static func options(model: String, plant: String?) -> Simulation.Options {
+    static func options(model: String, plant: Plant?) -> Simulation.Options {
         var options = Simulation.Options(model: SimDisk.Model(rawValue: model) ?? .journalled)
-        options.silentResend = plant == "silent-resend"
+        options.plant = plant
         return options
     }
 }

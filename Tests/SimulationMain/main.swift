@@ -7,8 +7,9 @@ import UploaderSimulation
 
 func usage() -> Never {
     FileHandle.standardError.write(Data("""
-        usage: simulate --seeds N --from S [--disk journalled|noJournal|both] [--threads T] [--plant silent-resend] [--shrink REPLAYS]
-               simulate --replay SEED [--disk journalled|noJournal] [--plant silent-resend]
+        usage: simulate --seeds N --from S [--disk journalled|noJournal|both] [--threads T] [--plant NAME] [--shrink REPLAYS]
+               simulate --replay SEED [--disk journalled|noJournal] [--plant NAME]
+        plants: \(Plant.allCases.map(\.rawValue).joined(separator: ", "))
 
         """.utf8))
     exit(2)
@@ -20,7 +21,7 @@ var from: UInt64 = 1
 var disk = "both"
 var threads = ProcessInfo.processInfo.activeProcessorCount
 var replay: UInt64?
-var plant: String?
+var plant: Plant?
 var shrink = 150
 while !arguments.isEmpty {
     let flag = arguments.removeFirst()
@@ -32,7 +33,13 @@ while !arguments.isEmpty {
     case "--disk": disk = value
     case "--threads": threads = Int(value) ?? { usage() }()
     case "--replay": replay = UInt64(value) ?? { usage() }()
-    case "--plant": plant = value
+    case "--plant":
+        switch Plant.parse(value) {
+        case .success(let named): plant = named
+        case .failure(let error):
+            FileHandle.standardError.write(Data("simulate: \(error)\n".utf8))
+            exit(2)
+        }
     case "--shrink": shrink = Int(value) ?? { usage() }()
     default: usage()
     }

@@ -1,0 +1,106 @@
+/// A bug the simulator can plant (`simulate --plant NAME`), to show that the invariant it
+/// targets catches it: each is a regression the code could really suffer, put into the simulated
+/// world or into a thin wrapper around a seam the simulator injects (`PlantedFileSystem` around
+/// the spool's file system, `SimTransport`, the policy the core is given), never into `Sources/`.
+///
+/// Not planted: `shutdownWithinGrace`. The simulated clock stops at the end of the grace and a
+/// stop completes in the jobs' own time, so no bug in today's single-threaded schedule can make a
+/// stop outlast its grace; that waits for jobs that run concurrently in the simulator.
+package enum Plant: String, CaseIterable, Sendable {
+    /// libcurl's silent re-send on a dead kept-alive connection: a second request the daemon
+    /// never recorded (`attemptsMatchRequests`, whose check of unrecorded requests holds only in
+    /// schedules without a power cut, as a cut may undo a recorded attempt: rare in the CI block).
+    case silentResend = "silent-resend"
+    /// A refused connect reported as a reset mid-body, with the byte count of an earlier transfer
+    /// left on the handle: an attempt counted that never reached the server (`attemptsMatchRequests`).
+    case connectFailureAsReset = "connect-failure-as-reset"
+    /// A move into retry/ turned into a delete: the file's link there reports success and makes
+    /// nothing, then its outbox name is unlinked (`noFileLost`).
+    case moveDeletes = "move-deletes"
+    /// A move's last step skipped: the unlink of the file's outbox name reports success and does
+    /// nothing, so the file stays in the outbox as well (`noFileInTwoPlaces`).
+    case outboxNameKept = "outbox-name-kept"
+    /// A move that forgets the manifest: its link into sent/ or retry/ reports success and makes
+    /// nothing, then its outbox name is unlinked (`filesAndManifestsPaired`).
+    case manifestDroppedInMove = "manifest-dropped-in-move"
+    /// A short write taken for the whole: a manifest's temporary file gets only the first half of
+    /// its bytes, and is renamed into place all the same (`manifestsParse`).
+    case shortManifestWrite = "short-manifest-write"
+    /// A cancelled upload whose connection is not closed: the job returns, but its request stays
+    /// under way at the server, and the file's next upload runs beside it (`neverTwoUploadsAtOnce`).
+    /// Jobs themselves run one at a time here, so this invariant sees only a request that outlives
+    /// its job; two uploads of one file in two concurrent jobs wait for a concurrent simulator.
+    case cancelLeavesRequest = "cancel-leaves-request"
+    /// A 5xx taken for success: the transport reports 201 for a 503 the server answered without
+    /// keeping the body (`sentOnlyWithExactBytes`).
+    case successFor5xx = "5xx-as-success"
+    /// File times read in local time, whose offset changes between two runs of the daemon (a
+    /// daylight-saving change): each boot sees every mtime an hour later, takes its files for
+    /// changed, and claims them afresh under new keys (`duplicatesShareKey`).
+    case mtimeShiftsPerBoot = "mtime-shifts-per-boot"
+    /// An off-by-one in the policy: the core gets one transfer slot fewer than `concurrency`
+    /// (`onlineMeansWorking`).
+    case oneSlotShort = "one-slot-short"
+    /// An off-by-one in a directory listing: its last entry is dropped, so a file only a scan
+    /// finds (after a restart, an inotify overflow, a retry due) is never taken (`everyFileSettles`).
+    case listingDropsLast = "listing-drops-last"
+    /// The sweep of temporaries skipped: an unlink of a `.upl-tmp-` name reports success and does
+    /// nothing, so what a crash or a failed write left stays (`noLeftoverTemporaries`).
+    case temporariesKept = "temporaries-kept"
+    /// A requeued file's record not rewritten (it stays in the outbox anyway): the rename that
+    /// would put its `queued` record in place is skipped, so the record keeps the attempt open
+    /// while the file, claimed again, waits for a slot (`slotBeforeAttempt`).
+    case requeueRecordSkipped = "requeue-record-skipped"
+    /// An off-by-one in the policy: the core gets `max_attempts` + 2 (`maxAttemptsRespected`).
+    case maxAttemptsPlusTwo = "max-attempts-plus-two"
+    /// An off-by-one in the policy: the core gets one transfer slot more than `concurrency`
+    /// (`recordsWithinSlots`).
+    case oneSlotExtra = "one-slot-extra"
+
+    /// The invariant that must catch this plant.
+    var target: Invariant {
+        switch self {
+        case .silentResend, .connectFailureAsReset: return .attemptsMatchRequests
+        case .moveDeletes: return .noFileLost
+        case .outboxNameKept: return .noFileInTwoPlaces
+        case .manifestDroppedInMove: return .filesAndManifestsPaired
+        case .shortManifestWrite: return .manifestsParse
+        case .cancelLeavesRequest: return .neverTwoUploadsAtOnce
+        case .successFor5xx: return .sentOnlyWithExactBytes
+        case .mtimeShiftsPerBoot: return .duplicatesShareKey
+        case .oneSlotShort: return .onlineMeansWorking
+        case .listingDropsLast: return .everyFileSettles
+        case .temporariesKept: return .noLeftoverTemporaries
+        case .requeueRecordSkipped: return .slotBeforeAttempt
+        case .maxAttemptsPlusTwo: return .maxAttemptsRespected
+        case .oneSlotExtra: return .recordsWithinSlots
+        }
+    }
+
+    /// The name of the invariant that must catch this plant, as reports print it.
+    package var invariantName: String { target.rawValue }
+
+    /// Whether the plant lives in the spool's file system (`PlantedFileSystem` wraps it).
+    var wrapsFileSystem: Bool {
+        switch self {
+        case .moveDeletes, .outboxNameKept, .manifestDroppedInMove, .shortManifestWrite, .mtimeShiftsPerBoot, .listingDropsLast,
+             .temporariesKept, .requeueRecordSkipped:
+            return true
+        case .silentResend, .connectFailureAsReset, .cancelLeavesRequest, .successFor5xx, .oneSlotShort, .maxAttemptsPlusTwo, .oneSlotExtra:
+            return false
+        }
+    }
+
+    /// The plant named `name`, or the one-line error that lists the names.
+    package static func parse(_ name: String) -> Result<Plant, PlantNameError> {
+        Plant(rawValue: name).map { .success($0) } ?? .failure(PlantNameError(name: name))
+    }
+}
+
+/// An unknown `--plant` name.
+package struct PlantNameError: Error, CustomStringConvertible {
+    package var name: String
+    package var description: String {
+        "unknown plant '\(name)'; plants: \(Plant.allCases.map(\.rawValue).joined(separator: ", "))"
+    }
+}
