@@ -86,6 +86,7 @@ package struct FileAdoption: Sendable {
             // What an earlier try left, or an original written to since: settled first (the
             // original may take its name back: then the claim starts again).
             try reconcileLeftover(temp)
+            // A name that cannot be looked at counts as changed: the claim that follows says why.
             if ours { return sameFile(try? fs.status(path, in: outbox), status) ? .notNeeded : .changed }
         } else if ours {
             return .notNeeded
