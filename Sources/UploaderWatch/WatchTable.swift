@@ -33,11 +33,12 @@ final class WatchTable {
     private struct PendingCreate {
         var registration: Int
         var seen: Double
-        /// When it is next looked at (each look opens it, which inotify reports back to us).
+        /// When it is next looked at.
         var checkAt: Double
-        /// Opens seen since, less their closes without writing: a writer that opened it after its
-        /// CREATE (`open(O_CREAT)` is CREATE then OPEN; `link()` is CREATE alone) still has it.
-        var opens = 0
+        /// Found by listing a new directory, not by its CREATE: looked at with lstat alone (a lease
+        /// needs an open), so a directory of many thousand files moved in is not opened file by
+        /// file; its files are older than the 2 s anyway.
+        var listed = false
     }
     private var pendingCreates: [RelativePath: PendingCreate] = [:]
     private var lostRoots: Set<Int> = []
@@ -48,7 +49,7 @@ final class WatchTable {
     private static let pendingCheckAfter = 0.5
 
     private static let mask = UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO) | UInt32(IN_CREATE)
-        | UInt32(IN_OPEN) | UInt32(IN_CLOSE_NOWRITE) | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF)
+        | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF)
 
     private let logger: Logger
     private let clock: any Clock
@@ -126,7 +127,7 @@ final class WatchTable {
             case .regular?:
                 // Checked at the watcher's next turn: a closed file of ours goes on at once.
                 pendingCreates[entry.path] = PendingCreate(registration: registration.id, seen: clock.monotonic,
-                                                           checkAt: clock.monotonic)
+                                                           checkAt: clock.monotonic, listed: true)
                 held += 1
             default:
                 registration.handler(.fileReady(entry.path))
@@ -219,10 +220,6 @@ final class WatchTable {
         if mask & (UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO)) != 0 {
             pendingCreates[path] = nil
             registration.handler(.fileReady(path))
-        } else if mask & UInt32(IN_OPEN) != 0 {
-            pendingCreates[path]?.opens += 1
-        } else if mask & UInt32(IN_CLOSE_NOWRITE) != 0 {
-            if let opens = pendingCreates[path]?.opens, opens > 0 { pendingCreates[path]?.opens = opens - 1 }
         } else if mask & UInt32(IN_CREATE) != 0 {
             // A symlink, FIFO, socket or device gets no CLOSE_WRITE: pass it on now (lstat only,
             // never opened) so the claimer refuses it with its one warning line. A hint: one gone
@@ -238,43 +235,68 @@ final class WatchTable {
 
     /// A file announced only by CREATE (e.g. `link()`, as sftp-server finishes uploads) is
     /// ready once nobody has it open for writing: a read lease succeeds only then. Where a
-    /// lease cannot be taken (not our file, not root), a file that nobody opened since its CREATE
-    /// (its writer's CLOSE_WRITE ends the wait anyway) and unchanged for 2 s counts as ready.
+    /// lease cannot be taken (not our file, not root), a file unchanged for 2 s counts as ready
+    /// (its writer's CLOSE_WRITE, if it was still writing, ends the wait sooner).
     func checkPendingCreates() {
         guard !pendingCreates.isEmpty else { return }
         let now = clock.monotonic
+        var ready: [Int: [RelativePath]] = [:]
+        defer {
+            for (id, paths) in ready { registrations[id]?.handler(.filesReady(paths)) }
+        }
         for (path, entry) in pendingCreates where now >= entry.checkAt {
             pendingCreates[path]?.checkAt = now + Self.pendingCheckAfter
             guard let registration = registrations[entry.registration] else { pendingCreates[path] = nil; continue }
+            if entry.listed {
+                if checkListed(path, entry, registration) { ready[registration.id, default: []].append(path) }
+                continue
+            }
             let fd: Int32
             do {
                 fd = try FileSystem.openForReading(path, in: registration.root)
             } catch {
                 // Gone: forget it. Swapped for a symlink, or unreadable: the claimer says why.
                 pendingCreates[path] = nil
-                if (error as? SystemError)?.isNotFound != true { registration.handler(.fileReady(path)) }
+                if (error as? SystemError)?.isNotFound != true { ready[registration.id, default: []].append(path) }
                 continue
             }
             defer { close(fd) }
             // An fstat that fails passes the file on too: the claimer looks again and says why.
             guard let status = try? FileSystem.status(fd: fd, path: ""), status.kind == .regular else {
                 pendingCreates[path] = nil
-                registration.handler(.fileReady(path))
+                ready[registration.id, default: []].append(path)
                 continue
             }
-            var ready = false
+            var settled = false
             if uploader_try_read_lease(fd) == 0 {
                 _ = uploader_release_lease(fd)
-                ready = true
+                settled = true
             } else if errno != EAGAIN && errno != EWOULDBLOCK {
-                ready = entry.opens == 0 && clock.now.timeIntervalSince(status.mtime) >= 2
+                settled = clock.now.timeIntervalSince(status.mtime) >= 2
             }
-            if ready {
+            if settled {
                 pendingCreates[path] = nil
-                registration.handler(.fileReady(path))
+                ready[registration.id, default: []].append(path)
             } else if now - entry.seen > 3600 {
                 pendingCreates[path] = nil
             }
         }
+    }
+
+    /// A file listed in a new directory: ready once it has been unchanged for 2 s (its writer's
+    /// CLOSE_WRITE, if it was still writing, comes sooner).
+    /// True when it is to be passed on (and no longer pending).
+    private func checkListed(_ path: RelativePath, _ entry: PendingCreate, _ registration: Registration) -> Bool {
+        let status: FileSystem.Status
+        do {
+            status = try FileSystem.status(path, in: registration.root)
+        } catch {
+            // Gone: forget it. Unreadable: the claimer says why.
+            pendingCreates[path] = nil
+            return (error as? SystemError)?.isNotFound != true
+        }
+        guard status.kind != .regular || clock.now.timeIntervalSince(status.mtime) >= 2 else { return false }
+        pendingCreates[path] = nil
+        return true
     }
 }

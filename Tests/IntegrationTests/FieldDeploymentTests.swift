@@ -221,28 +221,6 @@ import Testing
         try expectOneUploadOfEveryByte(writer, field, server, daemon)
     }
 
-    /// Another user's file, opened and written in part, then left open with nothing written for
-    /// longer than the 2 s after which a file announced by its CREATE alone counts as settled: it
-    /// was opened after its CREATE, so it waits for its close.
-    @Test func aWriterPausingForSecondsKeepsItsFileUntilItCloses() throws {
-        let server = try FaultServer()
-        let field = try FieldDeployment()
-        try field.writeConfig(url: server.url("up/{path}"))
-        let daemon = try field.startDaemon()
-        let writer = try SlowProducer(field, file: "slow.bin")
-        try writer.waitUntilFirstHalfWritten()
-        // Long enough for the settling rule, and for the watcher's turns (at least one a second) after it.
-        try waitUntil(timeout: 15, "slow.bin to be unchanged for 3.5 s, or taken") {
-            guard let written = try? FileManager.default.attributesOfItem(atPath: field.outbox + "/slow.bin")[.modificationDate] as? Date else {
-                return true
-            }
-            return field.exists("outbox/slow.bin.manifest.json") || Date().timeIntervalSince(written) > 3.5
-        }
-        #expect(field.exists("outbox/slow.bin") && !field.exists("outbox/slow.bin.manifest.json"), "not taken while open")
-        try writer.finish()
-        try expectOneUploadOfEveryByte(writer, field, server, daemon)
-    }
-
     /// Another user's file found at start-up while its producer still has it open: it is copied
     /// to make it ours, and the producer's next write goes into the original, which is kept beside
     /// the copy. Seen when the copy is filed, that write gives the original its name back, and the

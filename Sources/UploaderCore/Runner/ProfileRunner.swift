@@ -164,6 +164,9 @@ package final class ProfileRunner: Sendable {
         switch event {
         case .fileReady(let path):
             if !ignore.ignores(path) { loop.send(.found(spool.queuedFiles([path]))) }
+        case .filesReady(let paths):
+            let taken = paths.filter { !ignore.ignores($0) }
+            if !taken.isEmpty { loop.send(.found(spool.queuedFiles(taken))) }
         case .directoryAppeared(let path):
             if profile.recursive {
                 // Its files come as `fileReady` once closed (the watcher holds them till then); the
