@@ -25,6 +25,8 @@ final class Simulation {
     let clock: SimClock
     let disk: SimDisk
     let server = SimServer()
+    /// The schedule's `uploader.conf`, drawn from the seed and read by production's loader.
+    let config: SimConfig
     let profile: Profile
     let logger: Logger
     var process: SimProcess!
@@ -35,8 +37,6 @@ final class Simulation {
     private(set) var powerCuts = 0
     private(set) var crashes = 0
     private var generation = 0
-    /// Files claimed ahead of a free slot in this schedule (`ProfilePolicy.claimAhead`).
-    private let claimAhead: Int
     /// A job is running and the world is being changed under it (no nesting of interference).
     private var inside = false
     /// The faults have stopped: nothing interferes any more.
@@ -52,16 +52,8 @@ final class Simulation {
         let clock = SimClock(start: Date(timeIntervalSince1970: 1_800_000_000))
         self.clock = clock
         disk = SimDisk(model: options.model, now: { clock.now })
-        var profile = Profile(name: "sim", spool: SpoolPaths(root: Self.spoolRoot),
-                              destination: .http(URLTemplate(try! Template(parsing: "http://127.0.0.1:9/{path}"))))
-        profile.concurrency = 1 + choices.below(3)
-        profile.maxAttempts = 3 + choices.below(3)
-        profile.backoff = 1
-        profile.maxBackoff = 8
-        profile.shutdownGrace = Double(choices.below(4))
-        // The runner claims nothing ahead (one job per file); half the schedules also claim ahead.
-        claimAhead = choices.chance(50) ? 0 : 1 + choices.below(3)
-        profile.order = UploadOrder.allCases[choices.below(UploadOrder.allCases.count)]
+        config = SimConfig(spoolRoot: Self.spoolRoot, choices: choices)
+        let profile = config.profile
         self.profile = profile
         let collect = options.keepLog
         let lines = LineBox()
@@ -82,6 +74,7 @@ final class Simulation {
         for directory in ["/", Self.spoolRoot, profile.spool.outbox] {
             try? disk.syncDirectory(of: RelativePath("x"), in: directory)
         }
+        note("config: \(config.summary)")
         if producer.foreign { note("the producer is another user: its files cannot be linked by the daemon") }
         boot()
         var step = 0
@@ -103,7 +96,7 @@ final class Simulation {
         generation += 1
         process?.scheduler.retire()
         process = SimProcess(disk: disk, server: server, choices: choices, profile: profile, clock: clock, logger: logger,
-                             plant: options.plant, boot: generation, seed: choices.next(), claimAhead: claimAhead)
+                             plant: options.plant, boot: generation, seed: choices.next())
         // Crashes during start-up recovery are part of the game.
         if !settling && choices.chance(8) { armCrash() }
         process.scheduler.interfere = { [unowned self] in interfere() }
@@ -223,7 +216,11 @@ final class Simulation {
         inside = true
         defer { inside = false }
         switch choices.pick([40, 30, 15, 15]) {
-        case 0: deliverEvent()
+        case 0:
+            // The owner runs beside the jobs and keeps up with them: while one request is under
+            // way it may take in several events, or all that wait (with claims ahead, many do).
+            let count = choices.chance(50) ? process.pendingEvents : 1 + choices.below(4)
+            for _ in 0..<count where process.pendingEvents > 0 { deliverEvent() }
         case 1: produce()
         case 2:
             server.reachable.toggle()
