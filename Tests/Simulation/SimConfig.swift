@@ -24,6 +24,7 @@ struct SimConfig {
             "concurrency = \(1 + choices.below(8))",
             "order = \(UploadOrder.allCases[choices.below(UploadOrder.allCases.count)].rawValue)",
             "digest = \(choices.chance(30) ? DigestMode.none.rawValue : DigestMode.sha256.rawValue)",
+            "recursive = \(choices.chance(30) ? "yes" : "no")",
         ]
         // Short timings, so a schedule of a few hundred steps sees files reach max_attempts,
         // backoffs end and stops outlast or keep within their grace.

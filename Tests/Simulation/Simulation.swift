@@ -60,7 +60,7 @@ final class Simulation {
         logger = Logger(level: collect ? .debug : .error, clock: clock, sink: { line in if collect { lines.append(line) } })
         logLines = lines
         if collect { disk.logOperations() }
-        producer = Producer(disk: disk, outbox: profile.spool.outbox, choices: choices, foreign: choices.chance(30))
+        producer = Producer(disk: disk, outbox: profile.spool.outbox, choices: choices, foreign: choices.chance(30), recursive: profile.recursive)
     }
 
     private let logLines: LineBox
@@ -108,7 +108,7 @@ final class Simulation {
         note("boot #\(generation)")
         do { try process.spool.prepare() } catch { return crashed() }
         let recovery = Recovery(spool: process.spool, lifecycle: process.lifecycle, ignore: IgnoreRules(patterns: profile.ignore),
-                                recursive: false, logger: logger, clock: clock)
+                                recursive: profile.recursive, logger: logger, clock: clock)
         let retries = recovery.scanRetry()
         let scan = recovery.scanOutbox()
         if process.view.dead { return crashed() }
@@ -209,13 +209,14 @@ final class Simulation {
         }
     }
 
-    /// At a yield point inside a job: now and then the world moves under it — the owner takes an
-    /// event (and may cancel this very upload), a producer acts, the link drops, time passes.
+    /// At a yield point inside a job: now and then the world moves under it — the owner takes
+    /// events (and may cancel this very upload), a producer acts, the link drops, a probe
+    /// answers, time passes.
     private func interfere() {
         guard !inside, !settling, choices.chance(15) else { return }
         inside = true
         defer { inside = false }
-        switch choices.pick([40, 30, 15, 15]) {
+        switch choices.pick([40, 30, 15, 10, 15]) {
         case 0:
             // The owner runs beside the jobs and keeps up with them: while one request is under
             // way it may take in several events, or all that wait (with claims ahead, many do).
@@ -226,6 +227,12 @@ final class Simulation {
             server.reachable.toggle()
             note("network \(server.reachable ? "up" : "down") (during a job)")
             process.post(.networkChanged)
+        case 3:
+            // The prober runs beside the transfers: its answer may reach the owner mid-request.
+            let probes = process.scheduler.runnable.probes
+            guard probes > 0 else { return }
+            note("probe (during a job)")
+            process.scheduler.runProbe(choices.below(probes))
         default: advanceClock(limit: Double(choices.below(3000)) / 1000)
         }
     }
@@ -262,8 +269,8 @@ final class Simulation {
         case 0:
             // `uploader retry --all`, while the daemon runs: plain renames back to the outbox.
             note("operator: uploader retry --all")
-            for name in disk.names(in: profile.spool.retry) where Spool.isManifestName(RelativePath(name)) {
-                let file = Spool.fileName(forManifest: RelativePath(name))
+            for entry in SpoolView(disk: disk, paths: profile.spool).manifests where entry.area == .retry {
+                let file = Spool.fileName(forManifest: RelativePath(entry.name))
                 if let back = try? process.lifecycle.moveBack(fromRetry: file, resetBackoff: true) { process.post(.found(process.spool.queuedFiles([back]))) }
             }
         case 1 where process.stopRequested == nil:
@@ -275,7 +282,7 @@ final class Simulation {
             guard process.stopRequested == nil else { return }
             note("operator: rescan")
             let recovery = Recovery(spool: process.spool, lifecycle: process.lifecycle, ignore: IgnoreRules(patterns: profile.ignore),
-                                    recursive: false, logger: logger, clock: clock)
+                                    recursive: profile.recursive, logger: logger, clock: clock)
             rescan(recovery)
         }
     }
@@ -327,7 +334,7 @@ final class Simulation {
                 rescans += 1
                 if rescans > 2 { break }
                 let recovery = Recovery(spool: process.spool, lifecycle: process.lifecycle, ignore: IgnoreRules(patterns: profile.ignore),
-                                        recursive: false, logger: logger, clock: clock)
+                                        recursive: profile.recursive, logger: logger, clock: clock)
                 rescan(recovery)
                 continue
             }
