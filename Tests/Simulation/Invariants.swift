@@ -70,21 +70,31 @@ struct SpoolView {
     var adoptionLeftovers: [[UInt8]] = []
 
     init(disk: SimDisk, paths: SpoolPaths) {
-        for dir in [paths.outbox, paths.outboxTemporary, paths.sent, paths.retry] {
-            temporaries += disk.names(in: dir).filter { $0.hasPrefix(TemporaryNames.prefix) }.map { dir + "/" + $0 }
-        }
+        temporaries += disk.names(in: paths.outboxTemporary).filter { $0.hasPrefix(TemporaryNames.prefix) }.map { paths.outboxTemporary + "/" + $0 }
         for (area, dir) in [(Spool.Area.outbox, paths.outbox), (.sent, paths.sent), (.retry, paths.retry)] {
-            if area == .outbox {
-                adoptionLeftovers = disk.names(in: dir).filter { $0.hasPrefix(".upl-adopt.") }.compactMap { disk.contents(dir + "/" + $0) }
-            }
-            for name in disk.names(in: dir) where !name.hasPrefix(".") {
-                let path = dir + "/" + name
-                if Spool.isManifestName(RelativePath(name)) {
-                    let manifest = disk.contents(path).flatMap { try? Manifest.decode(Data($0)) }
-                    manifests.append((area, name, manifest))
-                } else if let content = disk.contents(path), let inode = disk.inode(path) {
-                    files.append(File(area: area, name: name, content: content, inode: inode))
-                }
+            walk(disk, area, dir, under: "")
+        }
+    }
+
+    /// One directory of an area and its subdirectories (`recursive = yes`); names are relative to the area.
+    private mutating func walk(_ disk: SimDisk, _ area: Spool.Area, _ root: String, under prefix: String) {
+        let here = prefix.isEmpty ? root : root + "/" + prefix
+        for name in disk.names(in: here) {
+            let path = here + "/" + name
+            let relative = prefix.isEmpty ? name : prefix + "/" + name
+            if name.hasPrefix(TemporaryNames.prefix) {
+                temporaries.append(path)
+            } else if area == .outbox, name.hasPrefix(".upl-adopt.") {
+                if let content = disk.contents(path) { adoptionLeftovers.append(content) }
+            } else if name.hasPrefix(".") {
+                continue
+            } else if disk.isDirectory(path) {
+                walk(disk, area, root, under: relative)
+            } else if Spool.isManifestName(RelativePath(name)) {
+                let manifest = disk.contents(path).flatMap { try? Manifest.decode(Data($0)) }
+                manifests.append((area, relative, manifest))
+            } else if let content = disk.contents(path), let inode = disk.inode(path) {
+                files.append(File(area: area, name: relative, content: content, inode: inode))
             }
         }
     }

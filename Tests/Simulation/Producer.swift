@@ -14,17 +14,20 @@ struct Producer {
     /// read its files but not link them, and once the daemon has made a file its own, the
     /// producer can no longer write to it (only remove it or drop a new one).
     let foreign: Bool
+    /// The outbox is watched with its subdirectories (`recursive = yes`): some files go into one.
+    let recursive: Bool
     /// What each name in the outbox should deliver, by outbox name (the producer's intent).
     private(set) var standing: [String: [UInt8]] = [:]
     /// Contents the producer dropped and still stands by, wherever the daemon has moved them.
     private(set) var expected: Set<String> = []
     private var count = 0
 
-    init(disk: SimDisk, outbox: String, choices: ChoiceSource, foreign: Bool) {
+    init(disk: SimDisk, outbox: String, choices: ChoiceSource, foreign: Bool, recursive: Bool = false) {
         self.disk = disk
         self.outbox = outbox
         self.choices = choices
         self.foreign = foreign
+        self.recursive = recursive
     }
 
     /// Names of every kind: spaces, Unicode, a leading dash, percent signs, several dots, none.
@@ -38,8 +41,8 @@ struct Producer {
         case 0:
             let name = newName()
             let data = newContent()
-            disk.createFile("/incoming/\(name)", data: data, sync: true, foreign: foreign)
-            try? disk.rename("/incoming/\(name)", "\(outbox)/\(name)")
+            disk.createFile("/incoming/\(Self.flat(name))", data: data, sync: true, foreign: foreign)
+            try? disk.rename("/incoming/\(Self.flat(name))", "\(outbox)/\(name)")
             disk.syncParent("\(outbox)/\(name)")
             stand(name, data)
             note("drop \(name) (\(data.count) B) by rename")
@@ -55,8 +58,8 @@ struct Producer {
         case 2:
             let name = newName()
             let data = newContent()
-            disk.createFile("/incoming/\(name)", data: data, sync: true, foreign: foreign)
-            try? disk.link("/incoming/\(name)", "\(outbox)/\(name)")
+            disk.createFile("/incoming/\(Self.flat(name))", data: data, sync: true, foreign: foreign)
+            try? disk.link("/incoming/\(Self.flat(name))", "\(outbox)/\(name)")
             disk.syncParent("\(outbox)/\(name)")
             stand(name, data)
             note("hard-link \(name) (\(data.count) B) in")
@@ -105,10 +108,25 @@ struct Producer {
         expected.insert(Self.hash(data))
     }
 
+    /// A new name; with `recursive`, some go into a subdirectory (or one below it), made first
+    /// and durably (mkdir, fsync of its parent), as a producer's `mkdir -p` and `sync` would.
     private mutating func newName() -> String {
         count += 1
-        return "f\(count)-" + Self.shapes[choices.below(Self.shapes.count)]
+        let name = "f\(count)-" + Self.shapes[choices.below(Self.shapes.count)]
+        guard recursive, choices.chance(40) else { return name }
+        let directory = choices.chance(25) ? "d\(choices.below(3))/e\(choices.below(2))" : "d\(choices.below(3))"
+        var path = outbox
+        for part in directory.split(separator: "/") {
+            path += "/\(part)"
+            if disk.exists(path: path) { continue }
+            try? disk.makeDirectories(path)
+            disk.syncParent(path)
+        }
+        return directory + "/" + name
     }
+
+    /// The name a file has in /incoming before it is moved in (no subdirectories there).
+    private static func flat(_ name: String) -> String { name.replacingOccurrences(of: "/", with: "_") }
 
     /// Unique content: a header naming it, then up to 300 bytes (sometimes none at all).
     private mutating func newContent() -> [UInt8] {

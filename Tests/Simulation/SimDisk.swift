@@ -128,6 +128,14 @@ final class SimDisk: SpoolFileSystem {
 
     func exists(path: String) -> Bool { inode(path) != nil }
 
+    /// Whether `path` names a directory (lstat).
+    func isDirectory(_ path: String) -> Bool {
+        state.withLock { state in
+            guard let inode = try? state.locate(SimDiskState.components(absolute: Array(path.utf8)), followLast: false).inode else { return false }
+            return state.nodes[inode]!.isDirectory
+        }
+    }
+
     /// The inode `path` names (lstat), nil if none.
     func inode(_ path: String) -> UInt64? {
         state.withLock { state in

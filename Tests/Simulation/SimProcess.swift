@@ -32,11 +32,11 @@ final class SimProcess: @unchecked Sendable {
     var bootedAt: Date = .distantPast
 
     init(disk: SimDisk, server: SimServer, choices: ChoiceSource, profile: Profile, clock: SimClock, logger: Logger,
-         plant: Plant?, boot: Int, seed: UInt64, claimAhead: Int) {
+         plant: Plant?, boot: Int, seed: UInt64) {
         scheduler = SimJobQueue()
         view = ProcessView(disk: disk, scheduler: scheduler)
-        var policy = ProfilePolicy(profile: profile, mode: .daemon)
-        policy.claimAhead = claimAhead
+        // As the runner makes it (claims ahead included); the simulated machine's zone is UTC.
+        var policy = ProfilePolicy(profile: profile, mode: .daemon, timeZone: .gmt)
         configured = policy
         switch plant {
         case .oneSlotShort?: policy.concurrency = max(1, policy.concurrency - 1)

@@ -25,6 +25,8 @@ final class Simulation {
     let clock: SimClock
     let disk: SimDisk
     let server = SimServer()
+    /// The schedule's `uploader.conf`, drawn from the seed and read by production's loader.
+    let config: SimConfig
     let profile: Profile
     let logger: Logger
     var process: SimProcess!
@@ -35,8 +37,6 @@ final class Simulation {
     private(set) var powerCuts = 0
     private(set) var crashes = 0
     private var generation = 0
-    /// Files claimed ahead of a free slot in this schedule (`ProfilePolicy.claimAhead`).
-    private let claimAhead: Int
     /// A job is running and the world is being changed under it (no nesting of interference).
     private var inside = false
     /// The faults have stopped: nothing interferes any more.
@@ -52,23 +52,15 @@ final class Simulation {
         let clock = SimClock(start: Date(timeIntervalSince1970: 1_800_000_000))
         self.clock = clock
         disk = SimDisk(model: options.model, now: { clock.now })
-        var profile = Profile(name: "sim", spool: SpoolPaths(root: Self.spoolRoot),
-                              destination: .http(URLTemplate(try! Template(parsing: "http://127.0.0.1:9/{path}"))))
-        profile.concurrency = 1 + choices.below(3)
-        profile.maxAttempts = 3 + choices.below(3)
-        profile.backoff = 1
-        profile.maxBackoff = 8
-        profile.shutdownGrace = Double(choices.below(4))
-        // The runner claims nothing ahead (one job per file); half the schedules also claim ahead.
-        claimAhead = choices.chance(50) ? 0 : 1 + choices.below(3)
-        profile.order = UploadOrder.allCases[choices.below(UploadOrder.allCases.count)]
+        config = SimConfig(spoolRoot: Self.spoolRoot, choices: choices)
+        let profile = config.profile
         self.profile = profile
         let collect = options.keepLog
         let lines = LineBox()
         logger = Logger(level: collect ? .debug : .error, clock: clock, sink: { line in if collect { lines.append(line) } })
         logLines = lines
         if collect { disk.logOperations() }
-        producer = Producer(disk: disk, outbox: profile.spool.outbox, choices: choices, foreign: choices.chance(30))
+        producer = Producer(disk: disk, outbox: profile.spool.outbox, choices: choices, foreign: choices.chance(30), recursive: profile.recursive)
     }
 
     private let logLines: LineBox
@@ -82,6 +74,7 @@ final class Simulation {
         for directory in ["/", Self.spoolRoot, profile.spool.outbox] {
             try? disk.syncDirectory(of: RelativePath("x"), in: directory)
         }
+        note("config: \(config.summary)")
         if producer.foreign { note("the producer is another user: its files cannot be linked by the daemon") }
         boot()
         var step = 0
@@ -103,7 +96,7 @@ final class Simulation {
         generation += 1
         process?.scheduler.retire()
         process = SimProcess(disk: disk, server: server, choices: choices, profile: profile, clock: clock, logger: logger,
-                             plant: options.plant, boot: generation, seed: choices.next(), claimAhead: claimAhead)
+                             plant: options.plant, boot: generation, seed: choices.next())
         // Crashes during start-up recovery are part of the game.
         if !settling && choices.chance(8) { armCrash() }
         process.scheduler.interfere = { [unowned self] in interfere() }
@@ -115,7 +108,7 @@ final class Simulation {
         note("boot #\(generation)")
         do { try process.spool.prepare() } catch { return crashed() }
         let recovery = Recovery(spool: process.spool, lifecycle: process.lifecycle, ignore: IgnoreRules(patterns: profile.ignore),
-                                recursive: false, logger: logger, clock: clock)
+                                recursive: profile.recursive, logger: logger, clock: clock)
         let retries = recovery.scanRetry()
         let scan = recovery.scanOutbox()
         if process.view.dead { return crashed() }
@@ -216,19 +209,30 @@ final class Simulation {
         }
     }
 
-    /// At a yield point inside a job: now and then the world moves under it — the owner takes an
-    /// event (and may cancel this very upload), a producer acts, the link drops, time passes.
+    /// At a yield point inside a job: now and then the world moves under it — the owner takes
+    /// events (and may cancel this very upload), a producer acts, the link drops, a probe
+    /// answers, time passes.
     private func interfere() {
         guard !inside, !settling, choices.chance(15) else { return }
         inside = true
         defer { inside = false }
-        switch choices.pick([40, 30, 15, 15]) {
-        case 0: deliverEvent()
+        switch choices.pick([40, 30, 15, 10, 15]) {
+        case 0:
+            // The owner runs beside the jobs and keeps up with them: while one request is under
+            // way it may take in several events, or all that wait (with claims ahead, many do).
+            let count = choices.chance(50) ? process.pendingEvents : 1 + choices.below(4)
+            for _ in 0..<count where process.pendingEvents > 0 { deliverEvent() }
         case 1: produce()
         case 2:
             server.reachable.toggle()
             note("network \(server.reachable ? "up" : "down") (during a job)")
             process.post(.networkChanged)
+        case 3:
+            // The prober runs beside the transfers: its answer may reach the owner mid-request.
+            let probes = process.scheduler.runnable.probes
+            guard probes > 0 else { return }
+            note("probe (during a job)")
+            process.scheduler.runProbe(choices.below(probes))
         default: advanceClock(limit: Double(choices.below(3000)) / 1000)
         }
     }
@@ -265,8 +269,8 @@ final class Simulation {
         case 0:
             // `uploader retry --all`, while the daemon runs: plain renames back to the outbox.
             note("operator: uploader retry --all")
-            for name in disk.names(in: profile.spool.retry) where Spool.isManifestName(RelativePath(name)) {
-                let file = Spool.fileName(forManifest: RelativePath(name))
+            for entry in SpoolView(disk: disk, paths: profile.spool).manifests where entry.area == .retry {
+                let file = Spool.fileName(forManifest: RelativePath(entry.name))
                 if let back = try? process.lifecycle.moveBack(fromRetry: file, resetBackoff: true) { process.post(.found(process.spool.queuedFiles([back]))) }
             }
         case 1 where process.stopRequested == nil:
@@ -278,7 +282,7 @@ final class Simulation {
             guard process.stopRequested == nil else { return }
             note("operator: rescan")
             let recovery = Recovery(spool: process.spool, lifecycle: process.lifecycle, ignore: IgnoreRules(patterns: profile.ignore),
-                                    recursive: false, logger: logger, clock: clock)
+                                    recursive: profile.recursive, logger: logger, clock: clock)
             rescan(recovery)
         }
     }
@@ -330,7 +334,7 @@ final class Simulation {
                 rescans += 1
                 if rescans > 2 { break }
                 let recovery = Recovery(spool: process.spool, lifecycle: process.lifecycle, ignore: IgnoreRules(patterns: profile.ignore),
-                                        recursive: false, logger: logger, clock: clock)
+                                        recursive: profile.recursive, logger: logger, clock: clock)
                 rescan(recovery)
                 continue
             }

@@ -40,7 +40,7 @@ package enum SimulationRunner {
                         $0.powerCuts += sim.powerCuts
                     }
                     if let violation {
-                        let text = describe(seed: seed, model: model, violation: violation, options: options, choices: sim.choices.drawn,
+                        let text = describe(seed: seed, model: model, violation: violation, config: sim.config, options: options, choices: sim.choices.drawn,
                                             shrink: shrink)
                         report.withLock { $0.violations.append((seed, model, violation.invariant.rawValue, violation.detail)) }
                         onViolation(text)
@@ -57,13 +57,14 @@ package enum SimulationRunner {
         return result
     }
 
-    /// Seed, invariant, and the shortest trace shrinking found.
-    static func describe(seed: UInt64, model: String, violation: Violation, options: Simulation.Options, choices: [UInt64],
+    /// Seed, invariant, the options the schedule drew, and the shortest trace shrinking found.
+    static func describe(seed: UInt64, model: String, violation: Violation, config: SimConfig, options: Simulation.Options, choices: [UInt64],
                          shrink: Int) -> String {
         var shrinker = Shrinker(options: options)
         shrinker.budget = shrink
         let shrunk = shrinker.shrink(choices, violation)
         var text = "VIOLATION seed=\(seed) disk=\(model) invariant=\(violation.invariant.rawValue): \(violation.detail)\n"
+        text += "  config: \(config.summary)\n"
         text += "  shortest trace found (\(shrunk.trace.count) lines, after \(shrunk.replays) replays; `--replay \(seed) --disk \(model)` reproduces the original):\n"
         text += shrunk.trace.map { "    " + $0 }.joined(separator: "\n")
         return text
@@ -76,6 +77,7 @@ package enum SimulationRunner {
         let sim = Simulation(options: options, choices: ChoiceSource(seed: seed))
         let violation = sim.run()
         var text = "seed=\(seed) disk=\(model): \(violation.map { "VIOLATION \($0.invariant.rawValue): \($0.detail)" } ?? "no violation")\n"
+        text += "uploader.conf (drawn; production's defaults for the rest):\n" + sim.config.text.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n") + "\n"
         text += "trace (\(sim.trace.count) lines):\n" + sim.trace.map { "  " + $0 }.joined(separator: "\n") + "\n"
         text += "log (\(sim.log.count) lines):\n" + sim.log.map { "  " + $0 }.joined(separator: "\n")
         return (text, violation != nil)

@@ -1,0 +1,51 @@
+import UploaderSupport
+import UploaderConfig
+import UploaderValues
+
+/// A schedule's `uploader.conf`: the options that change the daemon's path, drawn from the seed
+/// and written as INI text, then read by production's loader (`ConfigLoader.parse`), so the
+/// simulated daemon runs with production's defaults for everything not drawn and with exactly
+/// the profile a real `uploader.conf` with these lines would give.
+struct SimConfig {
+    /// The config file's text, as the schedule wrote it.
+    let text: String
+    /// The profile production's loader built from `text`.
+    let profile: Profile
+
+    static let path = "/etc/uploader/uploader.conf"
+
+    /// Draws the options and loads the text; a text the loader refuses is the simulator's own
+    /// mistake, so it stops the run with the loader's messages.
+    init(spoolRoot: String, choices: ChoiceSource) {
+        var lines = [
+            "[outbox sim]",
+            "spool = \(spoolRoot)",
+            "url = http://127.0.0.1:9/{path}",
+            "concurrency = \(1 + choices.below(8))",
+            "order = \(UploadOrder.allCases[choices.below(UploadOrder.allCases.count)].rawValue)",
+            "digest = \(choices.chance(30) ? DigestMode.none.rawValue : DigestMode.sha256.rawValue)",
+            "recursive = \(choices.chance(30) ? "yes" : "no")",
+        ]
+        // Short timings, so a schedule of a few hundred steps sees files reach max_attempts,
+        // backoffs end and stops outlast or keep within their grace.
+        lines += [
+            "max_attempts = \(1 + choices.below(5))",
+            "backoff = 1s",
+            "max_backoff = 8s",
+            "shutdown_grace = \(choices.below(4))s",
+        ]
+        text = lines.joined(separator: "\n") + "\n"
+        switch ConfigLoader.parse(text: text, path: Self.path, environment: [:]) {
+        case .success(let loaded):
+            guard let profile = loaded.configuration.profiles.first else { fatalError("simulator config has no profile:\n\(text)") }
+            self.profile = profile
+        case .failure(let errors):
+            fatalError("simulator config refused by the loader: \(errors)\n\(text)")
+        }
+    }
+
+    /// The drawn lines, one string, for a trace.
+    var summary: String {
+        text.split(separator: "\n").dropFirst(3).joined(separator: "; ")
+    }
+}
