@@ -16,7 +16,8 @@ package struct ProfilePolicy: Sendable, Equatable {
     /// flight at once. With none (`0`), a slot's own job claims, sends and files its file
     /// (`claimAndUpload`): fewer thread hand-offs, but on this machine's ext4 without a journal
     /// 2,000 × 4 KiB took about 1.4× as long (fsyncs, not hand-offs, bound small files), so the
-    /// runner claims ahead; the simulator runs both.
+    /// runner claims ahead (the simulator too). `claimAndUpload` remains for the one file of a
+    /// trial while our credentials are refused, when none is ready (`startTrial`).
     package var claimAhead: Int
     package var maxAttempts: Int
     package var backoff: TimeInterval
