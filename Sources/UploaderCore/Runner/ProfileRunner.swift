@@ -97,6 +97,7 @@ package final class ProfileRunner: Sendable {
     /// with the watcher. Call `begin` once the watcher runs.
     package func prepare(watcher: InotifyWatcher) throws {
         try spool.prepare()
+        // On the system's clock, not the runner's: what it may wait for is a child process's exec.
         let lock = try SpoolLock(path: spool.paths.lockFile)
         let id = watcher.add(root: spool.paths.outbox, recursive: profile.recursive) { [weak self] event in
             self?.watched(event)

@@ -1,0 +1,63 @@
+@preconcurrency import Glibc
+import Foundation
+import Synchronization
+import Testing
+@testable import UploaderSupport
+@testable import UploaderSpool
+
+/// The spool lock this process let go of may still be held, for an instant, by a child being
+/// spawned (between its clone and its exec it shares every open file of ours): a reload must
+/// take it once the child lets go, and only another process's lock is refused at once.
+@Suite struct SpoolLockTests {
+    /// Takes the lock on another thread; returns what it got once that thread is done.
+    private final class Taker: Sendable {
+        private let result = Mutex<Result<SpoolLock, Error>?>(nil)
+        private let done = Latch()
+
+        init(path: String, clock: ManualClock) {
+            Thread { [self] in
+                let outcome = Result { try SpoolLock(path: path, clock: clock) }
+                result.withLock { $0 = outcome }
+                done.open()
+            }.start()
+        }
+
+        var finished: Bool { done.isOpen }
+        var outcome: Result<SpoolLock, Error>? { result.withLock { $0 } }
+    }
+
+    @Test func aLockOfOursStillSharedWithAChildBeingSpawnedIsTakenOnceTheChildLetsGo() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path + "/.lock"
+        var first: SpoolLock? = try SpoolLock(path: path)
+        // Stands for the child between its clone and its exec: the same open file, and so the lock.
+        let child = dup(first!.fd)
+        first = nil
+        let clock = ManualClock()
+        let taker = Taker(path: path, clock: clock)
+        ClockWaitTests.eventually("the new lock to wait on the clock") { clock.waiting == 1 }
+        #expect(!taker.finished)
+        close(child)
+        clock.advance(by: SpoolLock.retryEvery)
+        ClockWaitTests.eventually("the lock taken") { taker.finished }
+        guard case .success = taker.outcome else { Issue.record("\(String(describing: taker.outcome))"); return }
+    }
+
+    @Test func aLockOfOursThatStaysHeldIsRefusedOnceThePatienceIsOver() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path + "/.lock"
+        let first = try SpoolLock(path: path)
+        let clock = ManualClock()
+        let taker = Taker(path: path, clock: clock)
+        while !taker.finished {
+            ClockWaitTests.eventually("the new lock to wait on the clock, or give up") { clock.waiting == 1 || taker.finished }
+            clock.advance(by: 0.5)
+        }
+        guard case .failure(let error as SpoolLock.Failure)? = taker.outcome, case .heldBy(let pid, _) = error else {
+            Issue.record("\(String(describing: taker.outcome))"); return
+        }
+        #expect(pid == getpid())
+        #expect(clock.monotonic - 1000 <= 2.5, "gave up after its 2 s of patience")
+        withExtendedLifetime(first) {}
+    }
+}
