@@ -9,17 +9,15 @@ import UploaderConfig
 ///
 /// Multipart: the upload id and each finished part are reported through `record` as they
 /// complete, for the caller to keep durably (the manifest), so a crash or an offline spell
-/// resumes with ListParts and sends only what is missing. A permanent failure, or a file that
-/// changed, aborts the upload (no orphaned parts).
+/// resumes with ListParts and sends only what is missing. A part is sent once per attempt: one
+/// that fails retryably ends the attempt (after the parts in flight), and the next attempt, the
+/// core's, resumes. A permanent failure, or a file that changed, aborts the upload (no orphaned parts).
 package final class S3Uploader: Sendable {
-    /// Tries of one part before the whole file goes to retry/ (each part retries on its own).
-    static let partAttempts = 3
-
     let profile: Profile
     let target: S3Target
     let requests: S3Requests
     let logger: Logger
-    /// Signs requests, dates Retry-After, and times a part's pause before its next try.
+    /// Signs requests and dates Retry-After.
     let clock: any Clock
 
     package init(profile: Profile, target: S3Target, logger: Logger, clock: any Clock) {
