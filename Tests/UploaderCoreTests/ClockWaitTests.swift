@@ -76,7 +76,7 @@ import Testing
         let source = UploadSource(fd: file.fd, status: try FileSystem.status(fd: file.fd, path: file.path), path: RelativePath("file.bin"),
                                   id: "01HZX3TESTID", sha256: nil, contentType: "application/octet-stream")
         let values = Fixture.values(file, path: RelativePath("file.bin"))
-        var kept: S3MultipartProgress?
+        var kept: S3UploadState?
         let first = uploader.upload(source, resuming: nil, values: values, request: request, transport: CurlTransport()) { kept = $0 }
         guard case .retryLater(_, let retryAfter) = first.disposition else { Issue.record("\(first.disposition)"); return }
         #expect(retryAfter == 7, "the store's Retry-After goes to the core")

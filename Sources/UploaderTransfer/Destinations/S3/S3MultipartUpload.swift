@@ -13,11 +13,11 @@ struct S3MultipartUpload {
     let progress: (@Sendable (Int64) -> Void)?
     let transport: Transport
     /// The upload's state as last reported through `record` (nil: none open).
-    private(set) var state: S3MultipartProgress?
-    private let record: (S3MultipartProgress?) -> Void
+    private(set) var state: S3UploadState?
+    private let record: (S3UploadState?) -> Void
 
-    init(uploader: S3Uploader, source: UploadSource, saved: S3MultipartProgress?, context: S3Requests.Context,
-         progress: (@Sendable (Int64) -> Void)?, transport: Transport, record: @escaping (S3MultipartProgress?) -> Void) {
+    init(uploader: S3Uploader, source: UploadSource, saved: S3UploadState?, context: S3Requests.Context,
+         progress: (@Sendable (Int64) -> Void)?, transport: Transport, record: @escaping (S3UploadState?) -> Void) {
         self.uploader = uploader
         self.source = source
         self.state = saved
@@ -32,7 +32,7 @@ struct S3MultipartUpload {
     private var size: Int64 { source.size }
 
     /// Changes the state and hands it to the caller to keep durably.
-    private mutating func save(_ new: S3MultipartProgress?) {
+    private mutating func save(_ new: S3UploadState?) {
         state = new
         record(new)
     }
@@ -68,7 +68,7 @@ struct S3MultipartUpload {
             return (result, .permanent(reason: "S3 CreateMultipartUpload answered without an UploadId"))
         }
         let partSize = uploader.target.partSize(forFileSize: size)
-        save(S3MultipartProgress(uploadID: uploadID, bucket: uploader.target.bucket, key: String(decoding: context.key, as: UTF8.self),
+        save(S3UploadState(uploadID: uploadID, bucket: uploader.target.bucket, key: String(decoding: context.key, as: UTF8.self),
                                  partSize: partSize, fileSize: size, fileMtime: source.status.mtimeText))
         log.info("S3 multipart upload started", ["profile": uploader.profile.name, "file": source.path.logSafe, "upload_id": uploadID,
                                                   "parts": String(Self.partCount(size: size, partSize: partSize)), "part_size": String(partSize)])
@@ -77,7 +77,7 @@ struct S3MultipartUpload {
 
     /// Asks ListParts what the store already holds and keeps exactly those parts (with the
     /// expected size) as done. An upload the store no longer knows starts over. Nil on success.
-    private mutating func resume(_ state: S3MultipartProgress) -> S3Uploader.Outcome? {
+    private mutating func resume(_ state: S3UploadState) -> S3Uploader.Outcome? {
         var listed: [Int: (etag: String, size: Int64)] = [:]
         var marker = 0
         while true {
@@ -118,7 +118,7 @@ struct S3MultipartUpload {
     // MARK: Parts
 
     /// Sends every part not yet done; returns the bytes sent and, if the upload cannot go on now, the outcome.
-    private mutating func sendMissingParts(_ state: S3MultipartProgress) -> (bytes: Int64, failure: S3Uploader.Outcome?) {
+    private mutating func sendMissingParts(_ state: S3UploadState) -> (bytes: Int64, failure: S3Uploader.Outcome?) {
         let done = Set(state.parts.map(\.number))
         let jobs = (1...Self.partCount(size: size, partSize: state.partSize)).filter { !done.contains($0) }.map { number in
             let range = Self.range(of: number, size: size, partSize: state.partSize)

@@ -37,9 +37,9 @@ package final class S3Uploader: Sendable {
     ///   - record: called on this thread, before the upload goes on, each time the progress
     ///     changes (nil: no multipart upload is open any more). The caller makes it durable:
     ///     when `upload` returns, its store holds the last value.
-    package func upload(_ source: UploadSource, resuming saved: S3MultipartProgress?, values: TemplateValues,
+    package func upload(_ source: UploadSource, resuming saved: S3UploadState?, values: TemplateValues,
                         request: UploadRequest, transport: Transport,
-                        record: @escaping (S3MultipartProgress?) -> Void) -> Outcome {
+                        record: @escaping (S3UploadState?) -> Void) -> Outcome {
         let context = S3Requests.Context(
             key: target.key(values), contentType: source.contentType,
             extraHeaders: profile.headers.map { ($0.name, $0.value.renderText(values)) },
@@ -52,9 +52,9 @@ package final class S3Uploader: Sendable {
         return multipart.run()
     }
 
-    private func putObject(_ source: UploadSource, stale: S3MultipartProgress?, context: S3Requests.Context,
+    private func putObject(_ source: UploadSource, stale: S3UploadState?, context: S3Requests.Context,
                            progress: (@Sendable (Int64) -> Void)?, transport: Transport,
-                           record: (S3MultipartProgress?) -> Void) -> Outcome {
+                           record: (S3UploadState?) -> Void) -> Outcome {
         if let stale {
             // Left from a multipart upload under another threshold: abort it, then send whole.
             abort(stale, context: context, transport: transport, reason: "file is now sent in one PUT")
@@ -74,7 +74,7 @@ package final class S3Uploader: Sendable {
     }
 
     /// AbortMultipartUpload, best effort (an upload the store no longer knows is fine).
-    func abort(_ state: S3MultipartProgress, context: S3Requests.Context, transport: Transport, reason: String) {
+    func abort(_ state: S3UploadState, context: S3Requests.Context, transport: Transport, reason: String) {
         var c = context
         c.key = Array(state.key.utf8)
         c.cancellation = CancellationFlag()

@@ -9,7 +9,7 @@ struct TusDestination: UploadDestination {
     init(_ uploader: TusUploader) { self.uploader = uploader }
 
     func send(_ upload: DestinationUpload, over transport: any Transport) -> UploadOutcome {
-        uploader.upload(upload.source, resuming: upload.resume.saved.remote?.tus.map(TusProgress.init), values: upload.values,
+        uploader.upload(upload.source, resuming: upload.resume.saved.remote?.tus, values: upload.values,
                         request: upload.request, transport: transport) { progress in
             upload.resume.keep("tus") { $0.keepTus(progress) }
         }
@@ -18,19 +18,12 @@ struct TusDestination: UploadDestination {
 
 extension Manifest {
     /// Keeps a tus upload's record in `remote` (nil: none open any more).
-    mutating func keepTus(_ progress: TusProgress?) {
+    mutating func keepTus(_ progress: TusUploadState?) {
         guard let progress else {
             remote?.tus = nil
             return
         }
         if remote == nil { remote = Remote(url: progress.uploadURL) }
-        remote?.tus = TusUploadState(uploadURL: progress.uploadURL, offset: progress.offset,
-                                     fileSize: progress.fileSize, fileMtime: progress.fileMtime)
-    }
-}
-
-extension TusProgress {
-    init(_ state: TusUploadState) {
-        self.init(uploadURL: state.uploadURL, offset: state.offset, fileSize: state.fileSize, fileMtime: state.fileMtime)
+        remote?.tus = progress
     }
 }
