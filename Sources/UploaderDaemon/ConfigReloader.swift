@@ -72,7 +72,7 @@ package struct ConfigReloader: Sendable {
         for profile in toStart {
             do {
                 started[profile.name] = try factory.start(profile, hooks: running[profile.name]?.hooks,
-                                                        collections: running[profile.name]?.knownCollections)
+                                                          memory: running[profile.name]?.destinationMemory)
             } catch {
                 logger.error("profile \(profile.name): cannot start after reload: \(error)", ["profile": profile.name])
             }

@@ -27,13 +27,13 @@ package struct RunnerFactory: Sendable {
 
     /// Takes the profile's lock, watches its outbox (in effect before the first scan), then
     /// recovers and starts its workers. Throws like `ProfileRunner.prepare`. `hooks` and
-    /// `collections`: the hook queue and the WebDAV collections known of the runner this one replaces.
-    func start(_ profile: Profile, hooks: HookRunner? = nil, collections: KnownCollections? = nil) throws -> ProfileRunner {
+    /// `memory`: the hook queue and what the destination protocol learnt, of the runner this one replaces.
+    func start(_ profile: Profile, hooks: HookRunner? = nil, memory: DestinationMemory? = nil) throws -> ProfileRunner {
         if profile.tls.insecureSkipVerify {
             logger.warn("insecure_skip_verify = yes: TLS certificates are NOT verified", ["profile": profile.name])
         }
         let runner = ProfileRunner(profile: profile, mode: .daemon, logger: logger, mimeTypes: mimeTypes, hostname: hostname, seams: seams,
-                                   hooks: hooks, collections: collections)
+                                   hooks: hooks, memory: memory)
         try runner.prepare(watcher: watcher)
         if !watcher.waitForRegistrations(timeout: 5) {
             logger.warn("outbox watch not confirmed within 5 s; starting anyway", ["profile": profile.name])

@@ -1,6 +1,6 @@
 /// The manifest's `s3` object: a multipart upload in progress, so a crash or an offline spell
 /// resumes it instead of starting over. Present only while a multipart upload is open.
-/// (The transfer layer's own view of it is `S3MultipartProgress`; the runner converts.)
+/// `S3Destination` keeps it as the parts are stored.
 ///
 /// `key` and `part_size` are kept because a resumed upload must use the same ones even if the
 /// key template renders differently now (`{date}`) or the config changed.

@@ -1,7 +1,7 @@
 /// A tus upload in progress, kept in the manifest's `remote` object (`upload_url`, `offset`,
 /// `file_size`, `file_mtime`) so a crash or an offline spell resumes it with a HEAD instead of
 /// starting over. Written before the first byte is sent and after each accepted PATCH.
-/// (The transfer layer's own view of it is `TusProgress`; the runner converts.)
+/// `TusDestination` keeps it as the server accepts each chunk.
 ///
 /// `file_size` and `file_mtime` are the file's when the upload began, as with S3's
 /// `S3UploadState`: a file that differs now has its old upload terminated and gets a new one.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A tiny forwarding HTTP proxy for the proxy tests (Python standard library only).
 
-Usage: forward_proxy.py UPSTREAM_PORT LOG [--port N] [--require-auth USER:PASSWORD]
+Usage: forward_proxy.py UPSTREAM_PORT LOG [--port N] [--require-auth USER:PASSWORD] [--fail-once TEXT STATUS]
 
 Listens on 127.0.0.1 (on --port, else a port the kernel picks); the first stdout line is
 "PORT <n>". Every request it receives, whatever host its absolute URL names, is forwarded to
@@ -12,6 +12,8 @@ resolved by name and nothing leaves loopback.
 LOG gets one JSON object per request once answered: method, target (as the client wrote it),
 host, path, status, and proxy_authorization (the header's value, or null). With
 --require-auth, a request without those basic credentials is answered 407 and not forwarded.
+With --fail-once, the first request whose path contains TEXT is answered STATUS (its body read,
+nothing forwarded); later ones go through.
 """
 import argparse
 import base64
@@ -35,6 +37,7 @@ class Proxy(http.server.ThreadingHTTPServer):
         self.log = open(log_path, "a", encoding="utf-8")
         self.log_lock = threading.Lock()
         self.credentials = credentials
+        self.fail_once = None
 
     def record(self, entry):
         with self.log_lock:
@@ -79,6 +82,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
             entry["status"] = 407
             self.server.record(entry)
             return
+        with self.server.log_lock:
+            fail = self.server.fail_once if self.server.fail_once and self.server.fail_once[0] in path else None
+            if fail:
+                self.server.fail_once = None
+        if fail:
+            self.rfile.read(length)
+            self.send_response_only(fail[1])
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            entry["status"] = fail[1]
+            self.server.record(entry)
+            return
         upstream = http.client.HTTPConnection("127.0.0.1", self.server.upstream_port, timeout=60)
         upstream.putrequest(self.command, path, skip_host=True, skip_accept_encoding=True)
         for name, value in self.headers.items():
@@ -112,9 +127,12 @@ def main():
     parser.add_argument("log")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--require-auth")
+    parser.add_argument("--fail-once", nargs=2, metavar=("TEXT", "STATUS"))
     args = parser.parse_args()
     credentials = base64.b64encode(args.require_auth.encode()).decode() if args.require_auth else None
     server = Proxy(args.port, args.upstream_port, args.log, credentials)
+    if args.fail_once:
+        server.fail_once = (args.fail_once[0], int(args.fail_once[1]))
     print("PORT %d" % server.server_address[1], flush=True)
     server.serve_forever()
 

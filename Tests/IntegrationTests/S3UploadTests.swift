@@ -152,6 +152,54 @@ import Testing
         #expect(try moto.openUploads().isEmpty, "no orphaned upload left")
     }
 
+    /// Part PUTs as the proxy in front of moto saw them: (part number, status), in order.
+    static func partRequests(_ proxy: ForwardProxy) throws -> [(number: Int, status: Int)] {
+        try proxy.forwarded().filter { $0.method == "PUT" }.compactMap { entry in
+            guard let query = entry.target.split(separator: "?").last,
+                  let number = query.split(separator: "&").first(where: { $0.hasPrefix("partNumber=") }).flatMap({ Int($0.dropFirst(11)) })
+            else { return nil }
+            return (number, entry.status)
+        }
+    }
+
+    @Test func aPartAnswered503EndsTheAttemptAndTheNextSendsOnlyTheMissingParts() throws {
+        let proxy = try ForwardProxy(upstreamPort: moto.port, failOnce: ("partNumber=2&", 503))
+        let conf = try config(extra: "proxy = \(proxy.url)")
+        let file = try drop("flaky.bin", bytes: 12 << 20)
+        let expected = try sha256(ofFile: file)
+        let daemon = try binary.start(["run", "--config", conf])
+        defer { daemon.stop() }
+        try waitUntil(timeout: 90, "flaky.bin in sent/") {
+            FileManager.default.fileExists(atPath: tmp.path("spool/sent/flaky.bin.manifest.json"))
+        }
+        let sent = try manifest("sent/flaky.bin.manifest.json")
+        let attempts = try #require(sent["attempts"] as? [[String: Any]])
+        #expect(attempts.count == 2, "\(attempts)")
+        #expect(attempts.first?["retryable"] as? Bool == true && attempts.first?["http_status"] as? Int == 503, "\(attempts)")
+        #expect(try moto.object("site/flaky.bin").sha256 == expected)
+        let parts = try Self.partRequests(proxy)
+        #expect(parts.filter { $0.number == 2 }.map(\.status) == [503, 200], "part 2: refused once, then sent: \(parts)")
+        #expect(parts.filter { $0.number == 1 }.count == 1, "part 1 sent once: \(parts)")
+        #expect(moto.acceptedParts().sorted() == [1, 2, 3], "every part stored once")
+        #expect(try proxy.forwarded().filter { $0.method == "POST" && $0.target.hasSuffix("?uploads") }.count == 1, "one multipart upload, resumed")
+    }
+
+    @Test func aPartAnswered503WithMaxAttemptsOneFailsTheFileAndKeepsItsParts() throws {
+        let proxy = try ForwardProxy(upstreamPort: moto.port, failOnce: ("partNumber=2&", 503))
+        let conf = try config(extra: "proxy = \(proxy.url)\nmax_attempts = 1")
+        _ = try drop("once.bin", bytes: 12 << 20)
+        let run = try binary.run(["run", "--once", "--config", conf], timeout: 90)
+        #expect(run.exitCode == 1, "\(run)")
+        let failed = try manifest("retry/once.bin.manifest.json")
+        #expect(failed["state"] as? String == "failed")
+        let attempts = try #require(failed["attempts"] as? [[String: Any]])
+        #expect(attempts.count == 1 && attempts[0]["retryable"] as? Bool == true, "\(attempts)")
+        #expect((failed["last_error"] as? String)?.contains("503") == true, "\(failed["last_error"] ?? "none")")
+        let s3 = try #require(failed["s3"] as? [String: Any], "the multipart upload kept, for `uploader retry`")
+        #expect((s3["parts"] as? [Any])?.isEmpty == false, "the stored parts recorded: \(s3)")
+        #expect(FileManager.default.fileExists(atPath: tmp.path("spool/retry/once.bin")))
+    }
+
     /// S3's multipart ETag: MD5 of the parts' MD5s, then `-COUNT`.
     static func multipartETag(file: String, partSize: Int) throws -> String? {
         let result = try ProcessRunner.run(["python3", "-c", """

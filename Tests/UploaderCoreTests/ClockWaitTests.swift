@@ -7,8 +7,8 @@ import Testing
 @testable import UploaderTransfer
 @testable import UploaderCore
 
-/// Waiting is the clock's: a retry's pause and a hook's timeout end when the injected clock
-/// says, or at once when what they wait for happens — so a test (or the simulator) moves time by
+/// Waiting is the clock's: a hook's timeout ends when the injected clock says, or at once
+/// when what it waits for happens — so a test (or the simulator) moves time by
 /// hand instead of sleeping, and nothing polls.
 @Suite struct ClockWaitTests {
     /// Waits (10 s at most, in real time) for another thread to get somewhere.
@@ -50,14 +50,14 @@ import Testing
         #expect(clock.waiting == 0)
     }
 
-    /// S3: a part answered 503 is tried again after a pause measured on the uploader's clock.
-    @Test func anS3PartRetryWaitsOnTheInjectedClock() throws {
+    /// S3: a part answered 503 is not tried again within the attempt, and nothing waits on the
+    /// clock: the attempt ends retryably (with the store's Retry-After), the multipart upload kept
+    /// for the next attempt, which resumes it and sends only the missing part.
+    @Test func anS3PartAnswered503EndsTheAttemptAndTheNextResumesIt() throws {
         let server = try FaultServer()
         try server.script([
             ["status": 200, "body": "<InitiateMultipartUploadResult><UploadId>up-1</UploadId></InitiateMultipartUploadResult>"],
-            ["status": 503],
-            ["status": 200, "headers": ["ETag": "\"part-1\""]],
-            ["status": 200, "body": "<CompleteMultipartUploadResult><ETag>\"whole\"</ETag></CompleteMultipartUploadResult>"],
+            ["status": 503, "retry_after": "7"],
         ])
         let endpoint = try #require(S3Endpoint(parsing: "http://127.0.0.1:\(server.port)"))
         var target = S3Target(bucket: "b", key: try Template(parsing: "{path}"), endpoint: endpoint, endpointGiven: true, region: "us-east-1",
@@ -76,23 +76,26 @@ import Testing
         let source = UploadSource(fd: file.fd, status: try FileSystem.status(fd: file.fd, path: file.path), path: RelativePath("file.bin"),
                                   id: "01HZX3TESTID", sha256: nil, contentType: "application/octet-stream")
         let values = Fixture.values(file, path: RelativePath("file.bin"))
-        let result = Mutex<UploadOutcome?>(nil)
-        let done = Latch()
-        Thread {
-            let outcome = uploader.upload(source, resuming: nil, values: values, request: request, transport: CurlTransport()) { _ in }
-            result.withLock { $0 = outcome }
-            done.open()
-        }.start()
+        var kept: S3UploadState?
+        let first = uploader.upload(source, resuming: nil, values: values, request: request, transport: CurlTransport()) { kept = $0 }
+        guard case .retryLater(_, let retryAfter) = first.disposition else { Issue.record("\(first.disposition)"); return }
+        #expect(retryAfter == 7, "the store's Retry-After goes to the core")
+        #expect(clock.waiting == 0)
+        #expect(try server.requests().map(\.method) == ["POST", "PUT"], "the part is sent once")
+        let saved = try #require(kept, "the multipart upload is kept for the next attempt")
+        #expect(saved.uploadID == "up-1" && saved.parts.isEmpty)
 
-        Self.eventually("the part's next try waiting on the clock") { clock.waiting == 1 }
-        #expect(try server.requests().map(\.method) == ["POST", "PUT"], "nothing more before the clock moves")
-        clock.advance(by: 1)
-        #expect(SystemClock().wait(for: done, until: SystemClock().monotonic + 20), "the upload ends once the clock has moved")
-        let outcome = try #require(result.withLock { $0 })
-        guard case .sent = outcome.disposition else { Issue.record("\(outcome.disposition)"); return }
+        try server.script([
+            ["status": 200, "body": "<ListPartsResult><IsTruncated>false</IsTruncated></ListPartsResult>"],
+            ["status": 200, "headers": ["ETag": "\"part-1\""]],
+            ["status": 200, "body": "<CompleteMultipartUploadResult><ETag>\"whole\"</ETag></CompleteMultipartUploadResult>"],
+        ])
+        let second = uploader.upload(source, resuming: saved, values: values, request: request, transport: CurlTransport()) { kept = $0 }
+        guard case .sent = second.disposition else { Issue.record("\(second.disposition)"); return }
         let received = try server.requests()
-        #expect(received.map(\.method) == ["POST", "PUT", "PUT", "POST"])
-        #expect(received[2].body_sha256 == file.sha256.hexString, "the part's exact bytes")
+        #expect(received.map(\.method) == ["POST", "PUT", "GET", "PUT", "POST"], "one multipart upload, resumed")
+        #expect(received[3].body_sha256 == file.sha256.hexString, "the part's exact bytes")
+        #expect(kept == nil, "a completed upload leaves no record")
     }
 
     /// A hook's timeout is measured on the injected clock; a hook that ends is seen at once.

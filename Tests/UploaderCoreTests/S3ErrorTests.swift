@@ -81,15 +81,12 @@ import Testing
         #expect(try Manifest.decode(Data(manifest.encodedLine())) == manifest)
     }
 
-    @Test func theManifestRecordAndTheTransfersProgressConvertBothWays() {
-        var progress = S3MultipartProgress(uploadID: "u", bucket: "b", key: "k/a", partSize: 5 << 20, fileSize: 11 << 20,
-                                           fileMtime: "2026-01-01T00:00:00.000Z")
-        progress.record(.init(number: 3, etag: "\"c\""))
-        progress.record(.init(number: 1, etag: "\"a\""))
-        progress.record(.init(number: 3, etag: "\"c2\""))
-        #expect(progress.parts.map(\.number) == [1, 3] && progress.parts[1].etag == "\"c2\"")
-        let state = S3UploadState(progress)
-        #expect(state.uploadID == "u" && state.key == "k/a" && state.parts.map(\.etag) == ["\"a\"", "\"c2\""])
-        #expect(S3MultipartProgress(state) == progress)
+    @Test func aPartRecordedTwiceIsKeptOnceInOrder() {
+        var state = S3UploadState(uploadID: "u", bucket: "b", key: "k/a", partSize: 5 << 20, fileSize: 11 << 20,
+                                  fileMtime: "2026-01-01T00:00:00.000Z")
+        state.record(.init(number: 3, etag: "\"c\""))
+        state.record(.init(number: 1, etag: "\"a\""))
+        state.record(.init(number: 3, etag: "\"c2\""))
+        #expect(state.parts.map(\.number) == [1, 3] && state.parts.map(\.etag) == ["\"a\"", "\"c2\""])
     }
 }

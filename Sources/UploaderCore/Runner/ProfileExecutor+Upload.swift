@@ -70,14 +70,15 @@ extension ProfileExecutor {
             log(sent)
             tracker.progress(sent, now: clock.monotonic)
         }
-        // S3 and tus run a sequence of requests of their own; a plain HTTP upload is one request
-        // (a PUT's 409 adds the MKCOLs of the collections it needs, within the attempt).
-        let sequence = sendSequence(file, values: values, request: request, transport: transport)
-        let sent = sequence?.result ?? webdav?.send(request, over: transport) ?? transport.send(request)
+        let resume = ResumeRecord(saved: file.manifest) { [spool, logger, profile] what, edit in
+            file.recordProgress(in: spool, logger: logger, profile: profile.name, what: what, edit)
+        }
+        let sent = destination.send(DestinationUpload(source: file.uploadSource, values: values, request: request, resume: resume),
+                                    over: transport)
         // Answers can echo credentials back; none may reach the manifest or the log.
-        let result = SecretRedactor(secrets: profile.secretValues).redact(sent)
+        let result = SecretRedactor(secrets: profile.secretValues).redact(sent.result)
         let seconds = clock.monotonic - started
-        let disposition = sequence?.disposition ?? Disposition.decide(result, now: clock.now)
+        let disposition = sent.disposition
         let response: UploadResponse? = if case .success(let answer) = result { answer } else { nil }
         let bytesSent: Int64
         switch result {
@@ -113,24 +114,6 @@ extension ProfileExecutor {
         }
         return AttemptReport(outcome: outcome, changed: changed, countedAttempts: file.manifest.countedAttempts, size: size,
                              bytesSent: bytesSent, seconds: seconds, httpStatus: response?.status, id: file.manifest.id)
-    }
-
-    /// The S3 or tus upload of `file`, its progress kept in the manifest as it goes; nil for plain HTTP.
-    private func sendSequence(_ file: ClaimedFile, values: TemplateValues, request: UploadRequest,
-                              transport: any Transport) -> UploadOutcome? {
-        if let s3 {
-            return s3.upload(file.uploadSource, resuming: file.s3Progress, values: values, request: request,
-                             transport: transport) { [spool, logger, profile] progress in
-                file.recordProgress(in: spool, logger: logger, profile: profile.name, what: "S3 multipart") { $0.s3 = progress.map(S3UploadState.init) }
-            }
-        }
-        if let tus {
-            return tus.upload(file.uploadSource, resuming: file.tusProgress, values: values, request: request,
-                              transport: transport) { [spool, logger, profile] progress in
-                file.recordProgress(in: spool, logger: logger, profile: profile.name, what: "tus") { $0.keepTus(progress) }
-            }
-        }
-        return nil
     }
 
     /// Nil when the file is as it was claimed; otherwise what differs. Checks both the open

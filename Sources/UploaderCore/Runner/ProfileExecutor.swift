@@ -15,10 +15,8 @@ package final class ProfileExecutor: Sendable {
     let lifecycle: FileLifecycle
     let claimer: Claimer
     let builder: RequestBuilder
-    let s3: S3Uploader?
-    let tus: TusUploader?
-    /// Plain PUTs: a 409 makes the missing WebDAV collections within the attempt.
-    let webdav: WebDAVCollections?
+    /// The profile's protocol (plain HTTP, S3, tus), chosen once by `DestinationFactory`.
+    let destination: any UploadDestination
     let rateLimiter: RateLimiter?
     let hostname: String
     /// The daemon's environment, passed on to hooks.
@@ -47,14 +45,14 @@ package final class ProfileExecutor: Sendable {
         package var environment: [String: String]
         /// Asked which interface the route to the destination leaves by (`interfaces`).
         package var route: (any RouteLookup)?
-        /// The WebDAV collections known to exist (shared by the profile's workers).
-        package var collections: KnownCollections
+        /// What the destination protocol keeps across reloads (shared by the profile's workers).
+        package var memory: DestinationMemory
 
         package init(claimer: Claimer, lifecycle: FileLifecycle, rateLimiter: RateLimiter?, probe: (any ReachabilityProbe)?,
                      jobs: any JobQueue, hostname: String, environment: [String: String], route: (any RouteLookup)? = nil,
-                     collections: KnownCollections = KnownCollections()) {
+                     memory: DestinationMemory = DestinationMemory()) {
             self.route = route
-            self.collections = collections
+            self.memory = memory
             self.claimer = claimer
             self.lifecycle = lifecycle
             self.rateLimiter = rateLimiter
@@ -83,9 +81,7 @@ package final class ProfileExecutor: Sendable {
         self.report = report
         self.finished = finished
         builder = RequestBuilder(profile: profile)
-        if case .s3(let target) = profile.destination { s3 = S3Uploader(profile: profile, target: target, logger: logger, clock: clock) } else { s3 = nil }
-        tus = profile.uploadProtocol == .tus ? TusUploader(profile: profile, logger: logger, clock: clock) : nil
-        webdav = WebDAVCollections(profile: profile, known: parts.collections)
+        destination = DestinationFactory.make(for: profile, logger: logger, clock: clock, memory: parts.memory)
         jobs = parts.jobs
     }
 

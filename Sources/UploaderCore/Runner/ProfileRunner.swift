@@ -17,8 +17,8 @@ package final class ProfileRunner: Sendable {
     package let ignore: IgnoreRules
     /// Runs on_sent / on_failed off the workers' threads.
     package let hooks: HookRunner
-    /// The WebDAV collections known to exist on the destination, kept across reloads.
-    package let knownCollections: KnownCollections
+    /// What the destination protocol has learnt (e.g. WebDAV collections that exist), kept across reloads.
+    package let destinationMemory: DestinationMemory
     let loop: ProfileLoop
     private let executor: ProfileExecutor
     private let recovery: Recovery
@@ -58,15 +58,15 @@ package final class ProfileRunner: Sendable {
 
     /// `onFinished` hears `.drained` (`run --once` has nothing left) and `.stopped`. `hooks`: the
     /// hook queue of the runner this one replaces (a reload), so no hook runs twice at once;
-    /// `collections`: its WebDAV collections known, so none is made again.
+    /// `memory`: what its destination protocol learnt (e.g. no WebDAV collection is made again).
     package init(profile: Profile, mode: ProfilePolicy.Mode, logger: Logger, mimeTypes: MimeTypes, hostname: String,
-                 seams: Seams = Seams(), hooks: HookRunner? = nil, collections: KnownCollections? = nil,
+                 seams: Seams = Seams(), hooks: HookRunner? = nil, memory: DestinationMemory? = nil,
                  onFinished: @escaping @Sendable (ProfileEffect) -> Void = { _ in }) {
         self.profile = profile
         self.logger = logger
         self.clock = seams.clock
         self.hooks = hooks ?? HookRunner(clock: seams.clock)
-        knownCollections = collections ?? KnownCollections()
+        destinationMemory = memory ?? DestinationMemory()
         spool = Spool(paths: profile.spool, fs: seams.fs)
         ignore = IgnoreRules(patterns: profile.ignore)
         let lifecycle = FileLifecycle(spool: spool, logger: logger, afterSend: profile.afterSend)
@@ -88,7 +88,7 @@ package final class ProfileRunner: Sendable {
             // a slot waits for its predecessor's record to be rewritten: a settle must never queue
             // behind claims; each runs three directory fsyncs after it), and for the claims ahead.
             jobs: WorkerPool(size: 3 * policy.concurrency + policy.claimAhead, label: profile.name, makeTransport: seams.makeTransport),
-            hostname: hostname, environment: seams.environment, route: route, collections: knownCollections)
+            hostname: hostname, environment: seams.environment, route: route, memory: destinationMemory)
         executor = ProfileExecutor(profile: profile, spool: spool, parts: parts, hooks: self.hooks, logger: logger, clock: seams.clock,
                                    report: { [loop] event in loop.send(event) }, finished: onFinished)
     }

@@ -21,10 +21,12 @@ final class ForwardProxy: Sendable {
     var url: String { "http://127.0.0.1:\(port)" }
 
     /// `port`: a given one (the test configured it before starting the proxy), else one the kernel picks.
-    init(upstreamPort: Int, port: Int? = nil, requireAuth: String? = nil) throws {
+    /// `failOnce`: the first request whose path contains its text is answered its status, not forwarded.
+    init(upstreamPort: Int, port: Int? = nil, requireAuth: String? = nil, failOnce: (text: String, status: Int)? = nil) throws {
         dir = try TempDir(prefix: "upl-proxy")
         logPath = dir.path("forwarded.jsonl")
         let options = (port.map { ["--port", String($0)] } ?? []) + (requireAuth.map { ["--require-auth", $0] } ?? [])
+            + (failOnce.map { ["--fail-once", $0.text, String($0.status)] } ?? [])
         let started = try ProcessRunner.start(["python3", try PackagePaths.fixture("forward_proxy.py"), String(upstreamPort), logPath] + options,
                                               environment: ["PYTHONUNBUFFERED": "1"], outputDirectory: dir.path)
         process = started

@@ -23,13 +23,13 @@ struct ProfileRunnerSeamTests {
         let watcher: InotifyWatcher
         let spool: Spool
 
-        init(_ script: [ScriptedServer.Answer], extra: String = "") throws {
+        init(_ script: [ScriptedServer.Answer], extra: String = "", url: String = "http://127.0.0.1:9/{name}") throws {
             dir = try TemporaryDirectory()
             server = ScriptedServer(script)
             let text = """
                 [outbox t]
                 spool = \(dir.path)/spool
-                url = http://127.0.0.1:9/{name}
+                url = \(url)
                 \(extra)
                 """
             guard case .success(let loaded) = ConfigLoader.parse(text: text, path: dir.path + "/uploader.conf", environment: [:]) else {

@@ -9,17 +9,15 @@ import UploaderConfig
 ///
 /// Multipart: the upload id and each finished part are reported through `record` as they
 /// complete, for the caller to keep durably (the manifest), so a crash or an offline spell
-/// resumes with ListParts and sends only what is missing. A permanent failure, or a file that
-/// changed, aborts the upload (no orphaned parts).
+/// resumes with ListParts and sends only what is missing. A part is sent once per attempt: one
+/// that fails retryably ends the attempt (after the parts in flight), and the next attempt, the
+/// core's, resumes. A permanent failure, or a file that changed, aborts the upload (no orphaned parts).
 package final class S3Uploader: Sendable {
-    /// Tries of one part before the whole file goes to retry/ (each part retries on its own).
-    static let partAttempts = 3
-
     let profile: Profile
     let target: S3Target
     let requests: S3Requests
     let logger: Logger
-    /// Signs requests, dates Retry-After, and times a part's pause before its next try.
+    /// Signs requests and dates Retry-After.
     let clock: any Clock
 
     package init(profile: Profile, target: S3Target, logger: Logger, clock: any Clock) {
@@ -39,9 +37,9 @@ package final class S3Uploader: Sendable {
     ///   - record: called on this thread, before the upload goes on, each time the progress
     ///     changes (nil: no multipart upload is open any more). The caller makes it durable:
     ///     when `upload` returns, its store holds the last value.
-    package func upload(_ source: UploadSource, resuming saved: S3MultipartProgress?, values: TemplateValues,
+    package func upload(_ source: UploadSource, resuming saved: S3UploadState?, values: TemplateValues,
                         request: UploadRequest, transport: Transport,
-                        record: @escaping (S3MultipartProgress?) -> Void) -> Outcome {
+                        record: @escaping (S3UploadState?) -> Void) -> Outcome {
         let context = S3Requests.Context(
             key: target.key(values), contentType: source.contentType,
             extraHeaders: profile.headers.map { ($0.name, $0.value.renderText(values)) },
@@ -54,9 +52,9 @@ package final class S3Uploader: Sendable {
         return multipart.run()
     }
 
-    private func putObject(_ source: UploadSource, stale: S3MultipartProgress?, context: S3Requests.Context,
+    private func putObject(_ source: UploadSource, stale: S3UploadState?, context: S3Requests.Context,
                            progress: (@Sendable (Int64) -> Void)?, transport: Transport,
-                           record: (S3MultipartProgress?) -> Void) -> Outcome {
+                           record: (S3UploadState?) -> Void) -> Outcome {
         if let stale {
             // Left from a multipart upload under another threshold: abort it, then send whole.
             abort(stale, context: context, transport: transport, reason: "file is now sent in one PUT")
@@ -76,7 +74,7 @@ package final class S3Uploader: Sendable {
     }
 
     /// AbortMultipartUpload, best effort (an upload the store no longer knows is fine).
-    func abort(_ state: S3MultipartProgress, context: S3Requests.Context, transport: Transport, reason: String) {
+    func abort(_ state: S3UploadState, context: S3Requests.Context, transport: Transport, reason: String) {
         var c = context
         c.key = Array(state.key.utf8)
         c.cancellation = CancellationFlag()

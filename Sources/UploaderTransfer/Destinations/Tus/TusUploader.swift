@@ -34,8 +34,8 @@ package final class TusUploader: Sendable {
     ///   - saved: the upload last recorded for this file (nil for none).
     ///   - record: called on this thread, before the upload goes on, each time the upload's
     ///     record changes (nil: no upload is open any more). The caller makes it durable.
-    package func upload(_ source: UploadSource, resuming saved: TusProgress?, values: TemplateValues,
-                        request: UploadRequest, transport: Transport, record: @escaping (TusProgress?) -> Void) -> UploadOutcome {
+    package func upload(_ source: UploadSource, resuming saved: TusUploadState?, values: TemplateValues,
+                        request: UploadRequest, transport: Transport, record: @escaping (TusUploadState?) -> Void) -> UploadOutcome {
         let context = TusRequests.Context(
             creationURL: request.url, profileHeaders: RequestBuilder(profile: profile).withProfileHeaders([], values: values),
             rateLimiter: request.rateLimiter, cancellation: request.cancellation, sourcePath: source.path.logSafe)
@@ -64,7 +64,7 @@ package final class TusUploader: Sendable {
     }
 
     /// DELETE of an upload (termination), best effort: one the server no longer has is gone already.
-    func terminate(_ state: TusProgress, context: TusRequests.Context, transport: Transport, reason: String) {
+    func terminate(_ state: TusUploadState, context: TusRequests.Context, transport: Transport, reason: String) {
         var c = context
         c.cancellation = CancellationFlag()
         let result = transport.send(requests.terminate(c, url: state.uploadURL))

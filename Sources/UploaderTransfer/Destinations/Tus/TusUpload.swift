@@ -12,8 +12,8 @@ struct TusUpload {
     let progress: (@Sendable (Int64) -> Void)?
     let transport: Transport
     /// The upload as last reported through `record` (nil: none open).
-    private(set) var state: TusProgress?
-    private let record: (TusProgress?) -> Void
+    private(set) var state: TusUploadState?
+    private let record: (TusUploadState?) -> Void
     /// Body bytes this run's PATCHes sent (the attempt's `bytes_sent`).
     private var bytesSent: Int64 = 0
     /// Whether a request of this run reached the server: a cut after it is an interrupted attempt.
@@ -21,8 +21,8 @@ struct TusUpload {
     /// The last answer of this run, the one a finished upload reports.
     private var lastAnswer: UploadResponse?
 
-    init(uploader: TusUploader, source: UploadSource, saved: TusProgress?, context: TusRequests.Context,
-         progress: (@Sendable (Int64) -> Void)?, transport: Transport, record: @escaping (TusProgress?) -> Void) {
+    init(uploader: TusUploader, source: UploadSource, saved: TusUploadState?, context: TusRequests.Context,
+         progress: (@Sendable (Int64) -> Void)?, transport: Transport, record: @escaping (TusUploadState?) -> Void) {
         self.uploader = uploader
         self.source = source
         self.state = saved
@@ -40,7 +40,7 @@ struct TusUpload {
     }
 
     /// Changes the state and hands it to the caller to keep durably.
-    private mutating func save(_ new: TusProgress?) {
+    private mutating func save(_ new: TusUploadState?) {
         state = new
         record(new)
     }
@@ -58,7 +58,7 @@ struct TusUpload {
 
     /// HEAD: continue from the offset the server reports. An upload it no longer has (404/410), or
     /// holds with another length, is replaced by a new one. Nil on success.
-    private mutating func resume(_ state: TusProgress) -> UploadOutcome? {
+    private mutating func resume(_ state: TusUploadState) -> UploadOutcome? {
         let result = send(requests.head(context, url: state.uploadURL))
         guard case .success(let answer) = result, (200...299).contains(answer.status) else {
             if case .success(let answer) = result, [404, 410].contains(answer.status) {
@@ -97,7 +97,7 @@ struct TusUpload {
             return (result, .permanent(reason: "tus server gave an http:// upload URL for an https:// url; the file is not sent in the clear "
                                        + "(behind a proxy, check that it passes X-Forwarded-Proto)"))
         }
-        save(TusProgress(uploadURL: url.absoluteString, offset: 0, fileSize: size, fileMtime: source.status.mtimeText))
+        save(TusUploadState(uploadURL: url.absoluteString, offset: 0, fileSize: size, fileMtime: source.status.mtimeText))
         uploader.logger.log(.info, "tus upload created", pairs: fields([("upload_url", url.absoluteString), ("size", String(size))]))
         return nil
     }

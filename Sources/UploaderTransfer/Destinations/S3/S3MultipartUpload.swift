@@ -4,8 +4,8 @@ import UploaderSupport
 import UploaderConfig
 
 /// One file's multipart upload, run on the worker's thread: resume or create, send the missing
-/// parts `part_concurrency` at a time (each on a thread with its own transport, each retried on
-/// its own), record each finished part through `record`, then complete — or abort.
+/// parts `part_concurrency` at a time (each on a thread with its own transport, each sent once),
+/// record each finished part through `record`, then complete — or abort.
 struct S3MultipartUpload {
     let uploader: S3Uploader
     let source: UploadSource
@@ -13,11 +13,11 @@ struct S3MultipartUpload {
     let progress: (@Sendable (Int64) -> Void)?
     let transport: Transport
     /// The upload's state as last reported through `record` (nil: none open).
-    private(set) var state: S3MultipartProgress?
-    private let record: (S3MultipartProgress?) -> Void
+    private(set) var state: S3UploadState?
+    private let record: (S3UploadState?) -> Void
 
-    init(uploader: S3Uploader, source: UploadSource, saved: S3MultipartProgress?, context: S3Requests.Context,
-         progress: (@Sendable (Int64) -> Void)?, transport: Transport, record: @escaping (S3MultipartProgress?) -> Void) {
+    init(uploader: S3Uploader, source: UploadSource, saved: S3UploadState?, context: S3Requests.Context,
+         progress: (@Sendable (Int64) -> Void)?, transport: Transport, record: @escaping (S3UploadState?) -> Void) {
         self.uploader = uploader
         self.source = source
         self.state = saved
@@ -32,7 +32,7 @@ struct S3MultipartUpload {
     private var size: Int64 { source.size }
 
     /// Changes the state and hands it to the caller to keep durably.
-    private mutating func save(_ new: S3MultipartProgress?) {
+    private mutating func save(_ new: S3UploadState?) {
         state = new
         record(new)
     }
@@ -68,7 +68,7 @@ struct S3MultipartUpload {
             return (result, .permanent(reason: "S3 CreateMultipartUpload answered without an UploadId"))
         }
         let partSize = uploader.target.partSize(forFileSize: size)
-        save(S3MultipartProgress(uploadID: uploadID, bucket: uploader.target.bucket, key: String(decoding: context.key, as: UTF8.self),
+        save(S3UploadState(uploadID: uploadID, bucket: uploader.target.bucket, key: String(decoding: context.key, as: UTF8.self),
                                  partSize: partSize, fileSize: size, fileMtime: source.status.mtimeText))
         log.info("S3 multipart upload started", ["profile": uploader.profile.name, "file": source.path.logSafe, "upload_id": uploadID,
                                                   "parts": String(Self.partCount(size: size, partSize: partSize)), "part_size": String(partSize)])
@@ -77,7 +77,7 @@ struct S3MultipartUpload {
 
     /// Asks ListParts what the store already holds and keeps exactly those parts (with the
     /// expected size) as done. An upload the store no longer knows starts over. Nil on success.
-    private mutating func resume(_ state: S3MultipartProgress) -> S3Uploader.Outcome? {
+    private mutating func resume(_ state: S3UploadState) -> S3Uploader.Outcome? {
         var listed: [Int: (etag: String, size: Int64)] = [:]
         var marker = 0
         while true {
@@ -118,7 +118,7 @@ struct S3MultipartUpload {
     // MARK: Parts
 
     /// Sends every part not yet done; returns the bytes sent and, if the upload cannot go on now, the outcome.
-    private mutating func sendMissingParts(_ state: S3MultipartProgress) -> (bytes: Int64, failure: S3Uploader.Outcome?) {
+    private mutating func sendMissingParts(_ state: S3UploadState) -> (bytes: Int64, failure: S3Uploader.Outcome?) {
         let done = Set(state.parts.map(\.number))
         let jobs = (1...Self.partCount(size: size, partSize: state.partSize)).filter { !done.contains($0) }.map { number in
             let range = Self.range(of: number, size: size, partSize: state.partSize)
@@ -127,8 +127,14 @@ struct S3MultipartUpload {
         guard !jobs.isEmpty else { return (0, nil) }
         let alreadySent = state.parts.reduce(Int64(0)) { $0 + Self.range(of: $1.number, size: size, partSize: state.partSize).length }
         let board = S3PartBoard(jobs: jobs)
-        let stop = CancellationFlag()
+        let stop = CancellationFlag(), drain = CancellationFlag()
+        /// Cuts the parts in flight short, and starts no other.
+        func halt() {
+            drain.cancel()
+            stop.cancel()
+        }
         let sender = S3PartSender(uploader: uploader, context: context, uploadID: state.uploadID, fd: source.fd, board: board, stop: stop,
+                                  drain: drain,
                                   progress: progress.map { report in { @Sendable sent in report(alreadySent + sent) } })
         for index in 0..<min(uploader.target.partConcurrency, jobs.count) {
             board.threadStarted()
@@ -143,7 +149,7 @@ struct S3MultipartUpload {
         _ = board.wakeOnCancel(context.cancellation)
         defer { board.forgetCancel(context.cancellation) }
         while true {
-            if context.cancellation.isCancelled { stop.cancel() }
+            if context.cancellation.isCancelled { halt() }
             let (outcomes, running) = board.wait()
             for outcome in outcomes {
                 switch outcome {
@@ -155,13 +161,15 @@ struct S3MultipartUpload {
                     }
                     if change == nil, let now = source.changeSinceClaim() {
                         change = now
-                        stop.cancel()
+                        halt()
                     }
                 case .failed(_, let disposition, let response, let sent):
                     bytes += sent
-                    // Our own stop cuts the other parts short: keep the failure that caused it.
-                    if failure == nil || failure?.disposition.isInterrupted == true { failure = (disposition, response) }
-                    stop.cancel()
+                    if Self.outweighs(disposition, failure?.disposition) { failure = (disposition, response) }
+                    // A retryable failure ends the attempt once the parts in flight are done (each
+                    // one stored is recorded, so the next attempt sends only the rest); any other
+                    // ends it now.
+                    if disposition.isRetryLater { drain.cancel() } else { halt() }
                 }
             }
             if !running && outcomes.isEmpty { break }
@@ -229,6 +237,14 @@ struct S3MultipartUpload {
         return (offset, max(0, min(partSize, size - offset)))
     }
 
+    /// Whether a part's failure, rather than the one kept, is the attempt's: our own stop cuts
+    /// the other parts short (the failure that caused it stays), and one worse than "later"
+    /// (permanent, refused) outweighs a retryable one.
+    static func outweighs(_ new: Disposition, _ kept: Disposition?) -> Bool {
+        guard let kept, !kept.isInterrupted else { return true }
+        return kept.isRetryLater && !new.isRetryLater && !new.isInterrupted
+    }
+
     static func withBytes(_ response: UploadResponse, _ bytes: Int64) -> UploadResponse {
         var copy = response
         copy.bytesSent = bytes
@@ -245,19 +261,22 @@ struct S3MultipartUpload {
 }
 
 /// What each part thread runs: take a part, hash its range (unless `digest = none`), send it
-/// with up to `S3Uploader.partAttempts` tries, post the outcome.
+/// once, post the outcome. A part is never tried again within the attempt: its failure ends it.
 struct S3PartSender: Sendable {
     let uploader: S3Uploader
     let context: S3Requests.Context
     let uploadID: String
     let fd: Int32
     let board: S3PartBoard
+    /// Cancels the parts in flight.
     let stop: CancellationFlag
+    /// Set when no further part may start; the parts in flight go on.
+    let drain: CancellationFlag
     let progress: (@Sendable (Int64) -> Void)?
 
     func runThread() {
         let transport = CurlTransport()
-        while let job = board.take(stopping: stop) {
+        while let job = board.take(stopping: drain) {
             board.post(send(job, transport: transport))
         }
         board.threadFinished()
@@ -274,37 +293,34 @@ struct S3PartSender: Sendable {
         }
         var c = context
         c.cancellation = stop
-        var bytes: Int64 = 0
-        for attempt in 1...S3Uploader.partAttempts {
-            var request = uploader.requests.uploadPart(c, uploadID: uploadID, number: job.number,
-                                                       body: RequestBody([.file(fd: fd, offset: job.offset, length: job.length)]), sha256: sha256)
-            let board = self.board, number = job.number, progress = self.progress
-            request.progress = { sent in progress?(board.progress(part: number, sent: sent)) }
-            let result = transport.send(request)
-            let disposition = uploader.decide(result)
-            switch result {
-            case .success(let r): bytes += r.bytesSent
-            case .failure(.broken(_, let b)), .failure(.cancelled(let b, _)): bytes += b
-            case .failure: break
-            }
-            if case .sent(let response) = disposition {
-                board.endRequest(part: job.number, succeededWith: job.length)
-                guard let etag = response.etag, !etag.isEmpty else {
-                    return .failed(number: job.number, .permanent(reason: "S3 UploadPart answered without an ETag"), response: response, bytes: bytes)
-                }
-                return .done(number: job.number, etag: etag, bytes: bytes)
-            }
-            board.endRequest(part: job.number, succeededWith: nil)
-            if case .retryLater = disposition, attempt < S3Uploader.partAttempts, pause(seconds: Double(attempt)) { continue }
-            let answer: UploadResponse? = if case .success(let answer) = result { answer } else { nil }
-            return .failed(number: job.number, disposition, response: answer, bytes: bytes)
+        var request = uploader.requests.uploadPart(c, uploadID: uploadID, number: job.number,
+                                                   body: RequestBody([.file(fd: fd, offset: job.offset, length: job.length)]), sha256: sha256)
+        let board = self.board, number = job.number, progress = self.progress
+        request.progress = { sent in progress?(board.progress(part: number, sent: sent)) }
+        let result = transport.send(request)
+        let disposition = uploader.decide(result)
+        let bytes: Int64
+        switch result {
+        case .success(let r): bytes = r.bytesSent
+        case .failure(.broken(_, let b)), .failure(.cancelled(let b, _)): bytes = b
+        case .failure: bytes = 0
         }
-        preconditionFailure("unreachable: the last attempt always returns")
+        if case .sent(let response) = disposition {
+            board.endRequest(part: job.number, succeededWith: job.length)
+            guard let etag = response.etag, !etag.isEmpty else {
+                return .failed(number: job.number, .permanent(reason: "S3 UploadPart answered without an ETag"), response: response, bytes: bytes)
+            }
+            return .done(number: job.number, etag: etag, bytes: bytes)
+        }
+        board.endRequest(part: job.number, succeededWith: nil)
+        let answer: UploadResponse? = if case .success(let answer) = result { answer } else { nil }
+        return .failed(number: job.number, disposition, response: answer, bytes: bytes)
     }
+}
 
-    /// Waits on the uploader's clock before a part's next try; false when the upload is stopped meanwhile.
-    private func pause(seconds: Double) -> Bool {
-        let clock = uploader.clock
-        return !clock.wait(for: stop.latch, until: clock.monotonic + seconds)
+private extension Disposition {
+    var isRetryLater: Bool {
+        if case .retryLater = self { return true }
+        return false
     }
 }

@@ -70,7 +70,7 @@ package struct S3Requests: Sendable {
         return make(.get, c, query: query, headers: [], body: RequestBody([]), payloadHash: SigV4Signer.emptyPayloadHash)
     }
 
-    package func completeMultipartUpload(_ c: Context, uploadID: String, parts: [S3MultipartProgress.Part]) -> UploadRequest {
+    package func completeMultipartUpload(_ c: Context, uploadID: String, parts: [S3UploadState.Part]) -> UploadRequest {
         var xml = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
         for part in parts {
             xml += "<Part><PartNumber>\(part.number)</PartNumber><ETag>\(Self.escapeXML(part.etag))</ETag></Part>"
