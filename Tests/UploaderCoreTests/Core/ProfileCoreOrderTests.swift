@@ -116,18 +116,13 @@ struct ProfileCoreOrderTests {
         #expect(p.state.files.waiting.paths.map(\.description) == ["c", "b", "a", "d"])
     }
 
-    @Test func aBacklogOfAHundredThousandFilesStartsItsFirstClaimWellWithinASecond() {
+    /// How fast is `bench/`'s (the backlog row); here, that one step over a large backlog picks the right files.
+    @Test func aBacklogOfAHundredThousandFilesStartsWithTheNewestInOneStep() {
         var p = Self.profile(.newest, concurrency: 4)
         let files = (0..<100_000).map { QueuedFile(RelativePath("f\($0)"), size: Int64($0 % 977), mtimeNanos: Int64(($0 * 7919) % 100_000)) }
-        let clock = ContinuousClock()
-        var effects: [ProfileEffect] = []
         // In place, as the owner's loop steps (no copy of the state per event).
-        let elapsed = clock.measure {
-            effects = ProfileCore.step(&p.state, .recovered(files: files, retries: [], ignoredDirectories: []), policy: p.policy, now: p.now)
-        }
+        let effects = ProfileCore.step(&p.state, .recovered(files: files, retries: [], ignoredDirectories: []), policy: p.policy, now: p.now)
         #expect(effects.claims.count == 4)
         #expect(effects.claims.first == RelativePath("f82321"), "the newest: mtime 99,999")
-        // A debug build on a busy machine: the bound is the issue's, with room; release takes a fraction.
-        #expect(elapsed < .seconds(1), "\(elapsed)")
     }
 }
