@@ -37,7 +37,7 @@ package enum ProfileCore {
     }
 
     /// When the next timer is due — a retry or a window's edge (wall clock), a probe, a delayed
-    /// file or the end of the shutdown grace (monotonic) — as seconds from `now`; nil when nothing is timed.
+    /// file, a pass over sent/, a rescan or the end of the shutdown grace (monotonic) — as seconds from `now`; nil when nothing is timed.
     package static func nextDeadline(_ state: ProfileState, policy: ProfilePolicy, now: Instant) -> Double? {
         var soonest: Double?
         func consider(_ seconds: Double) { soonest = min(soonest ?? seconds, seconds) }
@@ -53,6 +53,9 @@ package enum ProfileCore {
                 consider(nextProbe - now.mono)
             }
             for at in state.files.delayed.values { consider(at - now.mono) }
+            // A pass over sent/, a periodic rescan.
+            if let at = state.sweepDue(policy) { consider(at - now.mono) }
+            if let at = state.rescanDue(policy) { consider(at - now.mono) }
             // Paused for our credentials: the next trial (one that is due starts at once, or waits
             // for the upload still running).
             if case .rejected(_, _, _, let at) = state.credentials, at > now.mono, !state.closed { consider(at - now.mono) }
@@ -87,6 +90,7 @@ struct Transition {
             warnIgnored(directories)
             queue(files)
             for entry in retries { scheduleRetry(entry) }
+            planChores()
             if !policy.interfaces.isEmpty { checkRoute() }
         case .found(let paths):
             queue(paths)
@@ -109,6 +113,10 @@ struct Transition {
             } else {
                 log(.debug, "retry entry no longer in retry/", ["file": from.logSafe])
             }
+        case .sentSwept:
+            sentSwept()
+        case .rescanned:
+            rescanned()
         case .probed(let ticket, let problem):
             probed(ticket, problem: problem)
         case .networkChanged:
@@ -274,6 +282,7 @@ struct Transition {
         if case .offline(_, _, let nextProbe) = state.reachability, state.probing == nil, now.mono >= nextProbe {
             startProbe()
         }
+        fireChores()
         for (path, at) in state.files.delayed where at <= now.mono {
             if takingWork { state.files.enqueue(path) } else { state.files.remove(path) }
         }

@@ -26,6 +26,10 @@ package enum ProfileEffect: Sendable, Equatable {
     case cancelClaims([RelativePath])
     /// Move a due file from retry/ back to the outbox.
     case moveBack(RelativePath)
+    /// Pass over sent/ for `keep_sent` and `keep_sent_bytes` (a job); report `sentSwept`.
+    case sweepSent
+    /// Rescan the outbox (a job), sending what it finds as `found` and `retriesFound`; report `rescanned`.
+    case rescan
     /// Try to reach the destination.
     case probe(ProbeTicket)
     /// Ask the kernel which interface the route to the destination leaves by (`interfaces`).

@@ -23,6 +23,10 @@ package enum ProfileEvent: Sendable, Equatable {
     case settled(RelativePath, SettleReport)
     /// A file due in retry/ was moved back to the outbox (its new outbox path), or could not be.
     case movedBack(RelativePath, to: QueuedFile?)
+    /// A pass over sent/ (`sweepSent`) ended.
+    case sentSwept
+    /// A periodic rescan (`rescan`) ended; the files it found were sent before this.
+    case rescanned
     /// A reachability probe finished: nil when the destination answered, else why not.
     case probed(ProbeTicket, problem: String?)
     /// The kernel reported a link, address or route change.

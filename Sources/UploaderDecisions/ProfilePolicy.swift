@@ -37,6 +37,10 @@ package struct ProfilePolicy: Sendable, Equatable {
     package var timeZone: TimeZone = .gmt
     /// Interfaces the route to the destination may leave by (`interfaces`); empty = any.
     package var interfaces: Set<String> = []
+    /// `keep_sent`, `keep_sent_bytes` (daemon): when passes over sent/ are due; nil: no retention.
+    package var retention: RetentionPacing?
+    /// `rescan` (daemon): seconds between periodic rescans of the outbox; nil: none.
+    package var rescanEvery: TimeInterval?
 
     package init(mode: Mode, concurrency: Int, claimAhead: Int = 16, maxAttempts: Int, backoff: TimeInterval, maxBackoff: TimeInterval) {
         self.mode = mode

@@ -98,6 +98,21 @@ extension ProfileState {
             broken("stoppedHoldsNothing", nil, "\(slots) slots, \(claimsAhead) claims, \(settling) settling, \(retries.movingBack) moving back")
         }
         checkRetryInvariants()
+        checkChoreInvariants(policy)
+    }
+
+    /// Passes over sent/ and rescans happen only as the policy configures them, in a daemon, one of each at a time.
+    private func checkChoreInvariants(_ policy: ProfilePolicy) {
+        let daemon = policy.mode == .daemon
+        if !daemon || policy.retention == nil, chores.sweeping || chores.sweptAt != nil {
+            preconditionFailure("invariant choresConfigured broken: a pass over sent/ without retention in a daemon")
+        }
+        if !daemon || policy.rescanEvery == nil, chores.rescanning || chores.rescanDue != nil {
+            preconditionFailure("invariant choresConfigured broken: a periodic rescan without `rescan` in a daemon")
+        }
+        if chores.rescanning && chores.rescanDue != nil {
+            preconditionFailure("invariant oneRescanAtATime broken: a rescan planned while one runs")
+        }
     }
 
     private func checkRetryInvariants() {

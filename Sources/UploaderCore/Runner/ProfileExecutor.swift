@@ -29,6 +29,10 @@ package final class ProfileExecutor: Sendable {
     let route: (any RouteLookup)?
     let hooks: HookRunner
     let jobs: any JobQueue
+    /// The start-up scan and rescans of the outbox.
+    package let recovery: Recovery
+    /// `keep_sent`, `keep_sent_bytes`: a pass over sent/, when the core asks for one.
+    package let retention: Retention
     /// The uploads in flight and their progress, for `status`.
     package let inFlight = InFlightBoard()
     private let held = HeldFiles()
@@ -87,6 +91,9 @@ package final class ProfileExecutor: Sendable {
         tus = profile.uploadProtocol == .tus ? TusUploader(profile: profile, logger: logger, clock: clock) : nil
         webdav = WebDAVCollections(profile: profile, known: parts.collections)
         jobs = parts.jobs
+        recovery = Recovery(spool: spool, lifecycle: parts.lifecycle, ignore: IgnoreRules(patterns: profile.ignore),
+                            recursive: profile.recursive, logger: logger, clock: clock)
+        retention = Retention(spool: spool, keep: profile.keepSent, keepBytes: profile.keepSentBytes, logger: logger)
     }
 
     package func perform(_ effect: ProfileEffect) {
@@ -137,6 +144,16 @@ package final class ProfileExecutor: Sendable {
                     reportLast(.movedBack(path, to: nil))
                 }
             }
+        case .sweepSent:
+            jobs.submit { [self] _ in
+                retention.sweep(now: clock.now)
+                reportLast(.sentSwept)
+            }
+        case .rescan:
+            jobs.submit { [self] _ in
+                rescan()
+                reportLast(.rescanned)
+            }
         case .probe(let ticket):
             jobs.probe { [self] in report(.probed(ticket, problem: probe?.check())) }
         case .checkRoute:
@@ -149,6 +166,20 @@ package final class ProfileExecutor: Sendable {
     }
 
     func heldFile(_ path: RelativePath) -> HeldFile? { held.get(path) }
+
+    /// Scans the outbox as a running daemon does (the temporary directory and adoptions left
+    /// alone): the files, and the retries whose cut move it finished, go to the owner.
+    package func rescan() {
+        let scan = recovery.scanOutbox(atStartUp: false)
+        queueHooks(finishedBy: scan)
+        report(.found(spool.queuedFiles(scan.files)))
+        if !scan.retries.isEmpty { report(.retriesFound(scan.retries.map { RetryEntry(path: $0.path, due: $0.at) })) }
+    }
+
+    /// The hooks due of files whose cut move a scan finished.
+    package func queueHooks(finishedBy scan: Recovery.Result) {
+        for (area, path) in scan.moved { queueDueHook(of: path, in: area) }
+    }
 
     /// The upload job's whole work: send the file and report the attempt. A file delivered
     /// unchanged is filed in sent/ here, as the core decides for that outcome: the attempt is

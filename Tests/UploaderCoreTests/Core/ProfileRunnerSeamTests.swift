@@ -204,6 +204,29 @@ struct ProfileRunnerSeamTests {
         #expect(rig.server.received.count == 2)
         rig.stop()
     }
+
+    @Test func sentIsPrunedAtStartAndAgainWhenTheCoreSaysAPassIsDueOnTheInjectedClock() throws {
+        // keep_sent = 1h: a pass every 360 s, timed from the end of the last.
+        let rig = try Rig([], extra: "keep_sent = 1h")
+        try rig.spool.prepare()
+        let sent = rig.spool.paths.sent
+        for (name, age) in [("old.txt", 7200.0), ("fresh.txt", 3500.0)] {
+            for file in [name, name + ".manifest.json"] {
+                try Data("{}".utf8).write(to: URL(fileURLWithPath: sent + "/" + file))
+                try FileManager.default.setAttributes([.modificationDate: rig.clock.now.addingTimeInterval(-age)],
+                                                      ofItemAtPath: sent + "/" + file)
+            }
+        }
+        rig.runner.begin(netlink: nil)
+        eventually("the first pass, at start") { !FileManager.default.fileExists(atPath: sent + "/old.txt") }
+        // The next pass is timed from the report of this one (steps: the start-up scan, the report).
+        eventually("the first pass reported") { rig.runner.snapshot.steps >= 2 }
+        rig.advance(by: 350)
+        #expect(FileManager.default.fileExists(atPath: sent + "/fresh.txt"), "over an hour old now, but no pass is due yet")
+        rig.advance(by: 10)
+        eventually("the next pass, 360 s after the first") { !FileManager.default.fileExists(atPath: sent + "/fresh.txt") }
+        rig.stop()
+    }
 }
 
 /// Calls `stop` on a thread of its own (it blocks until the runner has stopped).
