@@ -299,7 +299,7 @@ struct Transition {
         guard state.mayStart(policy) else { return startTrial() }
         while state.files.slots.count < policy.concurrency, recordFree, let first = state.files.ready.first,
               !betterClaimRunning(than: first), let path = state.files.sendFirstReady() {
-            effects.append(.upload(path))
+            effects.append(.upload(path, uploadPlan))
         }
         while state.files.claimsAhead.count + state.files.ready.count < policy.claimAhead,
               let path = state.files.claimNext(inSlot: false) {
@@ -308,9 +308,14 @@ struct Transition {
         // Nothing claimed ahead (the runner's way): each free slot claims and sends its own file.
         while policy.claimAhead == 0, state.files.slots.count < policy.concurrency, recordFree,
               let path = state.files.claimNext(inSlot: true) {
-            effects.append(.claimAndUpload(path))
+            effects.append(.claimAndUpload(path, uploadPlan))
         }
     }
+
+    /// How a slot's job goes about its file: a file delivered unchanged is filed in sent/ by the
+    /// job itself — what `attempted` would decide for that outcome, ordered ahead so the common
+    /// case costs no settle job.
+    var uploadPlan: UploadPlan { UploadPlan(onDelivered: .fileInSent) }
 
     /// Fewer than `concurrency` records say `uploading`: another may. A slot frees as its request
     /// ends, its record is rewritten a moment later by the settle; the next upload in the slot

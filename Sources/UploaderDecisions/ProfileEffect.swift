@@ -8,14 +8,12 @@ package enum ProfileEffect: Sendable, Equatable {
     /// of its next attempt aside (fsynced, not in place), so its upload only has to rename it.
     case claim(RelativePath)
     /// A transfer slot is taken: record the attempt in the manifest (putting in place the record
-    /// the claim wrote aside, when it is fresh), then send the file. A file delivered unchanged
-    /// is filed in sent/ by the same job — the core's standing decision for that outcome
-    /// (`Transition.attempted`), made ahead so the file costs no settle job: `attempted` (with
-    /// `filing`) leaves as soon as its record says sent, then `settled`.
-    case upload(RelativePath)
+    /// the claim wrote aside, when it is fresh), then send the file; what becomes of a delivery
+    /// is in the plan.
+    case upload(RelativePath, UploadPlan)
     /// A transfer slot is taken for a file not claimed yet (no claims ahead): one job claims it
     /// (reporting `claimed`), then goes on as `upload` when it is ready. A file costs one job.
-    case claimAndUpload(RelativePath)
+    case claimAndUpload(RelativePath, UploadPlan)
     /// Write the file's next manifest and move it as `Settlement` says.
     case settle(RelativePath, Settlement)
     /// Let go of a claimed file that will not be sent now (shutdown); it stays queued on disk.
@@ -40,6 +38,25 @@ package enum ProfileEffect: Sendable, Equatable {
     case drained
     /// The stop is complete: nothing is held any more.
     case stopped
+}
+
+/// How an upload job goes about its file, decided by the core as the slot is taken.
+package struct UploadPlan: Sendable, Equatable {
+    /// What the job does with the file once it is delivered unchanged.
+    package var onDelivered: OnDelivered
+
+    package init(onDelivered: OnDelivered) {
+        self.onDelivered = onDelivered
+    }
+}
+
+/// What an upload job does with a file delivered unchanged, ordered with the upload.
+package enum OnDelivered: Sendable, Equatable {
+    /// File it in sent/ in the same job (`Settlement.sent` at the time of delivery), so the file
+    /// costs no settle job: `attempted` (with `filing`) as soon as its record says sent, then `settled`.
+    case fileInSent
+    /// Report `attempted` and leave the file to the core's `settle`.
+    case report
 }
 
 /// What becomes of a file after its upload job, decided by the core and carried out by the

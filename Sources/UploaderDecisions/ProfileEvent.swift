@@ -114,10 +114,10 @@ package struct AttemptReport: Sendable, Equatable {
     package var seconds: Double
     package var httpStatus: Int?
     package var id: String
-    /// The job is filing the file in sent/ itself — the core's standing decision for a file
-    /// delivered unchanged (`ProfileEffect.upload`) — and its record says so already (the report
-    /// leaves once the record is in place): a `.settled` follows. False otherwise: the core then
-    /// decides and asks for a `.settle`.
+    /// The job is filing the file in sent/ itself, as its plan ordered for a file delivered
+    /// unchanged (`OnDelivered.fileInSent`), and its record says so already (the report leaves
+    /// once the record is in place): a `.settled` follows. False otherwise: the core then decides
+    /// and asks for a `.settle`.
     package var filing: Bool
 
     package init(outcome: AttemptOutcome, changed: String? = nil, countedAttempts: Int, size: Int64 = 0,

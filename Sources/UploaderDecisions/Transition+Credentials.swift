@@ -143,9 +143,9 @@ extension Transition {
               state.files.slots.isEmpty, recordFree, state.mayTry(policy) else { return }
         if state.files.waiting.isEmpty && state.files.ready.isEmpty { releaseAwaiting() }
         if let path = state.files.sendFirstReady(trial: true) {
-            effects.append(.upload(path))
+            effects.append(.upload(path, uploadPlan))
         } else if let path = state.files.claimNext(inSlot: true, trial: true) {
-            effects.append(.claimAndUpload(path))
+            effects.append(.claimAndUpload(path, uploadPlan))
         }
     }
 

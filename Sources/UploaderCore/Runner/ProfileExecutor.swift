@@ -106,16 +106,16 @@ package final class ProfileExecutor: Sendable {
                 if claimed == .ready { prepareAttempt(file) }
                 reportLast(.claimed(path, claimed))
             }, keep: .later)
-        case .upload(let path):
-            jobs.submit({ [self] transport in send(path, transport: transport) }, keep: .ifFinishing)
-        case .claimAndUpload(let path):
+        case .upload(let path, let plan):
+            jobs.submit({ [self] transport in send(path, plan, transport: transport) }, keep: .ifFinishing)
+        case .claimAndUpload(let path, let plan):
             let file = held.hold(path)
             jobs.submit({ [self] transport in
                 let claimed = claim(path, into: file)
                 // The upload follows: a claim this report starts must not wait behind it.
                 WorkerSeat.withoutKeeping { report(.claimed(path, claimed)) }
                 guard claimed == .ready else { return }
-                send(path, transport: transport)
+                send(path, plan, transport: transport)
             }, keep: .ifFinishing)
         case .settle(let path, let settlement):
             jobs.submit({ [self] _ in
@@ -182,12 +182,12 @@ package final class ProfileExecutor: Sendable {
     }
 
     /// The upload job's whole work: send the file and report the attempt. A file delivered
-    /// unchanged is filed in sent/ here, as the core decides for that outcome: the attempt is
-    /// reported as soon as its record says sent (which frees the slot's record), then the move
-    /// is. One handoff per file fewer than a settle job of its own.
-    private func send(_ path: RelativePath, transport: any Transport) {
+    /// unchanged is filed in sent/ here when the plan says so (`OnDelivered.fileInSent`): the
+    /// attempt is reported as soon as its record says sent (which frees the slot's record), then
+    /// the move is. One handoff per file fewer than a settle job of its own.
+    private func send(_ path: RelativePath, _ plan: UploadPlan, transport: any Transport) {
         var attempt = upload(path, transport: transport)
-        guard case .delivered = attempt.outcome, attempt.changed == nil else {
+        guard plan.onDelivered == .fileInSent, case .delivered = attempt.outcome, attempt.changed == nil else {
             reportLast(.attempted(path, attempt))
             return
         }

@@ -157,6 +157,18 @@ struct ProfileCoreUploadTests {
         #expect(p.state.files.settling == 0 && !p.state.holds(names[0]))
     }
 
+    @Test func theUploadOrdersADeliveredFileIntoSentAndAReportWithoutFilingGetsASettle() {
+        var p = EmbeddedProfile.daemon(concurrency: 1, claimAhead: 1)
+        let name = RelativePath("a")
+        p.send(.recovered(files: [QueuedFile(name)], retries: [], ignoredDirectories: []))
+        let upload = p.send(.claimed(name, .ready))
+        #expect(upload.contains { if case .upload(name, let plan) = $0 { plan.onDelivered == .fileInSent } else { false } })
+        // A job that reports a delivery without filing it (a plan of `.report`) leaves it to the core.
+        let after = p.send(.attempted(name, .outcome(.delivered(status: 201))))
+        #expect(after.settlements == [.sent(at: p.now.wall)])
+        #expect(after.logged("sent").count == 1 && p.state.totals.sent == 1)
+    }
+
     @Test func aFileTheJobFoundChangedWhileFilingItWaitsAgainAfterItsMove() {
         var p = EmbeddedProfile.daemon(concurrency: 1, claimAhead: 0)
         let name = RelativePath("log.txt")
