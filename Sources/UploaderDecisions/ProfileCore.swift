@@ -180,7 +180,7 @@ struct Transition {
         switch report {
         case .ready:
             if takingWork {
-                state.files.move(path, to: .ready)
+                state.files.markReady(path, since: now.mono)
             } else {
                 effects.append(.release(path))
                 state.files.remove(path)
@@ -298,8 +298,8 @@ struct Transition {
         guard takingWork else { return }
         guard state.mayStart(policy) else { return startTrial() }
         while state.files.slots.count < policy.concurrency, recordFree, let first = state.files.ready.first,
-              !betterClaimRunning(than: first), let path = state.files.sendFirstReady() {
-            effects.append(.upload(path, uploadPlan))
+              !betterClaimRunning(than: first), let (path, since) = state.files.sendFirstReady() {
+            effects.append(.upload(path, uploadPlan(readySince: since)))
         }
         while state.files.claimsAhead.count + state.files.ready.count < policy.claimAhead,
               let path = state.files.claimNext(inSlot: false) {
@@ -308,14 +308,19 @@ struct Transition {
         // Nothing claimed ahead (the runner's way): each free slot claims and sends its own file.
         while policy.claimAhead == 0, state.files.slots.count < policy.concurrency, recordFree,
               let path = state.files.claimNext(inSlot: true) {
-            effects.append(.claimAndUpload(path, uploadPlan))
+            effects.append(.claimAndUpload(path, uploadPlan(readySince: nil)))
         }
     }
 
-    /// How a slot's job goes about its file: a file delivered unchanged is filed in sent/ by the
-    /// job itself — what `attempted` would decide for that outcome, ordered ahead so the common
-    /// case costs no settle job.
-    var uploadPlan: UploadPlan { UploadPlan(onDelivered: .fileInSent) }
+    /// How a slot's job goes about its file. The record of the attempt its claim wrote aside (at
+    /// `readySince`; nil: none, the claim was in the slot) stands for the attempt's start only
+    /// while younger than `preparedRecordLifetime`; an older one is discarded and a fresh one
+    /// written. A file delivered unchanged is filed in sent/ by the job itself — what `attempted`
+    /// would decide for that outcome, ordered ahead so the common case costs no settle job.
+    func uploadPlan(readySince: Double?) -> UploadPlan {
+        let fresh = readySince.map { now.mono - $0 <= policy.preparedRecordLifetime } ?? false
+        return UploadPlan(record: fresh ? .prepared : .fresh, onDelivered: .fileInSent)
+    }
 
     /// Fewer than `concurrency` records say `uploading`: another may. A slot frees as its request
     /// ends, its record is rewritten a moment later by the settle; the next upload in the slot

@@ -7,9 +7,9 @@ package enum ProfileEffect: Sendable, Equatable {
     /// Open, check and hash a file of the outbox, pairing it with its manifest; write the record
     /// of its next attempt aside (fsynced, not in place), so its upload only has to rename it.
     case claim(RelativePath)
-    /// A transfer slot is taken: record the attempt in the manifest (putting in place the record
-    /// the claim wrote aside, when it is fresh), then send the file; what becomes of a delivery
-    /// is in the plan.
+    /// A transfer slot is taken: record the attempt in the manifest (the record the claim wrote
+    /// aside, or a fresh one, as the plan says), then send the file; what becomes of a delivery
+    /// is in the plan too.
     case upload(RelativePath, UploadPlan)
     /// A transfer slot is taken for a file not claimed yet (no claims ahead): one job claims it
     /// (reporting `claimed`), then goes on as `upload` when it is ready. A file costs one job.
@@ -42,12 +42,23 @@ package enum ProfileEffect: Sendable, Equatable {
 
 /// How an upload job goes about its file, decided by the core as the slot is taken.
 package struct UploadPlan: Sendable, Equatable {
+    /// Which record of the attempt the job puts in place.
+    package var record: AttemptRecord
     /// What the job does with the file once it is delivered unchanged.
     package var onDelivered: OnDelivered
 
-    package init(onDelivered: OnDelivered) {
+    package init(record: AttemptRecord, onDelivered: OnDelivered) {
+        self.record = record
         self.onDelivered = onDelivered
     }
+}
+
+/// The record of an upload's attempt, as the core chooses it.
+package enum AttemptRecord: Sendable, Equatable {
+    /// The one the claim wrote aside, fresh enough to stand for the attempt's start: renamed into place.
+    case prepared
+    /// One written now; one the claim wrote aside (stale) is discarded.
+    case fresh
 }
 
 /// What an upload job does with a file delivered unchanged, ordered with the upload.

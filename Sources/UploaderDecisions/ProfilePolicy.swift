@@ -28,6 +28,9 @@ package struct ProfilePolicy: Sendable, Equatable {
     package var probeDelayFraction: Double = 0.25
     /// A file whose manifest could not be written (disk full) is tried again after this long.
     package var unwritableRetry: TimeInterval = 5
+    /// How long the record of an attempt a claim wrote aside stands for the attempt's start: an
+    /// upload that waited longer for its slot writes a fresh one.
+    package var preparedRecordLifetime: TimeInterval = 1
     /// Which waiting file starts next (`order`).
     package var order: UploadOrder = .oldest
     /// When uploads may start (`upload_window`), in `timeZone`'s local time.

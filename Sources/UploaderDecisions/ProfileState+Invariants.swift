@@ -69,6 +69,9 @@ extension ProfileState {
         if Set(files.ready).count != ready || files.ready.count != ready {
             broken("readyIndexed", nil, "\(files.ready.count) in the ready list, \(ready) at stage ready")
         }
+        if files.readySince.count != ready || files.ready.contains(where: { files.readySince[$0] == nil }) {
+            broken("readySinceKept", files.ready.first { files.readySince[$0] == nil }, "\(files.readySince.count) times kept, \(ready) ready")
+        }
         if files.slots.count != slots { broken("slotsIndexed", nil, "\(files.slots.count) slots taken, \(slots) files holding one") }
         if files.claimsAhead.count != claimsAhead { broken("claimsAheadIndexed", nil, "\(files.claimsAhead.count) indexed, \(claimsAhead) claiming") }
         if files.delayed.count != delayed { broken("delayedIndexed", nil, "\(files.delayed.count) indexed, \(delayed) delayed") }

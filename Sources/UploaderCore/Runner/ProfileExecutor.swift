@@ -186,7 +186,7 @@ package final class ProfileExecutor: Sendable {
     /// attempt is reported as soon as its record says sent (which frees the slot's record), then
     /// the move is. One handoff per file fewer than a settle job of its own.
     private func send(_ path: RelativePath, _ plan: UploadPlan, transport: any Transport) {
-        var attempt = upload(path, transport: transport)
+        var attempt = upload(path, record: plan.record, transport: transport)
         guard plan.onDelivered == .fileInSent, case .delivered = attempt.outcome, attempt.changed == nil else {
             reportLast(.attempted(path, attempt))
             return

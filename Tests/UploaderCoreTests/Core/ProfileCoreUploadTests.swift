@@ -169,6 +169,28 @@ struct ProfileCoreUploadTests {
         #expect(after.logged("sent").count == 1 && p.state.totals.sent == 1)
     }
 
+    @Test func theRecordAClaimWroteAsideIsUsedOnlyWhileYoungerThanThePolicysLifetime() {
+        var p = EmbeddedProfile.daemon(concurrency: 1, claimAhead: 2)
+        let names = [RelativePath("a"), RelativePath("b")]
+        p.send(.recovered(files: names.map { QueuedFile($0) }, retries: [], ignoredDirectories: []))
+        func plan(_ effects: [ProfileEffect], _ path: RelativePath) -> UploadPlan? {
+            effects.lazy.compactMap { if case .upload(path, let plan) = $0 { plan } else { nil } }.first
+        }
+        #expect(plan(p.send(.claimed(names[0], .ready)), names[0])?.record == .prepared, "a slot free at once")
+        p.send(.claimed(names[1], .ready))
+        // b waits for a's slot longer than the lifetime (1 s): its upload writes a fresh record.
+        p.advance(by: 1.5)
+        var delivered = AttemptReport.outcome(.delivered(status: 201))
+        delivered.filing = true
+        #expect(plan(p.send(.attempted(names[0], delivered)), names[1])?.record == .fresh)
+    }
+
+    @Test func aClaimInItsSlotHasNoRecordAsideAndWritesItsOwn() {
+        var p = EmbeddedProfile.daemon(concurrency: 1, claimAhead: 0)
+        let first = p.send(.recovered(files: [QueuedFile(RelativePath("a"))], retries: [], ignoredDirectories: []))
+        #expect(first.contains(.claimAndUpload(RelativePath("a"), UploadPlan(record: .fresh, onDelivered: .fileInSent))))
+    }
+
     @Test func aFileTheJobFoundChangedWhileFilingItWaitsAgainAfterItsMove() {
         var p = EmbeddedProfile.daemon(concurrency: 1, claimAhead: 0)
         let name = RelativePath("log.txt")
