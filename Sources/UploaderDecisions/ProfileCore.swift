@@ -245,6 +245,10 @@ struct Transition {
             letGo(path, requeued: true)
         case .failed:
             letGo(path, requeued: false)
+        case .changedDuringMove(let change):
+            // Content never sent is never filed: it stays queued as changed, and is sent again.
+            log(.warn, "file changed after its upload; uploading it again", ["file": path.logSafe, "change": change])
+            effects.append(.settle(path, .changed(change)))
         }
     }
 

@@ -141,6 +141,9 @@ package enum SettleReport: Sendable, Equatable {
     case filed(SpoolArea, RelativePath, retryDue: Date?)
     /// Back in the outbox as queued.
     case requeued
+    /// The move found the file changed after its upload (`change`): the file is back in the
+    /// outbox, still held, its record the final one; the core decides what becomes of it.
+    case changedDuringMove(String)
     /// The move failed (logged by the job); the file stays in the outbox.
     case failed
 }

@@ -260,11 +260,19 @@ package final class ProfileExecutor: Sendable {
     // MARK: Settle
 
     /// Writes the file's final record and moves it; `recorded` is called once that record is in
-    /// place (before its fsyncs and the move), when it no longer says `uploading`.
+    /// place (before its fsyncs and the move), when it no longer says `uploading`. A file found
+    /// changed during its move stays held: the core says what becomes of it.
     func settle(_ path: RelativePath, _ settlement: Settlement, recorded: () -> Void) -> SettleReport {
-        guard let file = held.release(path), let original = file.manifest else {
+        guard let file = held.get(path), let original = file.manifest else {
             preconditionFailure("settle for a file not held: \(path.logSafe)")
         }
+        let report = settle(path, file, original, settlement, recorded: recorded)
+        if case .changedDuringMove = report {} else { held.release(path) }
+        return report
+    }
+
+    private func settle(_ path: RelativePath, _ file: HeldFile, _ original: Manifest, _ settlement: Settlement,
+                        recorded: () -> Void) -> SettleReport {
         var manifest = original
         let area = manifest.settle(settlement, facts: file.facts, now: clock.now)
         if area != nil { markHookDue(&manifest) }
@@ -289,14 +297,7 @@ package final class ProfileExecutor: Sendable {
             return .filed(area, target, retryDue: nil)
         } catch let changed as FileLifecycle.ChangedDuringMove {
             giveBackAdoptedOriginal(of: file.claimed, path)
-            var again = original
-            _ = again.settle(.changed(changed.change), facts: file.facts, now: clock.now)
-            logger.warn("file changed after its upload; uploading it again", ["profile": profile.name, "file": path.logSafe,
-                                                                               "change": changed.change])
-            do { try spool.writeManifest(again, for: path, in: .outbox) } catch {
-                logger.error("cannot rewrite manifest; the file stays queued", ["profile": profile.name, "file": path.logSafe, "error": "\(error)"])
-            }
-            return .requeued
+            return .changedDuringMove(changed.change)
         } catch {
             logger.error("cannot move file to \(area.rawValue)/; it stays in the outbox",
                          ["profile": profile.name, "file": path.logSafe, "error": "\(error)"])

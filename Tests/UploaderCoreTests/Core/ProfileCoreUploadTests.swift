@@ -203,6 +203,21 @@ struct ProfileCoreUploadTests {
         #expect(effects.claimsInSlots == [name])
     }
 
+    @Test func aFileChangedDuringItsMoveIsRequeuedAsChangedByTheCoresOwnSettle() {
+        var p = EmbeddedProfile.daemon(concurrency: 1, claimAhead: 0)
+        let name = RelativePath("log.txt")
+        p.send(.recovered(files: [QueuedFile(name)], retries: [], ignoredDirectories: []))
+        p.send(.claimed(name, .ready))
+        var report = AttemptReport.outcome(.delivered(status: 201))
+        report.filing = true
+        p.send(.attempted(name, report))
+        let changed = p.send(.settled(name, .changedDuringMove("written to")))
+        #expect(changed.settlements == [.changed("written to")], "the core asks for the changed record")
+        #expect(changed.logged("file changed after its upload; uploading it again").map(\.level) == [.warn])
+        #expect(changed.claimsInSlots.isEmpty && p.state.holds(name), "held until the record is rewritten")
+        #expect(p.send(.settled(name, .requeued)).claimsInSlots == [name], "then sent again")
+    }
+
     @Test func aClaimInItsSlotThatFindsNothingToSendFreesTheSlotForTheNextFile() {
         var p = EmbeddedProfile.daemon(concurrency: 1, claimAhead: 0)
         let names = [RelativePath("gone"), RelativePath("next")]
