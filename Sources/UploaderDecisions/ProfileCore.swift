@@ -113,6 +113,17 @@ struct Transition {
             } else {
                 log(.debug, "retry entry no longer in retry/", ["file": from.logSafe])
             }
+        case .recordWithoutFile(let path):
+            // Still moving back (a stop waits for it) until the record is moved aside.
+            effects.append(.quarantine(path))
+        case .quarantined(let path, let report):
+            state.retries.movedBack(path)
+            switch report {
+            case .movedAside(let aside):
+                log(.warn, "manifest in retry/ with no file (the file vanished); manifest moved aside", ["file": path.logSafe, "manifest": aside])
+            case .failed(let error):
+                log(.error, "manifest in retry/ with no file; cannot move it aside", ["file": path.logSafe, "error": error])
+            }
         case .sentSwept:
             sentSwept()
         case .rescanned:

@@ -24,6 +24,9 @@ package enum ProfileEffect: Sendable, Equatable {
     case cancelClaims([RelativePath])
     /// Move a due file from retry/ back to the outbox.
     case moveBack(RelativePath)
+    /// Move a record in retry/ that has no file aside to `.quarantine/` (never deleted), so it
+    /// neither waits for ever nor counts in `status`; report `quarantined`.
+    case quarantine(RelativePath)
     /// Pass over sent/ for `keep_sent` and `keep_sent_bytes` (a job); report `sentSwept`.
     case sweepSent
     /// Rescan the outbox (a job), sending what it finds as `found` and `retriesFound`; report `rescanned`.

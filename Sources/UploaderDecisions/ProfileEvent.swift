@@ -23,6 +23,10 @@ package enum ProfileEvent: Sendable, Equatable {
     case settled(RelativePath, SettleReport)
     /// A file due in retry/ was moved back to the outbox (its new outbox path), or could not be.
     case movedBack(RelativePath, to: QueuedFile?)
+    /// A move-back job found the record in retry/ with no file anywhere (the file vanished).
+    case recordWithoutFile(RelativePath)
+    /// A `quarantine` job ended: the record moved aside (under this name), or could not be.
+    case quarantined(RelativePath, QuarantineReport)
     /// A pass over sent/ (`sweepSent`) ended.
     case sentSwept
     /// A periodic rescan (`rescan`) ended; the files it found were sent before this.
@@ -133,6 +137,14 @@ package struct AttemptReport: Sendable, Equatable {
         self.httpStatus = httpStatus
         self.id = id
     }
+}
+
+/// What a `quarantine` job did with a record in retry/ that has no file.
+package enum QuarantineReport: Sendable, Equatable {
+    /// Moved aside to `.quarantine/`, under this name.
+    case movedAside(String)
+    /// Could not be moved aside, for this reason; it stays in retry/.
+    case failed(String)
 }
 
 /// What a settle job did.

@@ -384,6 +384,8 @@ final class Simulation {
         case .recordRewritten(let p): return "recordRewritten(\(p.logSafe))"
         case .settled(let p, let r): return "settled(\(p.logSafe), \(r))"
         case .movedBack(let p, let to): return "movedBack(\(p.logSafe) → \(to?.path.logSafe ?? "nil"))"
+        case .recordWithoutFile(let p): return "recordWithoutFile(\(p.logSafe))"
+        case .quarantined(let p, let r): return "quarantined(\(p.logSafe), \(r))"
         case .sentSwept: return "sentSwept"
         case .rescanned: return "rescanned"
         case .probed(let t, let problem): return "probed(#\(t.number), \(problem ?? "ok"))"

@@ -133,15 +133,22 @@ package final class ProfileExecutor: Sendable {
                 } catch is FileLifecycle.SupersededRecord {
                     logger.info("removed an old move-back record from retry/; the outbox has a later one", ["profile": profile.name, "file": path.logSafe])
                     reportLast(.movedBack(path, to: nil))
-                } catch let orphan as FileLifecycle.RecordWithoutFile {
-                    quarantineRetryRecord(path, because: orphan)
-                    reportLast(.movedBack(path, to: nil))
+                } catch is FileLifecycle.RecordWithoutFile {
+                    reportLast(.recordWithoutFile(path))
                 } catch {
                     if spool.fs.exists(Spool.manifestName(for: path), in: spool.directory(.retry)) {
                         logger.warn("cannot move a file back from retry/; it stays there", ["profile": profile.name, "file": path.logSafe,
                                                                                           "error": "\(error)"])
                     }
                     reportLast(.movedBack(path, to: nil))
+                }
+            }
+        case .quarantine(let path):
+            jobs.submit { [self] _ in
+                do {
+                    reportLast(.quarantined(path, .movedAside(try spool.quarantineManifest(for: path, in: .retry, now: clock.now))))
+                } catch {
+                    reportLast(.quarantined(path, .failed("\(error)")))
                 }
             }
         case .sweepSent:
@@ -231,19 +238,6 @@ package final class ProfileExecutor: Sendable {
         case .cancelled:
             held.release(path)
             return .cancelled
-        }
-    }
-
-    /// A record in retry/ with no file anywhere: moved aside to `.quarantine/` (never deleted), so
-    /// it neither waits for ever nor counts in `status`.
-    private func quarantineRetryRecord(_ path: RelativePath, because orphan: FileLifecycle.RecordWithoutFile) {
-        do {
-            let aside = try spool.quarantineManifest(for: path, in: .retry, now: clock.now)
-            logger.warn("manifest in retry/ with no file (the file vanished); manifest moved aside",
-                        ["profile": profile.name, "file": path.logSafe, "manifest": aside])
-        } catch {
-            logger.error("manifest in retry/ with no file; cannot move it aside", ["profile": profile.name, "file": path.logSafe,
-                                                                                  "error": "\(error)"])
         }
     }
 
