@@ -6,9 +6,12 @@ import UploaderSpool
 import UploaderTransfer
 import UploaderWatch
 
-/// Carries out a profile's effects: claims, uploads, settles and moves back on the worker
-/// pool, probes on a queue of their own, log lines at once; each job reports back to the
-/// owner as an event. It decides nothing: every choice it acts on came from `ProfileCore`.
+/// Carries out a profile's effects: claims, uploads, settles, moves back, quarantines, passes
+/// over sent/ and rescans on the worker pool, probes on a queue of their own, log lines at once;
+/// each job reports back to the owner as an event. It decides nothing: what is done and when —
+/// which record an upload puts in place, whether a delivered file is filed by its job, what
+/// becomes of a file changed during its move or of a record without a file — came from
+/// `ProfileCore`; the jobs report facts, and the core's next effects follow from them.
 package final class ProfileExecutor: Sendable {
     let profile: Profile
     let spool: Spool
