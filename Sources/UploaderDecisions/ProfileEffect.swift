@@ -49,11 +49,6 @@ package struct UploadPlan: Sendable, Equatable {
     package var record: AttemptRecord
     /// What the job does with the file once it is delivered unchanged.
     package var onDelivered: OnDelivered
-
-    package init(record: AttemptRecord, onDelivered: OnDelivered) {
-        self.record = record
-        self.onDelivered = onDelivered
-    }
 }
 
 /// The record of an upload's attempt, as the core chooses it.

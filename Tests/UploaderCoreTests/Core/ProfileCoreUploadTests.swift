@@ -188,17 +188,23 @@ struct ProfileCoreUploadTests {
     @Test func aClaimInItsSlotHasNoRecordAsideAndWritesItsOwn() {
         var p = EmbeddedProfile.daemon(concurrency: 1, claimAhead: 0)
         let first = p.send(.recovered(files: [QueuedFile(RelativePath("a"))], retries: [], ignoredDirectories: []))
-        #expect(first.contains(.claimAndUpload(RelativePath("a"), UploadPlan(record: .fresh, onDelivered: .fileInSent))))
+        let plan = first.lazy.compactMap { if case .claimAndUpload(RelativePath("a"), let plan) = $0 { plan } else { nil } }.first
+        #expect(plan?.record == .fresh && plan?.onDelivered == .fileInSent)
+    }
+
+    /// One file in its slot (no claims ahead), delivered, its job filing it; the effects of that report.
+    private static func filing(_ name: RelativePath, _ p: inout EmbeddedProfile) -> [ProfileEffect] {
+        p.send(.recovered(files: [QueuedFile(name)], retries: [], ignoredDirectories: []))
+        p.send(.claimed(name, .ready))
+        var report = AttemptReport.outcome(.delivered(status: 201))
+        report.filing = true
+        return p.send(.attempted(name, report))
     }
 
     @Test func aFileTheJobFoundChangedWhileFilingItWaitsAgainAfterItsMove() {
         var p = EmbeddedProfile.daemon(concurrency: 1, claimAhead: 0)
         let name = RelativePath("log.txt")
-        p.send(.recovered(files: [QueuedFile(name)], retries: [], ignoredDirectories: []))
-        p.send(.claimed(name, .ready))
-        var report = AttemptReport.outcome(.delivered(status: 201))
-        report.filing = true
-        #expect(p.send(.attempted(name, report)).claimsInSlots.isEmpty, "the file is held until its move is reported")
+        #expect(Self.filing(name, &p).claimsInSlots.isEmpty, "the file is held until its move is reported")
         let effects = p.send(.settled(name, .requeued))
         #expect(effects.claimsInSlots == [name])
     }
@@ -206,11 +212,7 @@ struct ProfileCoreUploadTests {
     @Test func aFileChangedDuringItsMoveIsRequeuedAsChangedByTheCoresOwnSettle() {
         var p = EmbeddedProfile.daemon(concurrency: 1, claimAhead: 0)
         let name = RelativePath("log.txt")
-        p.send(.recovered(files: [QueuedFile(name)], retries: [], ignoredDirectories: []))
-        p.send(.claimed(name, .ready))
-        var report = AttemptReport.outcome(.delivered(status: 201))
-        report.filing = true
-        p.send(.attempted(name, report))
+        _ = Self.filing(name, &p)
         let changed = p.send(.settled(name, .changedDuringMove("written to")))
         #expect(changed.settlements == [.changed("written to")], "the core asks for the changed record")
         #expect(changed.logged("file changed after its upload; uploading it again").map(\.level) == [.warn])
