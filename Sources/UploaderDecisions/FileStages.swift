@@ -8,7 +8,7 @@ import UploaderValues
 ///
 /// The map's entries are three bytes, as a backlog of 100,000 files has one each: what only some
 /// files have is kept beside, keyed the same way — a held file's rank (a waiting one's is in the
-/// line) and a delayed file's time.
+/// line), a delayed file's time and when a ready file's claim reported it ready.
 package struct FileStages: Sendable {
     /// One file: its stage, and whether the watcher saw its name again while it was held (it is
     /// looked at once more when let go).
@@ -30,6 +30,9 @@ package struct FileStages: Sendable {
     package private(set) var claimsAhead: [RelativePath: Int64] = [:]
     /// The `delayed` files, each with when it goes back in line (monotonic).
     package private(set) var delayed: [RelativePath: Double] = [:]
+    /// The `ready` files, each with when its claim reported it ready (monotonic): the record the
+    /// claim wrote aside is put in place only while it is fresh (`ProfilePolicy.preparedRecordLifetime`).
+    package private(set) var readySince: [RelativePath: Double] = [:]
     /// Files refused for our credentials: `awaitingCredentials`, and `settling` ones marked so.
     package private(set) var awaitingCredentials: Set<RelativePath> = []
     /// `settling` files, and those of them whose record may still say `uploading`.
@@ -101,11 +104,11 @@ package struct FileStages: Sendable {
         return path
     }
 
-    /// The first ready file takes a slot.
-    package mutating func sendFirstReady(trial: Bool = false) -> RelativePath? {
-        guard let path = ready.first else { return nil }
+    /// The first ready file takes a slot; with when its claim reported it ready.
+    package mutating func sendFirstReady(trial: Bool = false) -> (path: RelativePath, readySince: Double)? {
+        guard let path = ready.first, let since = readySince[path] else { return nil }
         move(path, to: .sending(trial: trial))
-        return path
+        return (path, since)
     }
 
     /// Everyone in line leaves it (a stop, or `run --once` closing). The map is made afresh with
@@ -140,8 +143,13 @@ package struct FileStages: Sendable {
     /// `path` goes to `stage` (not `delayed`: see `delay`), with the rank given, else the one it had,
     /// else 0; the indexes go with it.
     package mutating func move(_ path: RelativePath, to stage: FileStage, rank: Int64? = nil) {
-        precondition(stage != .delayed, "FileStages: a file is delayed with its time (delay(_:until:))")
+        precondition(stage != .delayed && stage != .ready, "FileStages: a file is delayed or ready with its time")
         change(path, to: stage, rank: rank, until: nil)
+    }
+
+    /// `path`'s claim reported it ready at `since` (monotonic): it waits for a slot.
+    package mutating func markReady(_ path: RelativePath, since: Double) {
+        change(path, to: .ready, rank: nil, until: since)
     }
 
     /// `path` could not have its attempt recorded: back in line at `until` (monotonic).
@@ -182,7 +190,9 @@ package struct FileStages: Sendable {
         case .delayed: delayed[path] = nil
         case .claiming: claimsAhead[path] = nil
         case .claimingInSlot, .sending: slots.remove(path)
-        case .ready: if let at = ready.firstIndex(of: path) { ready.remove(at: at) }
+        case .ready:
+            if let at = ready.firstIndex(of: path) { ready.remove(at: at) }
+            readySince[path] = nil
         case .settling(let recordOpen, let refused):
             settling -= 1
             if recordOpen { settlingWithOpenRecord -= 1 }
@@ -201,6 +211,7 @@ package struct FileStages: Sendable {
             // Among the claimed, in `order`: claims finish in any order.
             let at = ready.firstIndex { other in (rank, path) < (heldRanks[other] ?? 0, other) } ?? ready.endIndex
             ready.insert(path, at: at)
+            readySince[path] = until ?? 0
         case .settling(let recordOpen, let refused):
             settling += 1
             if recordOpen { settlingWithOpenRecord += 1 }
@@ -225,6 +236,7 @@ extension FileStages: Equatable {
     /// same order; the other indexes follow from that (the line's layout is no part of the value).
     package static func == (a: FileStages, b: FileStages) -> Bool {
         a.entries == b.entries && a.heldRanks == b.heldRanks && a.waiting == b.waiting && a.delayed == b.delayed && a.ready == b.ready
+            && a.readySince == b.readySince
     }
 }
 

@@ -37,7 +37,7 @@ package enum ProfileCore {
     }
 
     /// When the next timer is due — a retry or a window's edge (wall clock), a probe, a delayed
-    /// file or the end of the shutdown grace (monotonic) — as seconds from `now`; nil when nothing is timed.
+    /// file, a pass over sent/, a rescan or the end of the shutdown grace (monotonic) — as seconds from `now`; nil when nothing is timed.
     package static func nextDeadline(_ state: ProfileState, policy: ProfilePolicy, now: Instant) -> Double? {
         var soonest: Double?
         func consider(_ seconds: Double) { soonest = min(soonest ?? seconds, seconds) }
@@ -53,6 +53,9 @@ package enum ProfileCore {
                 consider(nextProbe - now.mono)
             }
             for at in state.files.delayed.values { consider(at - now.mono) }
+            // A pass over sent/, a periodic rescan.
+            if let at = state.sweepDue(policy) { consider(at - now.mono) }
+            if let at = state.rescanDue(policy) { consider(at - now.mono) }
             // Paused for our credentials: the next trial (one that is due starts at once, or waits
             // for the upload still running).
             if case .rejected(_, _, _, let at) = state.credentials, at > now.mono, !state.closed { consider(at - now.mono) }
@@ -87,6 +90,7 @@ struct Transition {
             warnIgnored(directories)
             queue(files)
             for entry in retries { scheduleRetry(entry) }
+            planChores()
             if !policy.interfaces.isEmpty { checkRoute() }
         case .found(let paths):
             queue(paths)
@@ -109,6 +113,21 @@ struct Transition {
             } else {
                 log(.debug, "retry entry no longer in retry/", ["file": from.logSafe])
             }
+        case .recordWithoutFile(let path):
+            // Still moving back (a stop waits for it) until the record is moved aside.
+            effects.append(.quarantine(path))
+        case .quarantined(let path, let report):
+            state.retries.movedBack(path)
+            switch report {
+            case .movedAside(let aside):
+                log(.warn, "manifest in retry/ with no file (the file vanished); manifest moved aside", ["file": path.logSafe, "manifest": aside])
+            case .failed(let error):
+                log(.error, "manifest in retry/ with no file; cannot move it aside", ["file": path.logSafe, "error": error])
+            }
+        case .sentSwept:
+            sentSwept()
+        case .rescanned:
+            rescanned()
         case .probed(let ticket, let problem):
             probed(ticket, problem: problem)
         case .networkChanged:
@@ -172,7 +191,7 @@ struct Transition {
         switch report {
         case .ready:
             if takingWork {
-                state.files.move(path, to: .ready)
+                state.files.markReady(path, since: now.mono)
             } else {
                 effects.append(.release(path))
                 state.files.remove(path)
@@ -237,6 +256,10 @@ struct Transition {
             letGo(path, requeued: true)
         case .failed:
             letGo(path, requeued: false)
+        case .changedDuringMove(let change):
+            // Content never sent is never filed: it stays queued as changed, and is sent again.
+            log(.warn, "file changed after its upload; uploading it again", ["file": path.logSafe, "change": change])
+            effects.append(.settle(path, .changed(change)))
         }
     }
 
@@ -274,6 +297,7 @@ struct Transition {
         if case .offline(_, _, let nextProbe) = state.reachability, state.probing == nil, now.mono >= nextProbe {
             startProbe()
         }
+        fireChores()
         for (path, at) in state.files.delayed where at <= now.mono {
             if takingWork { state.files.enqueue(path) } else { state.files.remove(path) }
         }
@@ -289,8 +313,8 @@ struct Transition {
         guard takingWork else { return }
         guard state.mayStart(policy) else { return startTrial() }
         while state.files.slots.count < policy.concurrency, recordFree, let first = state.files.ready.first,
-              !betterClaimRunning(than: first), let path = state.files.sendFirstReady() {
-            effects.append(.upload(path))
+              !betterClaimRunning(than: first), let (path, since) = state.files.sendFirstReady() {
+            effects.append(.upload(path, uploadPlan(readySince: since)))
         }
         while state.files.claimsAhead.count + state.files.ready.count < policy.claimAhead,
               let path = state.files.claimNext(inSlot: false) {
@@ -299,8 +323,18 @@ struct Transition {
         // Nothing claimed ahead (the runner's way): each free slot claims and sends its own file.
         while policy.claimAhead == 0, state.files.slots.count < policy.concurrency, recordFree,
               let path = state.files.claimNext(inSlot: true) {
-            effects.append(.claimAndUpload(path))
+            effects.append(.claimAndUpload(path, uploadPlan(readySince: nil)))
         }
+    }
+
+    /// How a slot's job goes about its file. The record of the attempt its claim wrote aside (at
+    /// `readySince`; nil: none, the claim was in the slot) stands for the attempt's start only
+    /// while younger than `preparedRecordLifetime`; an older one is discarded and a fresh one
+    /// written. A file delivered unchanged is filed in sent/ by the job itself — what `attempted`
+    /// would decide for that outcome, ordered ahead so the common case costs no settle job.
+    func uploadPlan(readySince: Double?) -> UploadPlan {
+        let fresh = readySince.map { now.mono - $0 <= policy.preparedRecordLifetime } ?? false
+        return UploadPlan(record: fresh ? .prepared : .fresh, onDelivered: .fileInSent)
     }
 
     /// Fewer than `concurrency` records say `uploading`: another may. A slot frees as its request

@@ -23,6 +23,14 @@ package enum ProfileEvent: Sendable, Equatable {
     case settled(RelativePath, SettleReport)
     /// A file due in retry/ was moved back to the outbox (its new outbox path), or could not be.
     case movedBack(RelativePath, to: QueuedFile?)
+    /// A move-back job found the record in retry/ with no file anywhere (the file vanished).
+    case recordWithoutFile(RelativePath)
+    /// A `quarantine` job ended: the record moved aside (under this name), or could not be.
+    case quarantined(RelativePath, QuarantineReport)
+    /// A pass over sent/ (`sweepSent`) ended.
+    case sentSwept
+    /// A periodic rescan (`rescan`) ended; the files it found were sent before this.
+    case rescanned
     /// A reachability probe finished: nil when the destination answered, else why not.
     case probed(ProbeTicket, problem: String?)
     /// The kernel reported a link, address or route change.
@@ -110,10 +118,10 @@ package struct AttemptReport: Sendable, Equatable {
     package var seconds: Double
     package var httpStatus: Int?
     package var id: String
-    /// The job is filing the file in sent/ itself — the core's standing decision for a file
-    /// delivered unchanged (`ProfileEffect.upload`) — and its record says so already (the report
-    /// leaves once the record is in place): a `.settled` follows. False otherwise: the core then
-    /// decides and asks for a `.settle`.
+    /// The job is filing the file in sent/ itself, as its plan ordered for a file delivered
+    /// unchanged (`OnDelivered.fileInSent`), and its record says so already (the report leaves
+    /// once the record is in place): a `.settled` follows. False otherwise: the core then decides
+    /// and asks for a `.settle`.
     package var filing: Bool
 
     package init(outcome: AttemptOutcome, changed: String? = nil, countedAttempts: Int, size: Int64 = 0,
@@ -131,12 +139,23 @@ package struct AttemptReport: Sendable, Equatable {
     }
 }
 
+/// What a `quarantine` job did with a record in retry/ that has no file.
+package enum QuarantineReport: Sendable, Equatable {
+    /// Moved aside to `.quarantine/`, under this name.
+    case movedAside(String)
+    /// Could not be moved aside, for this reason; it stays in retry/.
+    case failed(String)
+}
+
 /// What a settle job did.
 package enum SettleReport: Sendable, Equatable {
     /// Filed away into sent/ or retry/ under this path; `retryDue` when it waits in retry/.
     case filed(SpoolArea, RelativePath, retryDue: Date?)
     /// Back in the outbox as queued.
     case requeued
+    /// The move found the file changed after its upload (`change`): the file is back in the
+    /// outbox, still held, its record the final one; the core decides what becomes of it.
+    case changedDuringMove(String)
     /// The move failed (logged by the job); the file stays in the outbox.
     case failed
 }

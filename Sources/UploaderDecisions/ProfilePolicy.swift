@@ -28,6 +28,9 @@ package struct ProfilePolicy: Sendable, Equatable {
     package var probeDelayFraction: Double = 0.25
     /// A file whose manifest could not be written (disk full) is tried again after this long.
     package var unwritableRetry: TimeInterval = 5
+    /// How long the record of an attempt a claim wrote aside stands for the attempt's start: an
+    /// upload that waited longer for its slot writes a fresh one.
+    package var preparedRecordLifetime: TimeInterval = 1
     /// Which waiting file starts next (`order`).
     package var order: UploadOrder = .oldest
     /// When uploads may start (`upload_window`), in `timeZone`'s local time.
@@ -37,6 +40,10 @@ package struct ProfilePolicy: Sendable, Equatable {
     package var timeZone: TimeZone = .gmt
     /// Interfaces the route to the destination may leave by (`interfaces`); empty = any.
     package var interfaces: Set<String> = []
+    /// `keep_sent`, `keep_sent_bytes` (daemon): when passes over sent/ are due; nil: no retention.
+    package var retention: RetentionPacing?
+    /// `rescan` (daemon): seconds between periodic rescans of the outbox; nil: none.
+    package var rescanEvery: TimeInterval?
 
     package init(mode: Mode, concurrency: Int, claimAhead: Int = 16, maxAttempts: Int, backoff: TimeInterval, maxBackoff: TimeInterval) {
         self.mode = mode

@@ -69,6 +69,9 @@ extension ProfileState {
         if Set(files.ready).count != ready || files.ready.count != ready {
             broken("readyIndexed", nil, "\(files.ready.count) in the ready list, \(ready) at stage ready")
         }
+        if files.readySince.count != ready || files.ready.contains(where: { files.readySince[$0] == nil }) {
+            broken("readySinceKept", files.ready.first { files.readySince[$0] == nil }, "\(files.readySince.count) times kept, \(ready) ready")
+        }
         if files.slots.count != slots { broken("slotsIndexed", nil, "\(files.slots.count) slots taken, \(slots) files holding one") }
         if files.claimsAhead.count != claimsAhead { broken("claimsAheadIndexed", nil, "\(files.claimsAhead.count) indexed, \(claimsAhead) claiming") }
         if files.delayed.count != delayed { broken("delayedIndexed", nil, "\(files.delayed.count) indexed, \(delayed) delayed") }
@@ -98,6 +101,21 @@ extension ProfileState {
             broken("stoppedHoldsNothing", nil, "\(slots) slots, \(claimsAhead) claims, \(settling) settling, \(retries.movingBack) moving back")
         }
         checkRetryInvariants()
+        checkChoreInvariants(policy)
+    }
+
+    /// Passes over sent/ and rescans happen only as the policy configures them, in a daemon, one of each at a time.
+    private func checkChoreInvariants(_ policy: ProfilePolicy) {
+        let daemon = policy.mode == .daemon
+        if !daemon || policy.retention == nil, chores.sweeping || chores.sweptAt != nil {
+            preconditionFailure("invariant choresConfigured broken: a pass over sent/ without retention in a daemon")
+        }
+        if !daemon || policy.rescanEvery == nil, chores.rescanning || chores.rescanDue != nil {
+            preconditionFailure("invariant choresConfigured broken: a periodic rescan without `rescan` in a daemon")
+        }
+        if chores.rescanning && chores.rescanDue != nil {
+            preconditionFailure("invariant oneRescanAtATime broken: a rescan planned while one runs")
+        }
     }
 
     private func checkRetryInvariants() {

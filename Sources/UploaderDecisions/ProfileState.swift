@@ -64,6 +64,8 @@ package struct ProfileState: Sendable, Equatable {
     /// The shutdown grace ran out and the uploads left were aborted.
     package var graceOver = false
     package var random: SplitMix64
+    /// Passes over sent/ and periodic rescans: when each is due, and whether one runs.
+    package var chores = Chores()
 
     /// `seed` starts the generator backoff jitter is drawn from: the runner draws it, the core never does.
     package init(seed: UInt64, onceCutoff: Date? = nil) {

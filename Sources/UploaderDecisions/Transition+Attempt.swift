@@ -29,10 +29,10 @@ extension Transition {
         // job filing the file has already done so.
         state.files.move(path, to: .settling(recordOpen: !report.filing && report.outcome.wroteRecord, awaitingCredentials: false))
         noteCredentials(path, report, wasTrial: wasTrial)
-        if report.filing {
-            // The job is filing it, as this very decision says (`ProfileEffect.upload`); its
-            // `.settled` follows, as a settle job's would.
-            guard case .sent = settlement(for: path, report) else { preconditionFailure("a job files a file the core would not file as sent") }
+        if report.filing, case .delivered(let status) = report.outcome {
+            // Delivered unchanged, and the job is filing it as its plan said (`OnDelivered.fileInSent`);
+            // its `.settled` follows, as a settle job's would.
+            delivered(path, report, status: status)
             return
         }
         effects.append(.settle(path, settlement(for: path, report)))
@@ -69,10 +69,7 @@ extension Transition {
         }
         switch report.outcome {
         case .delivered(let status):
-            state.totals.recordSent(bytes: report.size, seconds: report.seconds)
-            log(.info, "sent", ["file": file, "id": report.id, "bytes": String(report.size),
-                                "duration": LogNumbers.fixed(report.seconds, places: 3) + "s",
-                                "rate": LogNumbers.rate(report.size, report.seconds), "http.status": String(status)])
+            delivered(path, report, status: status)
             return .sent(at: now.wall)
         case .retryable(let reason, let retryAfter):
             if report.countedAttempts >= policy.maxAttempts {
@@ -96,6 +93,14 @@ extension Transition {
         case .unreachable, .rejected, .interrupted, .manifestUnwritable, .notAttempted, .claimOutdated:
             preconditionFailure("handled above")
         }
+    }
+
+    /// A file delivered unchanged: counted and logged as sent.
+    private mutating func delivered(_ path: RelativePath, _ report: AttemptReport, status: Int) {
+        state.totals.recordSent(bytes: report.size, seconds: report.seconds)
+        log(.info, "sent", ["file": path.logSafe, "id": report.id, "bytes": String(report.size),
+                            "duration": LogNumbers.fixed(report.seconds, places: 3) + "s",
+                            "rate": LogNumbers.rate(report.size, report.seconds), "http.status": String(status)])
     }
 
     /// `run --once` met an unreachable destination (or a route by a foreign interface, or refused

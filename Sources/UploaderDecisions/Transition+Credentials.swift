@@ -142,10 +142,10 @@ extension Transition {
         guard case .rejected(_, _, _, let at) = state.credentials, now.mono >= at,
               state.files.slots.isEmpty, recordFree, state.mayTry(policy) else { return }
         if state.files.waiting.isEmpty && state.files.ready.isEmpty { releaseAwaiting() }
-        if let path = state.files.sendFirstReady(trial: true) {
-            effects.append(.upload(path))
+        if let (path, since) = state.files.sendFirstReady(trial: true) {
+            effects.append(.upload(path, uploadPlan(readySince: since)))
         } else if let path = state.files.claimNext(inSlot: true, trial: true) {
-            effects.append(.claimAndUpload(path))
+            effects.append(.claimAndUpload(path, uploadPlan(readySince: nil)))
         }
     }
 

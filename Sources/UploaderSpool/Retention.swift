@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import UploaderSupport
 import UploaderConfig
 
@@ -30,7 +29,6 @@ package struct Retention: Sendable {
     package let logger: Logger
     /// How many of the oldest files a pass remembers for `keep_sent_bytes`.
     let window: Int
-    private let pacing = Pacing()
 
     package init(spool: Spool, keep: TimeInterval, keepBytes: Int64 = 0, logger: Logger, window: Int = 16_384) {
         self.spool = spool
@@ -44,26 +42,14 @@ package struct Retention: Sendable {
     package var enabled: Bool { keep > 0 || keepBytes > 0 }
 
     /// How often the daemon passes over sent/: a tenth of `keep_sent` (1 s to 1 h), and at least
-    /// every 10 minutes with `keep_sent_bytes` (sooner when deliveries add a tenth of it, `sweepIfDue`).
-    package var interval: TimeInterval {
+    /// every 10 minutes with `keep_sent_bytes` (sooner when deliveries add a tenth of it: the core
+    /// times the passes, `RetentionPacing`).
+    package var interval: TimeInterval { Self.interval(keep: keep, keepBytes: keepBytes) }
+
+    package static func interval(keep: TimeInterval, keepBytes: Int64) -> TimeInterval {
         var every: TimeInterval = keepBytes > 0 ? 600 : 3600
         if keep > 0 { every = min(every, max(1, keep / 10)) }
         return every
-    }
-
-    /// The daemon's timer calls this often (every 10 s at most); a pass runs when `interval` has
-    /// passed since the last, or when the deliveries since then (the ledger's count) came to a
-    /// tenth of `keep_sent_bytes` — at most once a minute, as a pass reads all of sent/.
-    @discardableResult
-    package func sweepIfDue(now: Date) -> Int {
-        let delivered = spool.sentLedger.bytesRecorded
-        let due = pacing.state.withLock { state -> Bool in
-            guard let last = state.lastPass else { return true }
-            let elapsed = now.timeIntervalSince(last)
-            if elapsed >= interval || elapsed < 0 { return true }
-            return keepBytes > 0 && elapsed >= 60 && delivered - state.deliveredAtPass >= max(1, keepBytes / 10)
-        }
-        return due ? sweep(now: now) : 0
     }
 
     /// One sweep: removes what is older than `keep` and, oldest first, what is beyond `keepBytes`;
@@ -71,10 +57,6 @@ package struct Retention: Sendable {
     @discardableResult
     package func sweep(now: Date) -> Int {
         guard enabled else { return 0 }
-        pacing.state.withLock {
-            $0.lastPass = now
-            $0.deliveredAtPass = spool.sentLedger.bytesRecorded
-        }
         var removed = 0
         var passes = 0
         while true {
@@ -170,14 +152,5 @@ package struct Retention: Sendable {
             logger.warn("retention: cannot delete", ["file": file.displayed(in: sent), "error": "\(error)"])
             return false
         }
-    }
-
-    /// When the last pass ran, and how many bytes the ledger had recorded then (shared by copies).
-    private final class Pacing: Sendable {
-        struct State {
-            var lastPass: Date?
-            var deliveredAtPass: Int64 = 0
-        }
-        let state = Mutex(State())
     }
 }

@@ -4,7 +4,8 @@ import Testing
 @testable import UploaderCore
 
 /// `docs/architecture.md` tabulates a file's stages and their changes; these tests hold the two
-/// tables to `FileStage`, `RetryStage` and their `successors`, so the page cannot drift from the code.
+/// tables to `FileStage`, `RetryStage` and their `successors`, and its section on events and effects
+/// to the cases of `ProfileEvent` and `ProfileEffect`, so the page cannot drift from the code.
 @Suite struct ArchitectureDocTests {
     static let heading = "## One stage per file"
     static let fileStages = Set(FileStage.Kind.allCases.map(\.rawValue))
@@ -77,5 +78,33 @@ import Testing
         }
         #expect(documented.subtracting(coded).isEmpty, "documented, not in the code: \(documented.subtracting(coded).sorted { $0.description < $1.description })")
         #expect(coded.subtracting(documented).isEmpty, "in the code, not documented: \(coded.subtracting(documented).sorted { $0.description < $1.description })")
+    }
+
+    /// The cases of `enum` as its source declares them (`case name` lines at its top level).
+    static func cases(of name: String, in file: String) throws -> [String] {
+        let source = try String(contentsOf: root.appendingPathComponent("Sources/UploaderDecisions/\(file)"), encoding: .utf8)
+        let lines = source.components(separatedBy: "\n")
+        let start = try #require(lines.firstIndex { $0.hasPrefix("package enum \(name):") }, "no enum \(name) in \(file)")
+        return lines[(start + 1)...].prefix { $0 != "}" }.compactMap { line in
+            guard line.hasPrefix("    case ") else { return nil }
+            return String(line.dropFirst(9).prefix { $0.isLetter || $0.isNumber })
+        }
+    }
+
+    static var root: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+
+    @Test func theSectionOnEventsAndEffectsNamesEveryCaseOfTheCode() throws {
+        let page = try String(contentsOf: Self.root.appendingPathComponent("docs/architecture.md"), encoding: .utf8)
+        let lines = page.components(separatedBy: "\n")
+        let start = try #require(lines.firstIndex(of: "## Events and effects"))
+        let section = lines[(start + 1)...].prefix { !$0.hasPrefix("## ") }.joined(separator: "\n")
+        let events = try Self.cases(of: "ProfileEvent", in: "ProfileEvent.swift")
+        let effects = try Self.cases(of: "ProfileEffect", in: "ProfileEffect.swift")
+        #expect(events.count > 10 && effects.count > 10, "the enums were not read: \(events), \(effects)")
+        for name in events + effects {
+            #expect(section.contains("`\(name)`") || section.contains("`\(name)("), "docs/architecture.md's events and effects omit \(name)")
+        }
     }
 }

@@ -17,7 +17,6 @@ final class HeldFile: @unchecked Sendable {
     var facts = Manifest.AttemptFacts(bytesSent: 0, httpStatus: nil)
     /// The attempt record the claim wrote aside, until the upload puts it in place (or it is discarded).
     var preparedRecord: Spool.PreparedManifest?
-    var preparedAt = 0.0
 
     var manifest: Manifest? { claimed?.manifest ?? unreadable }
 }

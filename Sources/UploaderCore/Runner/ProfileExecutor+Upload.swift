@@ -16,21 +16,18 @@ extension ProfileExecutor {
         guard let file = held.claimed else { return }
         // A hint, as said above: without it the upload writes the record itself, and reports what stops it.
         held.preparedRecord = try? lifecycle.prepareAttempt(file, now: clock.now)
-        held.preparedAt = clock.monotonic
     }
 
-    /// How long a record written aside stands for the attempt's start: an upload that waited
-    /// longer for its slot writes a fresh one.
-    static let preparedRecordLifetime = 1.0
-
-    func upload(_ path: RelativePath, transport: any Transport) -> AttemptReport {
+    /// `record`: whether the record written aside may stand for the attempt (the core's choice:
+    /// it knows how long the file waited for its slot); a stale one is discarded.
+    func upload(_ path: RelativePath, record: AttemptRecord, transport: any Transport) -> AttemptReport {
         guard let held = heldFile(path), let file = held.claimed else {
             preconditionFailure("upload for a file not claimed: \(path.logSafe)")
         }
         let size = file.status.size
         var prepared = held.preparedRecord
         held.preparedRecord = nil
-        if let stale = prepared, clock.monotonic - held.preparedAt > Self.preparedRecordLifetime {
+        if let stale = prepared, record == .fresh {
             spool.discard(stale)
             prepared = nil
         }

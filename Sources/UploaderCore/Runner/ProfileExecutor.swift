@@ -6,9 +6,12 @@ import UploaderSpool
 import UploaderTransfer
 import UploaderWatch
 
-/// Carries out a profile's effects: claims, uploads, settles and moves back on the worker
-/// pool, probes on a queue of their own, log lines at once; each job reports back to the
-/// owner as an event. It decides nothing: every choice it acts on came from `ProfileCore`.
+/// Carries out a profile's effects: claims, uploads, settles, moves back, quarantines, passes
+/// over sent/ and rescans on the worker pool, probes on a queue of their own, log lines at once;
+/// each job reports back to the owner as an event. It decides nothing: what is done and when —
+/// which record an upload puts in place, whether a delivered file is filed by its job, what
+/// becomes of a file changed during its move or of a record without a file — came from
+/// `ProfileCore`; the jobs report facts, and the core's next effects follow from them.
 package final class ProfileExecutor: Sendable {
     let profile: Profile
     let spool: Spool
@@ -27,6 +30,10 @@ package final class ProfileExecutor: Sendable {
     let route: (any RouteLookup)?
     let hooks: HookRunner
     let jobs: any JobQueue
+    /// The start-up scan and rescans of the outbox.
+    package let recovery: Recovery
+    /// `keep_sent`, `keep_sent_bytes`: a pass over sent/, when the core asks for one.
+    package let retention: Retention
     /// The uploads in flight and their progress, for `status`.
     package let inFlight = InFlightBoard()
     private let held = HeldFiles()
@@ -83,6 +90,9 @@ package final class ProfileExecutor: Sendable {
         builder = RequestBuilder(profile: profile)
         destination = DestinationFactory.make(for: profile, logger: logger, clock: clock, memory: parts.memory)
         jobs = parts.jobs
+        recovery = Recovery(spool: spool, lifecycle: parts.lifecycle, ignore: IgnoreRules(patterns: profile.ignore),
+                            recursive: profile.recursive, logger: logger, clock: clock)
+        retention = Retention(spool: spool, keep: profile.keepSent, keepBytes: profile.keepSentBytes, logger: logger)
     }
 
     package func perform(_ effect: ProfileEffect) {
@@ -95,16 +105,16 @@ package final class ProfileExecutor: Sendable {
                 if claimed == .ready { prepareAttempt(file) }
                 reportLast(.claimed(path, claimed))
             }, keep: .later)
-        case .upload(let path):
-            jobs.submit({ [self] transport in send(path, transport: transport) }, keep: .ifFinishing)
-        case .claimAndUpload(let path):
+        case .upload(let path, let plan):
+            jobs.submit({ [self] transport in send(path, plan, transport: transport) }, keep: .ifFinishing)
+        case .claimAndUpload(let path, let plan):
             let file = held.hold(path)
             jobs.submit({ [self] transport in
                 let claimed = claim(path, into: file)
                 // The upload follows: a claim this report starts must not wait behind it.
                 WorkerSeat.withoutKeeping { report(.claimed(path, claimed)) }
                 guard claimed == .ready else { return }
-                send(path, transport: transport)
+                send(path, plan, transport: transport)
             }, keep: .ifFinishing)
         case .settle(let path, let settlement):
             jobs.submit({ [self] _ in
@@ -122,9 +132,8 @@ package final class ProfileExecutor: Sendable {
                 } catch is FileLifecycle.SupersededRecord {
                     logger.info("removed an old move-back record from retry/; the outbox has a later one", ["profile": profile.name, "file": path.logSafe])
                     reportLast(.movedBack(path, to: nil))
-                } catch let orphan as FileLifecycle.RecordWithoutFile {
-                    quarantineRetryRecord(path, because: orphan)
-                    reportLast(.movedBack(path, to: nil))
+                } catch is FileLifecycle.RecordWithoutFile {
+                    reportLast(.recordWithoutFile(path))
                 } catch {
                     if spool.fs.exists(Spool.manifestName(for: path), in: spool.directory(.retry)) {
                         logger.warn("cannot move a file back from retry/; it stays there", ["profile": profile.name, "file": path.logSafe,
@@ -132,6 +141,24 @@ package final class ProfileExecutor: Sendable {
                     }
                     reportLast(.movedBack(path, to: nil))
                 }
+            }
+        case .quarantine(let path):
+            jobs.submit { [self] _ in
+                do {
+                    reportLast(.quarantined(path, .movedAside(try spool.quarantineManifest(for: path, in: .retry, now: clock.now))))
+                } catch {
+                    reportLast(.quarantined(path, .failed("\(error)")))
+                }
+            }
+        case .sweepSent:
+            jobs.submit { [self] _ in
+                retention.sweep(now: clock.now)
+                reportLast(.sentSwept)
+            }
+        case .rescan:
+            jobs.submit { [self] _ in
+                rescan()
+                reportLast(.rescanned)
             }
         case .probe(let ticket):
             jobs.probe { [self] in report(.probed(ticket, problem: probe?.check())) }
@@ -146,13 +173,27 @@ package final class ProfileExecutor: Sendable {
 
     func heldFile(_ path: RelativePath) -> HeldFile? { held.get(path) }
 
+    /// Scans the outbox as a running daemon does (the temporary directory and adoptions left
+    /// alone): the files, and the retries whose cut move it finished, go to the owner.
+    package func rescan() {
+        let scan = recovery.scanOutbox(atStartUp: false)
+        queueHooks(finishedBy: scan)
+        report(.found(spool.queuedFiles(scan.files)))
+        if !scan.retries.isEmpty { report(.retriesFound(scan.retries.map { RetryEntry(path: $0.path, due: $0.at) })) }
+    }
+
+    /// The hooks due of files whose cut move a scan finished.
+    package func queueHooks(finishedBy scan: Recovery.Result) {
+        for (area, path) in scan.moved { queueDueHook(of: path, in: area) }
+    }
+
     /// The upload job's whole work: send the file and report the attempt. A file delivered
-    /// unchanged is filed in sent/ here, as the core decides for that outcome: the attempt is
-    /// reported as soon as its record says sent (which frees the slot's record), then the move
-    /// is. One handoff per file fewer than a settle job of its own.
-    private func send(_ path: RelativePath, transport: any Transport) {
-        var attempt = upload(path, transport: transport)
-        guard case .delivered = attempt.outcome, attempt.changed == nil else {
+    /// unchanged is filed in sent/ here when the plan says so (`OnDelivered.fileInSent`): the
+    /// attempt is reported as soon as its record says sent (which frees the slot's record), then
+    /// the move is. One handoff per file fewer than a settle job of its own.
+    private func send(_ path: RelativePath, _ plan: UploadPlan, transport: any Transport) {
+        var attempt = upload(path, record: plan.record, transport: transport)
+        guard plan.onDelivered == .fileInSent, case .delivered = attempt.outcome, attempt.changed == nil else {
             reportLast(.attempted(path, attempt))
             return
         }
@@ -199,19 +240,6 @@ package final class ProfileExecutor: Sendable {
         }
     }
 
-    /// A record in retry/ with no file anywhere: moved aside to `.quarantine/` (never deleted), so
-    /// it neither waits for ever nor counts in `status`.
-    private func quarantineRetryRecord(_ path: RelativePath, because orphan: FileLifecycle.RecordWithoutFile) {
-        do {
-            let aside = try spool.quarantineManifest(for: path, in: .retry, now: clock.now)
-            logger.warn("manifest in retry/ with no file (the file vanished); manifest moved aside",
-                        ["profile": profile.name, "file": path.logSafe, "manifest": aside])
-        } catch {
-            logger.error("manifest in retry/ with no file; cannot move it aside", ["profile": profile.name, "file": path.logSafe,
-                                                                                  "error": "\(error)"])
-        }
-    }
-
     /// A file deleted or renamed away before we got to it: its manifest goes too.
     private func forgetManifest(of path: RelativePath) {
         let outbox = spool.directory(.outbox)
@@ -225,11 +253,19 @@ package final class ProfileExecutor: Sendable {
     // MARK: Settle
 
     /// Writes the file's final record and moves it; `recorded` is called once that record is in
-    /// place (before its fsyncs and the move), when it no longer says `uploading`.
+    /// place (before its fsyncs and the move), when it no longer says `uploading`. A file found
+    /// changed during its move stays held: the core says what becomes of it.
     func settle(_ path: RelativePath, _ settlement: Settlement, recorded: () -> Void) -> SettleReport {
-        guard let file = held.release(path), let original = file.manifest else {
+        guard let file = held.get(path), let original = file.manifest else {
             preconditionFailure("settle for a file not held: \(path.logSafe)")
         }
+        let report = settle(path, file, original, settlement, recorded: recorded)
+        if case .changedDuringMove = report {} else { held.release(path) }
+        return report
+    }
+
+    private func settle(_ path: RelativePath, _ file: HeldFile, _ original: Manifest, _ settlement: Settlement,
+                        recorded: () -> Void) -> SettleReport {
         var manifest = original
         let area = manifest.settle(settlement, facts: file.facts, now: clock.now)
         if area != nil { markHookDue(&manifest) }
@@ -254,14 +290,7 @@ package final class ProfileExecutor: Sendable {
             return .filed(area, target, retryDue: nil)
         } catch let changed as FileLifecycle.ChangedDuringMove {
             giveBackAdoptedOriginal(of: file.claimed, path)
-            var again = original
-            _ = again.settle(.changed(changed.change), facts: file.facts, now: clock.now)
-            logger.warn("file changed after its upload; uploading it again", ["profile": profile.name, "file": path.logSafe,
-                                                                               "change": changed.change])
-            do { try spool.writeManifest(again, for: path, in: .outbox) } catch {
-                logger.error("cannot rewrite manifest; the file stays queued", ["profile": profile.name, "file": path.logSafe, "error": "\(error)"])
-            }
-            return .requeued
+            return .changedDuringMove(changed.change)
         } catch {
             logger.error("cannot move file to \(area.rawValue)/; it stays in the outbox",
                          ["profile": profile.name, "file": path.logSafe, "error": "\(error)"])

@@ -1,5 +1,6 @@
 import Foundation
 import UploaderConfig
+import UploaderSpool
 import UploaderDecisions
 
 /// A profile's config as the settings the core decides with: made here, on the runner's side,
@@ -12,5 +13,12 @@ extension ProfilePolicy {
         windows = profile.uploadWindows
         self.timeZone = timeZone
         interfaces = Set(profile.interfaces)
+        // Only a daemon keeps time for these; `run --once` prunes sent/ once before it starts.
+        guard mode == .daemon else { return }
+        if profile.keepSent > 0 || profile.keepSentBytes > 0 {
+            retention = RetentionPacing(every: Retention.interval(keep: profile.keepSent, keepBytes: profile.keepSentBytes),
+                                        afterDelivered: profile.keepSentBytes > 0 ? profile.keepSentBytes / 10 : nil)
+        }
+        if profile.rescan > 0 { rescanEvery = profile.rescan }
     }
 }

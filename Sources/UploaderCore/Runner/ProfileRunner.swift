@@ -9,8 +9,9 @@ import UploaderWatch
 
 /// One profile, wired: its spool lock, its outbox watch, the start-up recovery, and the owner
 /// (`ProfileLoop`) with the executor that carries out the owner's effects. The runner itself
-/// decides nothing; it connects the event sources (watcher, netlink, timers, signals via the
-/// daemon) to the owner's mailbox.
+/// decides nothing; it connects the event sources (watcher, netlink, signals via the daemon) to
+/// the owner's mailbox. Timers are the owner's: its deadlines (retries, probes, passes over sent/,
+/// rescans) wake it with `.tick`.
 package final class ProfileRunner: Sendable {
     package let profile: Profile
     package let spool: Spool
@@ -21,20 +22,17 @@ package final class ProfileRunner: Sendable {
     package let destinationMemory: DestinationMemory
     let loop: ProfileLoop
     private let executor: ProfileExecutor
-    private let recovery: Recovery
+    private var recovery: Recovery { executor.recovery }
     private let logger: Logger
     private let clock: any Clock
-    /// What this runner holds while it runs: the spool lock, the watch, the netlink
-    /// listener and the periodic timers; released by `stop`/`release`.
+    /// What this runner holds while it runs: the spool lock, the watch and the netlink
+    /// listener; released by `stop`/`release`.
     private let holdings = Mutex(Holdings())
 
-    private struct Holdings: @unchecked Sendable {
-        // Only touched under the mutex. Unchecked for one reason: DispatchSourceTimer is not
-        // marked Sendable, though Dispatch sources may be cancelled from any thread.
+    private struct Holdings: Sendable {
         var lock: SpoolLock?
         var watchID: Int?
         var netlink: (monitor: NetlinkMonitor, id: Int)?
-        var timers: [DispatchSourceTimer] = []
         /// The owner was started (`begin`); a runner stopped before that has nothing to wait for.
         var begun = false
     }
@@ -70,8 +68,6 @@ package final class ProfileRunner: Sendable {
         spool = Spool(paths: profile.spool, fs: seams.fs)
         ignore = IgnoreRules(patterns: profile.ignore)
         let lifecycle = FileLifecycle(spool: spool, logger: logger, afterSend: profile.afterSend)
-        recovery = Recovery(spool: spool, lifecycle: lifecycle, ignore: ignore, recursive: profile.recursive, logger: logger,
-                            clock: seams.clock)
         let policy = ProfilePolicy(profile: profile, mode: mode, timeZone: seams.timeZone)
         loop = ProfileLoop(policy: policy, clock: seams.clock)
         let reach = ReachabilityPlan(profile: profile, environment: seams.environment)
@@ -86,8 +82,9 @@ package final class ProfileRunner: Sendable {
             probe: probe,
             // Threads for the uploads, for the settles of the uploads just ended (the next upload in
             // a slot waits for its predecessor's record to be rewritten: a settle must never queue
-            // behind claims; each runs three directory fsyncs after it), and for the claims ahead.
-            jobs: WorkerPool(size: 3 * policy.concurrency + policy.claimAhead, label: profile.name, makeTransport: seams.makeTransport),
+            // behind claims; each runs three directory fsyncs after it), for the claims ahead, and for
+            // the core's chores (a pass over sent/, a rescan), which may take seconds each.
+            jobs: WorkerPool(size: 3 * policy.concurrency + policy.claimAhead + 2, label: profile.name, makeTransport: seams.makeTransport),
             hostname: hostname, environment: seams.environment, route: route, memory: destinationMemory)
         executor = ProfileExecutor(profile: profile, spool: spool, parts: parts, hooks: self.hooks, logger: logger, clock: seams.clock,
                                    report: { [loop] event in loop.send(event) }, finished: onFinished)
@@ -118,11 +115,10 @@ package final class ProfileRunner: Sendable {
         do { try spool.sentLedger.compact(now: clock.now) } catch {
             logger.warn("cannot compact the sent ledger; status may count fewer", ["profile": profile.name, "error": "\(error)"])
         }
-        let retention = Retention(spool: spool, keep: profile.keepSent, keepBytes: profile.keepSentBytes, logger: logger)
         let mode = loop.policy.mode
-        // The daemon's first pass runs on the timer's thread (a sent/ of a million files takes
-        // a second or two to walk); `run --once` prunes before it starts, as it always did.
-        if mode == .once { retention.sweep(now: clock.now) }
+        // The daemon's passes are the core's chores (`sweepSent`), the first as soon as it starts (a
+        // sent/ of a million files takes a second or two to walk); `run --once` prunes before it starts.
+        if mode == .once { executor.retention.sweep(now: clock.now) }
         let state = ProfileState(seed: UInt64.random(in: .min ... .max), onceCutoff: mode == .once ? started : nil)
         loop.send(.recovered(files: spool.queuedFiles(retryScan.requeued + scan.files),
                              retries: (retryScan.due + scan.retries).map { RetryEntry(path: $0.path, due: $0.at) },
@@ -130,34 +126,12 @@ package final class ProfileRunner: Sendable {
         holdings.withLock { $0.begun = true }
         loop.start(state, name: profile.name) { [executor] effect in executor.perform(effect) }
         if mode == .daemon {
-            var timers: [DispatchSourceTimer] = []
-            if retention.enabled {
-                timers.append(periodic(every: min(10, retention.interval), firstAfter: 0) { [clock] in
-                    retention.sweepIfDue(now: clock.now)
-                })
-            }
-            if profile.rescan > 0 {
-                timers.append(periodic(every: profile.rescan) { [weak self] in self?.watched(.rescanNeeded("periodic rescan")) })
-            }
             let listener = netlink.map { monitor in (monitor, monitor.addListener { [loop] in loop.send(.networkChanged) }) }
-            holdings.withLock {
-                $0.timers = timers
-                $0.netlink = listener
-            }
+            holdings.withLock { $0.netlink = listener }
         }
         logger.info("watching outbox", ["profile": profile.name, "dir": spool.paths.outbox,
                                           "queued": String(retryScan.requeued.count + scan.files.count),
                                           "retry_scheduled": String(retryScan.due.count)])
-    }
-
-    /// Runs `action` every `interval` seconds (the first time after `firstAfter`) until the runner stops.
-    private func periodic(every interval: TimeInterval, firstAfter: TimeInterval? = nil,
-                          _ action: @escaping @Sendable () -> Void) -> DispatchSourceTimer {
-        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
-        timer.schedule(deadline: .now() + (firstAfter ?? interval), repeating: interval)
-        timer.setEventHandler(handler: action)
-        timer.resume()
-        return timer
     }
 
     /// Turns what the watcher saw into events; scans (I/O) happen here, on the watcher's thread.
@@ -172,31 +146,22 @@ package final class ProfileRunner: Sendable {
             if profile.recursive {
                 // Its files come as `fileReady` once closed (the watcher holds them till then); the
                 // scan finishes the moves a crash cut in a directory moved in.
-                queueHooks(finishedBy: recovery.scanOutbox(path, atStartUp: false))
+                executor.queueHooks(finishedBy: recovery.scanOutbox(path, atStartUp: false))
             } else if !ignore.ignores(path) {
                 loop.send(.directoriesIgnored([path]))
             }
         case .rescanNeeded:
-            let scan = recovery.scanOutbox(atStartUp: false)
-            queueHooks(finishedBy: scan)
-            loop.send(.found(spool.queuedFiles(scan.files)))
-            if !scan.retries.isEmpty { loop.send(.retriesFound(scan.retries.map { RetryEntry(path: $0.path, due: $0.at) })) }
+            executor.rescan()
         }
-    }
-
-    /// The hooks due of files whose cut move a scan finished.
-    private func queueHooks(finishedBy scan: Recovery.Result) {
-        for (area, path) in scan.moved { executor.queueDueHook(of: path, in: area) }
     }
 
     /// Stops taking work, lets uploads in flight finish for `grace`, aborts the rest (they stay
     /// queued), and returns once the owner has stopped and every job has ended.
     package func stop(grace: TimeInterval) {
-        let (timers, netlink, begun) = holdings.withLock { h in
-            defer { h.timers = []; h.netlink = nil; h.begun = false }
-            return (h.timers, h.netlink, h.begun)
+        let (netlink, begun) = holdings.withLock { h in
+            defer { h.netlink = nil; h.begun = false }
+            return (h.netlink, h.begun)
         }
-        for timer in timers { timer.cancel() }
         if let netlink { netlink.monitor.removeListener(netlink.id) }
         guard begun else { return executor.jobs.shutDown() }
         loop.send(.stop(grace: grace))

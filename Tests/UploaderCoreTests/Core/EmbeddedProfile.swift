@@ -70,9 +70,9 @@ struct EmbeddedProfile {
 }
 
 extension Array where Element == ProfileEffect {
-    var uploads: [RelativePath] { compactMap { if case .upload(let p) = $0 { p } else { nil } } }
+    var uploads: [RelativePath] { compactMap { if case .upload(let p, _) = $0 { p } else { nil } } }
     var claims: [RelativePath] { compactMap { if case .claim(let p) = $0 { p } else { nil } } }
-    var claimsInSlots: [RelativePath] { compactMap { if case .claimAndUpload(let p) = $0 { p } else { nil } } }
+    var claimsInSlots: [RelativePath] { compactMap { if case .claimAndUpload(let p, _) = $0 { p } else { nil } } }
     var probes: [ProbeTicket] { compactMap { if case .probe(let t) = $0 { t } else { nil } } }
     var moveBacks: [RelativePath] { compactMap { if case .moveBack(let p) = $0 { p } else { nil } } }
     var settlements: [Settlement] { compactMap { if case .settle(_, let s) = $0 { s } else { nil } } }

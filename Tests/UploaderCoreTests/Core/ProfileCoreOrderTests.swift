@@ -33,7 +33,7 @@ struct ProfileCoreOrderTests {
             let effect = pending.removeFirst()
             switch effect {
             case .claim(let path): pending += p.send(.claimed(path, .ready))
-            case .upload(let path):
+            case .upload(let path, _):
                 order.append(path.description)
                 pending += p.send(.attempted(path, .outcome(.delivered(status: 201))))
             case .settle(let path, _): pending += p.send(.settled(path, .filed(.sent, path, retryDue: nil)))

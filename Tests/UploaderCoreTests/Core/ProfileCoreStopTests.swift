@@ -70,6 +70,29 @@ struct ProfileCoreStopTests {
         #expect(back.claims == [RelativePath("old")])
     }
 
+    @Test func aRecordInRetryWithoutItsFileIsQuarantinedByTheCoresOrderAndAStopWaitsForIt() {
+        var p = EmbeddedProfile.daemon()
+        let orphan = RelativePath("orphan")
+        let start = p.send(.recovered(files: [], retries: [RetryEntry(path: orphan, due: p.now.wall.addingTimeInterval(-1))],
+                                      ignoredDirectories: []))
+        #expect(start.moveBacks == [orphan])
+        #expect(p.send(.recordWithoutFile(orphan)) == [.quarantine(orphan)])
+        #expect(p.send(.stop(grace: 5)).isEmpty, "not stopped while the record is being moved aside")
+        let done = p.send(.quarantined(orphan, .movedAside("quarantine/orphan.manifest.json.x")))
+        #expect(done.logged("manifest in retry/ with no file (the file vanished); manifest moved aside").map(\.level) == [.warn])
+        #expect(done.contains(.stopped) && p.state.retries.entries.isEmpty)
+    }
+
+    @Test func aRecordThatCannotBeMovedAsideIsAnErrorAndLeftAlone() {
+        var p = EmbeddedProfile.daemon()
+        let orphan = RelativePath("orphan")
+        p.send(.recovered(files: [], retries: [RetryEntry(path: orphan, due: p.now.wall.addingTimeInterval(-1))], ignoredDirectories: []))
+        p.send(.recordWithoutFile(orphan))
+        let failed = p.send(.quarantined(orphan, .failed("EACCES")))
+        #expect(failed.logged("manifest in retry/ with no file; cannot move it aside").map(\.level) == [.error])
+        #expect(p.state.retries.movingBack == 0)
+    }
+
     @Test func runOnceStopsStartingAtTheFirstUnreachableAnswer() {
         var p = EmbeddedProfile(policy: ProfilePolicy(mode: .once, concurrency: 1, maxAttempts: 3, backoff: 1, maxBackoff: 2))
         p.recover(["a", "b", "c"])

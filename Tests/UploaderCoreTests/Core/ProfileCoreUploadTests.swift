@@ -157,16 +157,67 @@ struct ProfileCoreUploadTests {
         #expect(p.state.files.settling == 0 && !p.state.holds(names[0]))
     }
 
-    @Test func aFileTheJobFoundChangedWhileFilingItWaitsAgainAfterItsMove() {
+    @Test func theUploadOrdersADeliveredFileIntoSentAndAReportWithoutFilingGetsASettle() {
+        var p = EmbeddedProfile.daemon(concurrency: 1, claimAhead: 1)
+        let name = RelativePath("a")
+        p.send(.recovered(files: [QueuedFile(name)], retries: [], ignoredDirectories: []))
+        let upload = p.send(.claimed(name, .ready))
+        #expect(upload.contains { if case .upload(name, let plan) = $0 { plan.onDelivered == .fileInSent } else { false } })
+        // A job that reports a delivery without filing it (a plan of `.report`) leaves it to the core.
+        let after = p.send(.attempted(name, .outcome(.delivered(status: 201))))
+        #expect(after.settlements == [.sent(at: p.now.wall)])
+        #expect(after.logged("sent").count == 1 && p.state.totals.sent == 1)
+    }
+
+    @Test func theRecordAClaimWroteAsideIsUsedOnlyWhileYoungerThanThePolicysLifetime() {
+        var p = EmbeddedProfile.daemon(concurrency: 1, claimAhead: 2)
+        let names = [RelativePath("a"), RelativePath("b")]
+        p.send(.recovered(files: names.map { QueuedFile($0) }, retries: [], ignoredDirectories: []))
+        func plan(_ effects: [ProfileEffect], _ path: RelativePath) -> UploadPlan? {
+            effects.lazy.compactMap { if case .upload(path, let plan) = $0 { plan } else { nil } }.first
+        }
+        #expect(plan(p.send(.claimed(names[0], .ready)), names[0])?.record == .prepared, "a slot free at once")
+        p.send(.claimed(names[1], .ready))
+        // b waits for a's slot longer than the lifetime (1 s): its upload writes a fresh record.
+        p.advance(by: 1.5)
+        var delivered = AttemptReport.outcome(.delivered(status: 201))
+        delivered.filing = true
+        #expect(plan(p.send(.attempted(names[0], delivered)), names[1])?.record == .fresh)
+    }
+
+    @Test func aClaimInItsSlotHasNoRecordAsideAndWritesItsOwn() {
         var p = EmbeddedProfile.daemon(concurrency: 1, claimAhead: 0)
-        let name = RelativePath("log.txt")
+        let first = p.send(.recovered(files: [QueuedFile(RelativePath("a"))], retries: [], ignoredDirectories: []))
+        let plan = first.lazy.compactMap { if case .claimAndUpload(RelativePath("a"), let plan) = $0 { plan } else { nil } }.first
+        #expect(plan?.record == .fresh && plan?.onDelivered == .fileInSent)
+    }
+
+    /// One file in its slot (no claims ahead), delivered, its job filing it; the effects of that report.
+    private static func filing(_ name: RelativePath, _ p: inout EmbeddedProfile) -> [ProfileEffect] {
         p.send(.recovered(files: [QueuedFile(name)], retries: [], ignoredDirectories: []))
         p.send(.claimed(name, .ready))
         var report = AttemptReport.outcome(.delivered(status: 201))
         report.filing = true
-        #expect(p.send(.attempted(name, report)).claimsInSlots.isEmpty, "the file is held until its move is reported")
+        return p.send(.attempted(name, report))
+    }
+
+    @Test func aFileTheJobFoundChangedWhileFilingItWaitsAgainAfterItsMove() {
+        var p = EmbeddedProfile.daemon(concurrency: 1, claimAhead: 0)
+        let name = RelativePath("log.txt")
+        #expect(Self.filing(name, &p).claimsInSlots.isEmpty, "the file is held until its move is reported")
         let effects = p.send(.settled(name, .requeued))
         #expect(effects.claimsInSlots == [name])
+    }
+
+    @Test func aFileChangedDuringItsMoveIsRequeuedAsChangedByTheCoresOwnSettle() {
+        var p = EmbeddedProfile.daemon(concurrency: 1, claimAhead: 0)
+        let name = RelativePath("log.txt")
+        _ = Self.filing(name, &p)
+        let changed = p.send(.settled(name, .changedDuringMove("written to")))
+        #expect(changed.settlements == [.changed("written to")], "the core asks for the changed record")
+        #expect(changed.logged("file changed after its upload; uploading it again").map(\.level) == [.warn])
+        #expect(changed.claimsInSlots.isEmpty && p.state.holds(name), "held until the record is rewritten")
+        #expect(p.send(.settled(name, .requeued)).claimsInSlots == [name], "then sent again")
     }
 
     @Test func aClaimInItsSlotThatFindsNothingToSendFreesTheSlotForTheNextFile() {

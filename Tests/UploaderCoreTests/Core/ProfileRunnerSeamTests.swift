@@ -204,6 +204,31 @@ struct ProfileRunnerSeamTests {
         #expect(rig.server.received.count == 2)
         rig.stop()
     }
+
+    @Test func sentIsPrunedAtStartAndAgainWhenTheCoreSaysAPassIsDueOnTheInjectedClock() throws {
+        // keep_sent = 1h: a pass every 360 s, timed from the end of the last.
+        let rig = try Rig([], extra: "keep_sent = 1h")
+        try rig.spool.prepare()
+        let sent = rig.spool.paths.sent
+        for (name, age) in [("old.txt", 7200.0), ("fresh.txt", 3500.0)] {
+            for file in [name, name + ".manifest.json"] {
+                try Data("{}".utf8).write(to: URL(fileURLWithPath: sent + "/" + file))
+                try FileManager.default.setAttributes([.modificationDate: rig.clock.now.addingTimeInterval(-age)],
+                                                      ofItemAtPath: sent + "/" + file)
+            }
+        }
+        rig.runner.begin(netlink: nil)
+        eventually("the first pass, at start") { !FileManager.default.fileExists(atPath: sent + "/old.txt") }
+        #expect(FileManager.default.fileExists(atPath: sent + "/fresh.txt"), "within keep_sent")
+        // The next pass comes when the core says one is due on the injected clock (360 s after the
+        // first one's report; the watcher's own events may come between, so time moves in steps).
+        eventually("a later pass, on the injected clock") {
+            rig.advance(by: 120)
+            return !FileManager.default.fileExists(atPath: sent + "/fresh.txt")
+        }
+        #expect(rig.clock.monotonic - 1000 >= 360, "not before the interval")
+        rig.stop()
+    }
 }
 
 /// Calls `stop` on a thread of its own (it blocks until the runner has stopped).
