@@ -29,6 +29,7 @@ final class BatonScheduler: Scheduler, @unchecked Sendable {
         var holder = world
         var nextID = 1
         var names: [Int: String] = [world: "world"]
+        var pthreads: [Int: pthread_t] = [world: pthread_self()]
     }
 
     static let world = 0
@@ -53,6 +54,7 @@ final class BatonScheduler: Scheduler, @unchecked Sendable {
         }
         let thread = Thread { [self] in
             gate.wait()
+            table.withLock { $0.pthreads[id] = pthread_self() }
             body()
             finish(id)
         }
@@ -60,6 +62,9 @@ final class BatonScheduler: Scheduler, @unchecked Sendable {
         thread.stackSize = 1 << 20
         thread.start()
     }
+
+    /// The world holds the baton (not a worker).
+    var worldHolds: Bool { table.withLock { $0.holder == Self.world } }
 
     /// Threads other than the world that can run now.
     var workersRunnable: Int { table.withLock { $0.runnable.count { $0 != Self.world } } }
@@ -92,6 +97,7 @@ final class BatonScheduler: Scheduler, @unchecked Sendable {
     private func pass(blocked: Bool, timed: Bool = false, waitingOn wake: BatonWakeUp? = nil, worldShare: Int) -> Bool {
         let (me, next, gates) = table.withLock { table -> (Int, Int?, (mine: DispatchSemaphore, next: DispatchSemaphore?)) in
             let me = table.holder
+            precondition(pthread_equal(pthread_self(), table.pthreads[me]!) != 0, "a thread ran simulated code without the baton (it is \(table.names[me]!)'s)")
             if blocked {
                 if let wake, wake.consumeSignal(waiter: me) { return (me, me, (table.gates[me]!, nil)) }
                 table.runnable.removeAll { $0 == me }

@@ -48,8 +48,8 @@ final class SimProcess: @unchecked Sendable {
         var fs: any SpoolFileSystem = view
         if let plant, plant.wrapsFileSystem { fs = PlantedFileSystem(inner: view, plant: plant, paths: profile.spool, boot: boot) }
         // Temporary names counted from the seed, so a run replays exactly.
-        // Directory fsyncs grouped and moves batched by production's code, its waits under the baton.
-        spool = Spool(paths: profile.spool, fs: fs, syncer: DirectorySyncer(fs: fs, scheduler: baton), temporaries: TemporaryNames(start: seed >> 8))
+        // Directory fsyncs grouped, moves batched and ledger lines appended by production's code, its waits under the baton.
+        spool = Spool(paths: profile.spool, fs: fs, temporaries: TemporaryNames(start: seed >> 8), scheduler: baton)
         lifecycle = FileLifecycle(spool: spool, logger: logger, scheduler: baton)
         state = ProfileState(seed: seed)
         let view = self.view, scheduler = self.scheduler
@@ -71,7 +71,12 @@ final class SimProcess: @unchecked Sendable {
     func post(_ event: ProfileEvent) {
         guard !view.dead else { return }
         inbox.withLock { $0.append(event) }
+        if !scheduler.baton.worldHolds { stepOnSender() }
     }
+
+    /// Called when a job's thread posts an event: the owner may be stepped there and then, as
+    /// the daemon's loop steps it on the reporting thread.
+    var stepOnSender: () -> Void = {}
 
     var pendingEvents: Int { inbox.withLock { $0.count } }
 

@@ -41,6 +41,10 @@ final class Simulation {
     private var generation = 0
     /// The faults have stopped: no more crashes are armed.
     private var settling = false
+    /// The owner is being stepped (by the world or a job's thread): an event posted meanwhile waits.
+    private var stepping = false
+    /// The owner stopped on a job's thread: the world starts the next process at its next step.
+    private var restartPending = false
 
     static let spoolRoot = "/spool"
 
@@ -94,11 +98,13 @@ final class Simulation {
     /// process before it has ended: its jobs ran to their end (on a dead process, failing).
     func boot() {
         generation += 1
+        restartPending = false
         process?.scheduler.retire()
         process = SimProcess(disk: disk, server: server, choices: choices, baton: baton, profile: profile, clock: clock, logger: logger,
                              plant: options.plant, boot: generation, seed: choices.next())
         // Crashes during start-up recovery are part of the game.
         if !settling && choices.chance(8) { armCrash() }
+        process.stepOnSender = { [unowned self] in stepOnSender() }
         // The one moment a record may newly say `uploading` with a request behind it.
         process.scheduler.requestLeaves = { [unowned self] in check(.recordsWithinSlots) }
         // A restart takes a moment: what the dead process wrote is stamped before this one started.
@@ -154,9 +160,10 @@ final class Simulation {
     static let weights = [30, 30, 10, 10, 4, 0, 3, 3]
 
     private func act() {
+        if restartIfStopped() { return }
         let runnable = process.scheduler.runnable
         var weights = Self.weights
-        if process.pendingEvents == 0 { weights[Action.deliverEvent.rawValue] = 0 }
+        if process.pendingEvents == 0 || stepping { weights[Action.deliverEvent.rawValue] = 0 }
         if runnable.workers + runnable.probes == 0 { weights[Action.runJob.rawValue] = 0 }
         if process.view.armed || process.stopRequested != nil { weights[Action.crash.rawValue] = 0 }
         switch Action(rawValue: choices.pick(weights))! {
@@ -175,7 +182,9 @@ final class Simulation {
     }
 
     func deliverEvent() {
-        guard let event = process.takeEvent() else { return }
+        guard !stepping, let event = process.takeEvent() else { return }
+        stepping = true
+        defer { stepping = false }
         note("event \(Self.describe(event))")
         if case .stop(let grace) = event, process.stopRequested == nil || process.stopTaken == false {
             // The grace runs from when the owner takes the signal in.
@@ -203,6 +212,23 @@ final class Simulation {
             note("probe")
             process.scheduler.runProbe(pick - workers)
         }
+    }
+
+    /// A job posted an event: half the time the owner is stepped on the job's thread, every
+    /// event waiting, as the daemon's loop does when no one else steps it (so the jobs its effects
+    /// start may stay with that worker: `JobKeeping`); else the event waits for the world.
+    private func stepOnSender() {
+        guard !stepping, !restartPending, choices.chance(50) else { return }
+        while process.pendingEvents > 0, !restartPending, !process.view.dead, violation == nil { deliverEvent() }
+    }
+
+    /// Starts the next process if the owner stopped on a job's thread; true if it did.
+    private func restartIfStopped() -> Bool {
+        guard restartPending, !process.view.dead else { return false }
+        restartPending = false
+        note("stopped; restarting")
+        boot()
+        return true
     }
 
     /// Time passes, never beyond the owner's next timer (a real timer fires at its deadline).
@@ -262,6 +288,11 @@ final class Simulation {
             fail(.shutdownWithinGrace, "stopped \(clock.monotonic - stop.at) s after SIGTERM with a \(stop.grace) s grace")
             return
         }
+        guard baton.worldHolds else {
+            // On a job's thread, which the process's end waits for: the world restarts it.
+            restartPending = true
+            return
+        }
         note("stopped; restarting")
         boot()
     }
@@ -286,8 +317,9 @@ final class Simulation {
         var rescans = 0
         for _ in 0..<20_000 where violation == nil {
             if process.view.dead { crashed(); continue }
+            if restartIfStopped() { continue }
             let runnable = process.scheduler.runnable
-            if process.pendingEvents > 0 {
+            if process.pendingEvents > 0 && !stepping {
                 deliverEvent()
             } else if runnable.workers + runnable.probes > 0 {
                 runJob()
