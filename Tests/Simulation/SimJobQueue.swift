@@ -28,7 +28,16 @@ final class SimJobQueue: JobQueue, @unchecked Sendable {
         pool = WorkerPool(size: count, label: "sim-worker", scheduler: baton) { [self] in makeTransport() }
     }
 
-    func submit(_ job: @escaping @Sendable (any Transport) -> Void, keep: JobKeeping) { pool!.submit(job, keep: keep) }
+    /// Jobs started and not yet returned.
+    private(set) var midway = 0
+
+    func submit(_ job: @escaping @Sendable (any Transport) -> Void, keep: JobKeeping) {
+        pool!.submit({ [self] transport in
+            midway += 1
+            job(transport)
+            midway -= 1
+        }, keep: keep)
+    }
     func probe(_ work: @escaping @Sendable () -> Void) { probes.append(work) }
 
     /// Lets the jobs already queued finish (on a dead process they fail at once), then ends the workers.
@@ -42,8 +51,12 @@ final class SimJobQueue: JobQueue, @unchecked Sendable {
 
     func runProbe(_ index: Int) { probes.remove(at: index)() }
 
-    /// A seam call (disk, transport): the baton may pass to another thread.
-    func yield() { baton.yield() }
+    /// A seam call (disk, transport) of a job: the baton may pass to another thread. The world's
+    /// own calls (start-up recovery, a rescan, `uploader retry`) run without a break, as before.
+    func yield() {
+        guard !baton.worldHolds else { return }
+        baton.yield()
+    }
 
     /// The process died or stopped: its workers end (what never started fails at once), its probes are dropped.
     func forget() {
