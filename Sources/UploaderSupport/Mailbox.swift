@@ -7,33 +7,16 @@ import Dispatch
 /// touch the consumer's state, so the consumer needs no lock of its own. A `Monitor`: a sender
 /// holds its lock only to append, and wakes the consumer only when it waits.
 package final class Mailbox<Message: Sendable>: Sendable {
-    private struct Box: Sendable {
-        var messages: [Message] = []
-        var head = 0
+    private let box: Monitor<FirstInLine<Message>>
 
-        /// The next message, taken out of the box.
-        mutating func take() -> Message? {
-            guard head < messages.count else { return nil }
-            let message = messages[head]
-            head += 1
-            if head == messages.count {
-                messages.removeAll(keepingCapacity: true)
-                head = 0
-            }
-            return message
-        }
-    }
-
-    private let box: Monitor<Box>
-
-    package init(scheduler: any Scheduler = .system) { box = Monitor(Box(), scheduler: scheduler) }
+    package init(scheduler: any Scheduler = .system) { box = Monitor(FirstInLine(), scheduler: scheduler) }
 
     package func send(_ message: Message) {
-        box.update { $0.messages.append(message) }
+        box.update { $0.append(message) }
     }
 
     /// The next message, waiting at most `timeout` seconds (nil: without limit); nil when none came.
     package func take(timeout: Double?) -> Message? {
-        box.wait(until: timeout.map { DispatchTime.now() + $0 }) { $0.take() }
+        box.wait(until: timeout.map { DispatchTime.now() + $0 }) { $0.takeFirst() }
     }
 }

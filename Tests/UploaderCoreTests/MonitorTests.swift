@@ -25,22 +25,16 @@ import Testing
 
     @Test func everyItemPutInIsTakenByExactlyOneWaiter() {
         let monitor = Monitor<[Int]>([], order: .lastFirst)
-        let taken = Mutex<[Int]>([])
-        let done = DispatchGroup()
         let takers = 8, each = 500
+        // Each taker hands back what it took, once it took its share.
+        let shares = Mailbox<[Int]>()
         for _ in 0..<takers {
-            done.enter()
-            Thread {
-                for _ in 0..<each {
-                    let item = monitor.wait { $0.popLast() }
-                    taken.withLock { $0.append(item) }
-                }
-                done.leave()
-            }.start()
+            Thread { shares.send((0..<each).map { _ in monitor.wait { $0.popLast() } }) }.start()
         }
         for item in 0..<(takers * each) { monitor.update { $0.append(item) } }
-        #expect(done.wait(timeout: .now() + 30) == .success)
-        #expect(taken.withLock { $0.sorted() } == Array(0..<(takers * each)))
+        let taken = (0..<takers).compactMap { _ in shares.take(timeout: 30) }
+        #expect(taken.count == takers)
+        #expect(taken.flatMap { $0 }.sorted() == Array(0..<(takers * each)))
         #expect(monitor.waitingCount == 0)
     }
 

@@ -36,25 +36,13 @@ final class JobBoard<Job: Sendable>: Sendable {
     }
 
     private struct Board: Sendable {
-        var backlog: [Job] = []
-        var head = 0
+        var backlog = FirstInLine<Job>()
         var closed = false
 
         /// What a worker looking for work gets now: a job, the end, or nothing yet.
         mutating func handoff() -> Handoff? {
-            if let job = takeFromBacklog() { return .job(job) }
+            if let job = backlog.takeFirst() { return .job(job) }
             return closed ? .close : nil
-        }
-
-        mutating func takeFromBacklog() -> Job? {
-            guard head < backlog.count else { return nil }
-            let job = backlog[head]
-            head += 1
-            if head == backlog.count {
-                backlog.removeAll(keepingCapacity: true)
-                head = 0
-            }
-            return job
         }
     }
 
