@@ -51,12 +51,14 @@ package struct FileLifecycle: Sendable {
     /// directory and step): on a disk like the bench's, a directory fsync (a flush request and
     /// its interrupt) costs as much CPU as the rest of a small file's bookkeeping, and
     /// `DirectorySyncer` alone shares one only among callers that ask while it runs.
-    private let moves = Batcher<PendingMove, Bool>()
+    private let moves: Batcher<PendingMove, Bool>
 
-    package init(spool: Spool, logger: Logger, afterSend: AfterSend = .keep) {
+    /// `scheduler` runs the waits of moves batched together (the system's, but in the simulator).
+    package init(spool: Spool, logger: Logger, afterSend: AfterSend = .keep, scheduler: any Scheduler = .system) {
         self.spool = spool
         self.logger = logger
         self.afterSend = afterSend
+        moves = Batcher(scheduler: scheduler)
     }
 
     /// Step 1: records the start of an attempt. An attempt left open by a crash is closed as interrupted.

@@ -40,7 +40,7 @@ package final class SentLedger: Sendable {
         var text: String { files == 1 ? "\(millis) \(bytes)\n" : "\(millis) \(bytes) \(files)\n" }
     }
 
-    private struct State {
+    private struct State: Sendable {
         /// Lines appended since the last compaction.
         var appended = 0
         /// Bytes of the deliveries recorded by this process (what paces `keep_sent_bytes`).
@@ -52,13 +52,27 @@ package final class SentLedger: Sendable {
     private let fs: any SpoolFileSystem
     private let directory: String
     private let compactEvery: Int
-    private let state = Mutex(State())
+    /// The state, and whether a thread has it out (appending or compacting): one at a time, and
+    /// the others wait their turn on the monitor (its waits, not a lock held over file I/O).
+    private let turns: Monitor<(state: State, out: Bool)>
 
-    /// `directory`: the spool's root.
-    package init(fs: any SpoolFileSystem, directory: String, compactEvery: Int = 4096) {
+    /// `directory`: the spool's root; `scheduler` runs the waits for a turn.
+    package init(fs: any SpoolFileSystem, directory: String, compactEvery: Int = 4096, scheduler: any Scheduler = .system) {
         self.fs = fs
         self.directory = directory
         self.compactEvery = compactEvery
+        turns = Monitor((State(), false), scheduler: scheduler)
+    }
+
+    /// Runs `body` with the state, once no other thread has it.
+    private func withTurn<R>(_ body: (inout State) throws -> R) rethrows -> R {
+        var state = turns.wait { turns -> State? in
+            guard !turns.out else { return nil }
+            turns.out = true
+            return turns.state
+        }
+        defer { turns.update { $0 = (state, false) } }
+        return try body(&state)
     }
 
     /// Appends one line per delivery (its manifest's `sent_at` and `size`); compacts now and then.
@@ -72,7 +86,7 @@ package final class SentLedger: Sendable {
             logger.warnOnce(key: "sent ledger " + directory, "cannot record deliveries in the sent ledger; status may count fewer",
                             ["file": Self.name.displayed(in: directory), "error": "\(error)"])
         }
-        state.withLock { state in
+        withTurn { state in
             var text = Array(lines.map(\.text).joined().utf8)
             if !state.clean || state.appended >= compactEvery {
                 // Before the first append of a process (when start-up did not compact): a line a
@@ -99,11 +113,11 @@ package final class SentLedger: Sendable {
     }
 
     /// The bytes of every delivery this process recorded.
-    package var bytesRecorded: Int64 { state.withLock { $0.bytes } }
+    package var bytesRecorded: Int64 { turns.read { $0.state.bytes } }
 
     /// Drops what is older than the window at `now` and folds the rest by minute (start-up).
     package func compact(now: Date) throws {
-        try state.withLock { try compactLocked(now: now, &$0) }
+        try withTurn { try compactLocked(now: now, &$0) }
     }
 
     private func compactLocked(now: Date, _ state: inout State) throws {

@@ -21,13 +21,14 @@ package struct Spool: Sendable {
     /// The deliveries of the last 24 h, shared by every copy of this spool (appends are serialized).
     package let sentLedger: SentLedger
 
+    /// `scheduler` runs the waits of threads sharing the spool: for a directory fsync, for the ledger.
     package init(paths: SpoolPaths, fs: any SpoolFileSystem = LocalFileSystem(), syncer: DirectorySyncer? = nil,
-                 temporaries: TemporaryNames = TemporaryNames()) {
+                 temporaries: TemporaryNames = TemporaryNames(), scheduler: any Scheduler = .system) {
         self.paths = paths
         self.fs = fs
         self.temporaries = temporaries
-        self.syncer = syncer ?? DirectorySyncer(fs: fs)
-        sentLedger = SentLedger(fs: fs, directory: paths.root)
+        self.syncer = syncer ?? DirectorySyncer(fs: fs, scheduler: scheduler)
+        sentLedger = SentLedger(fs: fs, directory: paths.root, scheduler: scheduler)
     }
 
     package func directory(_ area: Area) -> String {

@@ -11,85 +11,75 @@ import Synchronization
 /// answer. An item alone is a batch of one, with no wait and no other thread involved — and
 /// nothing allocated for waiting: a caller gets a ticket (and its wake-up) only when it must wait.
 package final class Batcher<Item: Sendable, Answer: Sendable>: Sendable {
-    /// A caller waiting while another leads.
-    private final class Ticket: Sendable {
-        let item: Item
-        let wake = DispatchSemaphore(value: 0)
-        /// Set before `wake` is signalled.
-        let outcome = Mutex<Outcome?>(nil)
-
-        init(_ item: Item) { self.item = item }
-    }
-
     private enum Outcome: Sendable {
         case done(Result<Answer, any Error>)
-        /// Lead the next batch (this ticket is in it).
+        /// Lead the next batch (this caller's item is in it).
         case lead
     }
 
-    private struct Queue: ~Copyable {
-        var waiting: [Ticket] = []
+    /// The items waiting, by ticket in arrival order, and what each waiting caller is told.
+    private struct Queue: Sendable {
+        var waiting: [(ticket: Int, item: Item)] = []
+        var outcomes: [Int: Outcome] = [:]
+        var issued = 0
         var leading = false
     }
 
-    private let queue = Mutex(Queue())
+    private let queue: Monitor<Queue>
 
-    package init() {}
+    package init(scheduler: any Scheduler = .system) { queue = Monitor(Queue(), scheduler: scheduler) }
 
     /// Runs `item` in a batch, through `perform` (the same for every caller: it carries out a
     /// batch and answers for each item, in order); returns what `perform` answered for this one.
     package func run(_ item: Item, perform: ([Item]) -> [Result<Answer, any Error>]) throws -> Answer {
-        // Lead at once when nobody does; else wait with a ticket of one's own.
-        let ticket: Ticket? = queue.withLock { queue in
+        // Lead at once when nobody does; else wait with a ticket.
+        let ticket: Int? = queue.update { queue in
             guard queue.leading else {
                 queue.leading = true
                 return nil
             }
-            let ticket = Ticket(item)
-            queue.waiting.append(ticket)
-            return ticket
+            queue.issued += 1
+            queue.waiting.append((queue.issued, item))
+            return queue.issued
         }
         guard let ticket else { return try lead(own: item, perform: perform) }
-        ticket.wake.wait()
-        switch ticket.outcome.withLock({ $0 }) {
-        case .done(let result)?: return try result.get()
-        case .lead?, nil: return try lead(own: nil, waiting: ticket, perform: perform)
+        // Tickets are answered in the order they were issued: the monitor's order.
+        switch queue.wait(for: { $0.outcomes.removeValue(forKey: ticket) }) {
+        case .done(let result): return try result.get()
+        case .lead: return try lead(own: nil, ticket: ticket, perform: perform)
         }
     }
 
-    /// Runs one batch: `own`, the item of a caller that led at once, or `waiting`'s (a ticket
-    /// handed the lead, already in the queue), with every ticket waiting; answers the others,
-    /// hands the lead on, and returns the leader's own answer.
-    private func lead(own: Item?, waiting leader: Ticket? = nil,
-                      perform: ([Item]) -> [Result<Answer, any Error>]) throws -> Answer {
-        let tickets = queue.withLock { queue in
+    /// Runs one batch: `own`, the item of a caller that led at once, or that of `ticket` (handed
+    /// the lead, its item still in the queue), with every item waiting; answers the others, hands
+    /// the lead on, and returns the leader's own answer.
+    private func lead(own: Item?, ticket: Int? = nil, perform: ([Item]) -> [Result<Answer, any Error>]) throws -> Answer {
+        let batch = queue.update { queue in
             defer { queue.waiting = [] }
             return queue.waiting
         }
         var items: [Item] = []
-        items.reserveCapacity(tickets.count + 1)
+        items.reserveCapacity(batch.count + 1)
         if let own { items.append(own) }
-        for other in tickets { items.append(other.item) }
+        for other in batch { items.append(other.item) }
         let results = perform(items)
         precondition(results.count == items.count, "a batch answers for each of its items")
-        let next: Ticket? = queue.withLock { queue in
-            if let first = queue.waiting.first { return first }
-            queue.leading = false
-            return nil
-        }
         var mine = own == nil ? nil : results[0]
-        for (index, other) in tickets.enumerated() {
-            let result = results[index + (own == nil ? 0 : 1)]
-            if other === leader {
-                mine = result
-                continue
+        queue.update { queue in
+            for (index, other) in batch.enumerated() {
+                let result = results[index + (own == nil ? 0 : 1)]
+                if other.ticket == ticket {
+                    mine = result
+                } else {
+                    queue.outcomes[other.ticket] = .done(result)
+                }
             }
-            other.outcome.withLock { $0 = .done(result) }
-            other.wake.signal()
-        }
-        if let next {
-            next.outcome.withLock { $0 = .lead }
-            next.wake.signal()
+            // The first of those who came meanwhile leads the next batch.
+            if let next = queue.waiting.first {
+                queue.outcomes[next.ticket] = .lead
+            } else {
+                queue.leading = false
+            }
         }
         return try mine!.get()
     }

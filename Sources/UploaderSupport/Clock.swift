@@ -47,13 +47,13 @@ package struct SystemClock: Clock {
             while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, nil) == EINTR {}
             return false
         }
-        let woken = DispatchSemaphore(value: 0)
+        let woken = SystemScheduler.system.makeWakeUp()
         guard latch.notify(woken) else { return true }
         defer { latch.forget(woken) }
         while true {
             let left = deadline - monotonic
             if left <= 0 { return latch.isOpen }
-            if woken.wait(timeout: .now() + left) == .success { return true }
+            if woken.wait(until: .now() + left) { return true }
         }
     }
 }
@@ -61,22 +61,23 @@ package struct SystemClock: Clock {
 /// The waiting half of a clock moved by hand (tests, the simulator): the threads waiting on it,
 /// each woken whenever the clock moves to look at the time again.
 package final class HandMovedSleepers: Sendable {
-    private let sleeping = Mutex<[ObjectIdentifier: DispatchSemaphore]>([:])
+    private let sleeping = Mutex<[ObjectIdentifier: any WakeUp]>([:])
+    private let scheduler: any Scheduler
 
-    package init() {}
+    package init(scheduler: any Scheduler = .system) { self.scheduler = scheduler }
 
     /// How many threads wait on the clock now (a test waits for a retry to be waiting).
     package var count: Int { sleeping.withLock { $0.count } }
 
     /// The clock has moved: every thread waiting looks at the time again.
     package func clockMoved() {
-        for semaphore in sleeping.withLock({ Array($0.values) }) { semaphore.signal() }
+        for wake in sleeping.withLock({ Array($0.values) }) { wake.signal() }
     }
 
     /// `Clock.wait(for:until:)` for a clock whose `monotonic` is `now()`: only `clockMoved` and
     /// the latch end it.
     package func wait(for latch: Latch?, until deadline: Double, now: () -> Double) -> Bool {
-        let woken = DispatchSemaphore(value: 0)
+        let woken = scheduler.makeWakeUp()
         sleeping.withLock { $0[ObjectIdentifier(woken)] = woken }
         defer {
             _ = sleeping.withLock { $0.removeValue(forKey: ObjectIdentifier(woken)) }

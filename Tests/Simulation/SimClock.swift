@@ -5,9 +5,13 @@ import UploaderSupport
 /// The simulation's time: it moves only when the simulator says so.
 final class SimClock: Clock {
     private let instant: Mutex<Instant>
-    private let sleepers = HandMovedSleepers()
+    private let sleepers: HandMovedSleepers
 
-    init(start: Date) { instant = Mutex(Instant(wall: start, mono: 1000)) }
+    /// `scheduler` runs the threads that wait on this clock.
+    init(start: Date, scheduler: any Scheduler = .system) {
+        instant = Mutex(Instant(wall: start, mono: 1000))
+        sleepers = HandMovedSleepers(scheduler: scheduler)
+    }
 
     var now: Date { instant.withLock { $0.wall } }
     var monotonic: Double { instant.withLock { $0.mono } }

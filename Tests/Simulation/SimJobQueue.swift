@@ -4,58 +4,71 @@ import UploaderSupport
 import UploaderTransfer
 import UploaderCore
 
-/// The executor's jobs, held until the simulator runs them — one at a time, in the order the
-/// schedule picks, on the simulator's own thread. Inside a job, at every disk call and at each
-/// step of a request, the schedule may interfere (a producer rewrites the file, the link drops,
-/// the owner takes an event and cancels the upload): `interfere` is that hook. No threads, so
-/// a schedule runs fast and replays exactly.
+/// The executor's jobs, run as production runs them: by a `WorkerPool` (its `JobBoard`, one
+/// transport per thread) of production's size, on real threads that the schedule's
+/// `BatonScheduler` runs one at a time. Several jobs are in flight at once; at every disk call
+/// and at each step of a request (`yield`) the baton may pass to another job or back to the
+/// world, which then moves under them (the owner takes an event and may cancel that very
+/// upload, a producer rewrites the file, the link drops, time passes). Probes wait here until
+/// the schedule runs one on the world's thread.
 final class SimJobQueue: JobQueue, @unchecked Sendable {
-    // Used by the simulator's thread only.
-    private var pending: [@Sendable (any Transport) -> Void] = []
+    // Used by the thread holding the baton only.
+    let baton: BatonScheduler
+    private var pool: WorkerPool?
     private var probes: [@Sendable () -> Void] = []
     /// Set once the process's transport exists.
     var makeTransport: () -> any Transport = { preconditionFailure("no transport yet") }
-    /// Called at the yield points of a running job.
-    var interfere: () -> Void = {}
     /// Called as a request leaves for the server (its attempt is on record by then).
     var requestLeaves: () -> Void = {}
-    private(set) var running = false
 
-    /// Which worker runs a job is the schedule's choice here, so `keep` changes nothing.
-    func submit(_ job: @escaping @Sendable (any Transport) -> Void, keep: JobKeeping) { pending.append(job) }
-    func probe(_ work: @escaping @Sendable () -> Void) { probes.append(work) }
-    func shutDown() {}
+    init(baton: BatonScheduler) { self.baton = baton }
 
-    var runnable: (jobs: Int, probes: Int) { (pending.count, probes.count) }
-
-    /// Runs pending job `index` to its end.
-    func run(_ index: Int) {
-        let job = pending.remove(at: index)
-        running = true
-        job(makeTransport())
-        running = false
+    /// Starts the process's workers: as many as the runner starts for this policy.
+    func startWorkers(_ count: Int) {
+        pool = WorkerPool(size: count, label: "sim-worker", scheduler: baton) { [self] in makeTransport() }
     }
+
+    /// Jobs started and not yet returned.
+    private(set) var midway = 0
+
+    func submit(_ job: @escaping @Sendable (any Transport) -> Void, keep: JobKeeping) {
+        pool!.submit({ [self] transport in
+            midway += 1
+            job(transport)
+            midway -= 1
+        }, keep: keep)
+    }
+    func probe(_ work: @escaping @Sendable () -> Void) { probes.append(work) }
+
+    /// Lets the jobs already queued finish (on a dead process they fail at once), then ends the workers.
+    func shutDown() {
+        pool?.shutDown()
+        pool = nil
+    }
+
+    /// Workers that can run now, and probes waiting.
+    var runnable: (workers: Int, probes: Int) { (baton.workersRunnable, probes.count) }
 
     func runProbe(_ index: Int) { probes.remove(at: index)() }
 
-    /// A yield point inside a job: the schedule may change the world here.
+    /// A seam call (disk, transport) of a job: the baton may pass to another thread. The world's
+    /// own calls (start-up recovery, a rescan, `uploader retry`) run without a break, as before.
     func yield() {
-        guard running else { return }
-        interfere()
+        guard !baton.worldHolds else { return }
+        baton.yield()
     }
 
-    /// The process died: what never started never will.
+    /// The process died or stopped: its workers end (what never started fails at once), its probes are dropped.
     func forget() {
-        pending = []
+        shutDown()
         probes = []
     }
 
-    /// The process is gone for good: drops its jobs and hooks, which hold this queue, its view
-    /// and its executor, so the process is freed with the schedule instead of outliving it.
+    /// The process is gone for good: drops its workers, probes and hooks, which hold this queue,
+    /// its view and its executor, so the process is freed with the schedule instead of outliving it.
     func retire() {
         forget()
         makeTransport = { preconditionFailure("retired") }
-        interfere = {}
         requestLeaves = {}
     }
 }

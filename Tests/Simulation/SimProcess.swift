@@ -31,9 +31,9 @@ final class SimProcess: @unchecked Sendable {
     /// When this process started (wall clock): attempts opened before belong to a dead process.
     var bootedAt: Date = .distantPast
 
-    init(disk: SimDisk, server: SimServer, choices: ChoiceSource, profile: Profile, clock: SimClock, logger: Logger,
+    init(disk: SimDisk, server: SimServer, choices: ChoiceSource, baton: BatonScheduler, profile: Profile, clock: SimClock, logger: Logger,
          plant: Plant?, boot: Int, seed: UInt64) {
-        scheduler = SimJobQueue()
+        scheduler = SimJobQueue(baton: baton)
         view = ProcessView(disk: disk, scheduler: scheduler)
         // As the runner makes it (claims ahead included); the simulated machine's zone is UTC.
         var policy = ProfilePolicy(profile: profile, mode: .daemon, timeZone: .gmt)
@@ -48,8 +48,9 @@ final class SimProcess: @unchecked Sendable {
         var fs: any SpoolFileSystem = view
         if let plant, plant.wrapsFileSystem { fs = PlantedFileSystem(inner: view, plant: plant, paths: profile.spool, boot: boot) }
         // Temporary names counted from the seed, so a run replays exactly.
-        spool = Spool(paths: profile.spool, fs: fs, temporaries: TemporaryNames(start: seed >> 8))
-        lifecycle = FileLifecycle(spool: spool, logger: logger)
+        // Directory fsyncs grouped, moves batched and ledger lines appended by production's code, its waits under the baton.
+        spool = Spool(paths: profile.spool, fs: fs, temporaries: TemporaryNames(start: seed >> 8), scheduler: baton)
+        lifecycle = FileLifecycle(spool: spool, logger: logger, scheduler: baton)
         state = ProfileState(seed: seed)
         let view = self.view, scheduler = self.scheduler
         scheduler.makeTransport = {
@@ -62,13 +63,20 @@ final class SimProcess: @unchecked Sendable {
         executor = ProfileExecutor(profile: profile, spool: spool, parts: parts, hooks: HookRunner(clock: clock), logger: logger,
                                    clock: clock, report: { [weak self] event in self?.post(event) },
                                    finished: { [weak self] effect in self?.finishedEffects.withLock { $0.append(effect) } })
+        // As many workers as the runner starts for this policy.
+        scheduler.startWorkers(3 * policy.concurrency + policy.claimAhead)
     }
 
     /// An event for the owner (from a job, the watcher, netlink, a signal); dropped once the process is dead.
     func post(_ event: ProfileEvent) {
         guard !view.dead else { return }
         inbox.withLock { $0.append(event) }
+        if !scheduler.baton.worldHolds { stepOnSender() }
     }
+
+    /// Called when a job's thread posts an event: the owner may be stepped there and then, as
+    /// the daemon's loop steps it on the reporting thread.
+    var stepOnSender: () -> Void = {}
 
     var pendingEvents: Int { inbox.withLock { $0.count } }
 

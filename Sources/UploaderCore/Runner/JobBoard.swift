@@ -1,20 +1,20 @@
 @preconcurrency import Glibc
 import Foundation
 import Synchronization
+import UploaderSupport
 
 /// Where the worker pool's jobs wait: each job goes straight to an idle worker, which has a
 /// wake-up of its own, or waits in a backlog until a worker comes back for more.
 ///
 /// Why not one queue and one condition for every worker: with dozens of workers, each job
 /// woke one of them, which then fought the others and the owner for the queue's lock (a
-/// third of all futex calls in the small-file bench were such lock wakes). Here the lock is
-/// held for a few instructions, a posted job wakes exactly the worker it is given to, and
-/// the worker that went idle last goes first (its connection is warm, its cache too).
+/// third of all futex calls in the small-file bench were such lock wakes). Here the board is a
+/// `Monitor` whose idle workers are offered a job last-come first: the lock is held for a few
+/// instructions, a posted job wakes exactly the worker it is given to, and the worker that went
+/// idle last goes first (its connection is warm, its cache too).
 final class JobBoard<Job: Sendable>: Sendable {
-    /// One worker's place: the job handed to it while it slept, and its own wake-up.
+    /// One worker's place: what it keeps for itself, on the board it works for.
     final class Seat: Sendable {
-        fileprivate let handed = Mutex<Handoff?>(nil)
-        fileprivate let wake = DispatchSemaphore(value: 0)
         /// Jobs this worker gave itself while it stepped the owner: it runs them next, unwoken.
         fileprivate let kept = Mutex(Kept())
         fileprivate let board: ObjectIdentifier
@@ -35,27 +35,20 @@ final class JobBoard<Job: Sendable>: Sendable {
         case close
     }
 
-    private struct Board: ~Copyable {
-        var backlog: [Job] = []
-        var head = 0
-        var idle: [Seat] = []
+    private struct Board: Sendable {
+        var backlog = FirstInLine<Job>()
         var closed = false
 
-        mutating func takeFromBacklog() -> Job? {
-            guard head < backlog.count else { return nil }
-            let job = backlog[head]
-            head += 1
-            if head == backlog.count {
-                backlog.removeAll(keepingCapacity: true)
-                head = 0
-            }
-            return job
+        /// What a worker looking for work gets now: a job, the end, or nothing yet.
+        mutating func handoff() -> Handoff? {
+            if let job = backlog.takeFirst() { return .job(job) }
+            return closed ? .close : nil
         }
     }
 
-    private let board = Mutex(Board())
+    private let board: Monitor<Board>
 
-    init() {}
+    init(scheduler: any Scheduler = .system) { board = Monitor(Board(), order: .lastFirst, scheduler: scheduler) }
 
     /// Gives `job` to the worker that went idle last, or keeps it for the next one free. A
     /// worker of this board that posts it (while it steps the owner) may keep it for itself, as
@@ -76,14 +69,7 @@ final class JobBoard<Job: Sendable>: Sendable {
            }) {
             return
         }
-        let seat: Seat? = board.withLock { board in
-            if let seat = board.idle.popLast() { return seat }
-            board.backlog.append(job)
-            return nil
-        }
-        guard let seat else { return }
-        seat.handed.withLock { $0 = .job(job) }
-        seat.wake.signal()
+        board.update { $0.backlog.append(job) }
     }
 
     /// The next job for the worker at `seat`, waiting until there is one; nil once the board is
@@ -95,37 +81,16 @@ final class JobBoard<Job: Sendable>: Sendable {
         }) {
             return job
         }
-        let now: Handoff? = board.withLock { board in
-            if let job = board.takeFromBacklog() { return .job(job) }
-            if board.closed { return .close }
-            board.idle.append(seat)
-            return nil
-        }
-        let handoff = now ?? {
-            seat.wake.wait()
-            return seat.handed.withLock { handed in
-                defer { handed = nil }
-                return handed
-            }
-        }()
-        guard case .job(let job) = handoff else { return nil }
+        guard case .job(let job) = board.wait(for: { $0.handoff() }) else { return nil }
         return job
     }
 
     /// Workers asleep on the board now (for tests).
-    var idleCount: Int { board.withLock { $0.idle.count } }
+    var idleCount: Int { board.waitingCount }
 
     /// No more jobs: workers finish the backlog, then `next` returns nil to each.
     func close() {
-        let sleeping: [Seat] = board.withLock { board in
-            board.closed = true
-            defer { board.idle.removeAll() }
-            return board.idle
-        }
-        for seat in sleeping {
-            seat.handed.withLock { $0 = .close }
-            seat.wake.signal()
-        }
+        board.update { $0.closed = true }
     }
 }
 

@@ -36,12 +36,15 @@ package final class ProfileLoop: Sendable {
     let policy: ProfilePolicy
     let clock: any Clock
     private let published = Mutex(ProfileSnapshot())
-    private let ended = DispatchSemaphore(value: 0)
-    private let timer = DeadlineTimer()
+    private let ended = Latch()
+    private let scheduler: any Scheduler
+    private let timer: DeadlineTimer
 
-    package init(policy: ProfilePolicy, clock: any Clock) {
+    package init(policy: ProfilePolicy, clock: any Clock, scheduler: any Scheduler = .system) {
         self.policy = policy
         self.clock = clock
+        self.scheduler = scheduler
+        timer = DeadlineTimer(scheduler: scheduler)
     }
 
     package func send(_ event: ProfileEvent) {
@@ -80,7 +83,7 @@ package final class ProfileLoop: Sendable {
                 if owned.state.phase == .stopped {
                     inbox.withLock { $0.events.removeAll() }
                     timer.stop()
-                    ended.signal()
+                    ended.open()
                     return
                 }
             }
@@ -104,60 +107,64 @@ package final class ProfileLoop: Sendable {
     package var snapshot: ProfileSnapshot { published.withLock { $0 } }
 
     /// Blocks until the owner has stopped (after a `.stop` event).
-    package func waitUntilEnded() { ended.wait() }
+    package func waitUntilEnded() { ended.wait(scheduler: scheduler) }
 }
 
-/// Sends the owner a tick when its next deadline comes: a thread that sleeps until then.
+/// Sends the owner a tick when its next deadline comes: a thread that waits on a `Monitor`
+/// until then.
 ///
-/// Moving the deadline later or away costs nothing (the thread wakes, finds it not yet due, and
-/// sleeps again); only an earlier one wakes it to sleep less.
+/// Moving the deadline later or away costs nothing (the thread wakes at the old one, finds it
+/// not yet due, and waits again); only an earlier one wakes it to wait less.
 private final class DeadlineTimer: Sendable {
-    private struct Plan {
+    private struct Plan: Sendable {
         /// When to tick (nil: not at all); in Dispatch's uptime.
         var due: DispatchTime?
         var stopped = false
+        /// Counts the changes the thread must see at once: a sooner deadline, the stop.
+        var nudges = 0
     }
 
-    private let plan = Mutex(Plan())
-    private let nudge = DispatchSemaphore(value: 0)
+    private let plan: Monitor<Plan>
+
+    private let scheduler: any Scheduler
+
+    init(scheduler: any Scheduler) {
+        plan = Monitor(Plan(), scheduler: scheduler)
+        self.scheduler = scheduler
+    }
 
     func start(name: String, tick: @escaping @Sendable () -> Void) {
-        let thread = Thread { [self] in
+        scheduler.startThread(named: name) { [self] in
             while true {
-                let (due, stopped) = plan.withLock { ($0.due, $0.stopped) }
+                let (due, stopped, nudges) = plan.read { ($0.due, $0.stopped, $0.nudges) }
                 if stopped { return }
-                guard let due else {
-                    nudge.wait()
-                    continue
-                }
-                if DispatchTime.now() >= due {
-                    plan.withLock { if $0.due == due { $0.due = nil } }
+                if let due, DispatchTime.now() >= due {
+                    plan.update { if $0.due == due { $0.due = nil } }
                     tick()
                     continue
                 }
-                _ = nudge.wait(timeout: due)
+                _ = plan.wait(until: due) { $0.nudges != nudges ? () : nil }
             }
         }
-        thread.name = name
-        thread.start()
     }
 
     /// Ticks `seconds` from now (nil: no deadline).
     func wake(in seconds: Double?) {
         let due = seconds.map { DispatchTime.now() + $0 }
-        let sooner = plan.withLock { plan -> Bool in
+        plan.update { plan in
             // A deadline recomputed a moment later comes out the same give or take a little: only
             // one at least a millisecond sooner is worth a wake-up.
             let sooner = due.map { new in plan.due.map { new + .milliseconds(1) < $0 } ?? true } ?? false
             plan.due = due
-            return sooner
+            if sooner { plan.nudges += 1 }
         }
-        if sooner { nudge.signal() }
     }
 
     func stop() {
-        plan.withLock { $0.stopped = true }
-        nudge.signal()
+        plan.update { plan in
+            plan.stopped = true
+            plan.nudges += 1
+        }
     }
 }
 

@@ -28,25 +28,25 @@ extension JobQueue {
 package final class WorkerPool: JobQueue {
     package typealias Job = @Sendable (any Transport) -> Void
 
-    private let jobs = JobBoard<Job>()
-    private let done = DispatchGroup()
+    private let jobs: JobBoard<Job>
+    /// How many of the threads still run.
+    private let running: Monitor<Int>
     private let probes = DispatchQueue(label: "uploader.probe")
 
-    /// Starts `size` threads named after `label`; `makeTransport` runs once on each.
-    package init(size: Int, label: String, makeTransport: @escaping @Sendable () -> any Transport) {
+    /// Starts `size` threads named after `label`, by `scheduler`; `makeTransport` runs once on each.
+    package init(size: Int, label: String, scheduler: any Scheduler = .system, makeTransport: @escaping @Sendable () -> any Transport) {
+        jobs = JobBoard(scheduler: scheduler)
+        running = Monitor(size, scheduler: scheduler)
         for index in 0..<size {
-            done.enter()
-            let thread = Thread { [jobs, done] in
+            scheduler.startThread(named: "\(label)-\(index)") { [jobs, running] in
                 let transport = makeTransport()
                 let seat = JobBoard<Job>.Seat(of: jobs)
                 WorkerSeat.enter(seat)
                 while let job = jobs.next(at: seat) {
                     job(transport)
                 }
-                done.leave()
+                running.update { $0 -= 1 }
             }
-            thread.name = "\(label)-\(index)"
-            thread.start()
         }
     }
 
@@ -57,6 +57,6 @@ package final class WorkerPool: JobQueue {
     /// Lets every thread finish the jobs already queued, then end; waits for them.
     package func shutDown() {
         jobs.close()
-        done.wait()
+        running.wait { $0 == 0 ? () : nil }
     }
 }

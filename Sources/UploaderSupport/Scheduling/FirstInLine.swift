@@ -1,0 +1,25 @@
+/// A first-in, first-out line of values kept in one array: taking the first moves an index, and
+/// the array is emptied (its storage kept) once everything is taken. What a monitor's state holds
+/// for a queue of jobs or messages: no allocation per value once warm.
+package struct FirstInLine<Element: Sendable>: Sendable {
+    private var items: [Element] = []
+    private var head = 0
+
+    package init() {}
+
+    package var isEmpty: Bool { head >= items.count }
+
+    package mutating func append(_ item: Element) { items.append(item) }
+
+    /// The first value, taken out of the line; nil when the line is empty.
+    package mutating func takeFirst() -> Element? {
+        guard head < items.count else { return nil }
+        let item = items[head]
+        head += 1
+        if head == items.count {
+            items.removeAll(keepingCapacity: true)
+            head = 0
+        }
+        return item
+    }
+}
