@@ -113,6 +113,7 @@ extension Simulation {
         case .recordsWithinSlots:
             checkRecordsWithinSlots()
         case .slotBeforeAttempt:
+            guard disk.faultsDrawn == faultsAtBoot else { return }
             for path in process.state.files.ready {
                 guard let bytes = disk.contents(profile.spool.outbox + "/" + Spool.manifestName(for: path).display),
                       let m = try? Manifest.decode(Data(bytes)), let last = m.attempts.last, last.endedAt == nil,
@@ -127,6 +128,7 @@ extension Simulation {
     /// Checked as every request leaves, so it reads the outbox's records only, and decodes only
     /// those whose bytes mention `uploading`.
     func checkRecordsWithinSlots() {
+        guard disk.faultsDrawn == faultsAtBoot else { return }
         let outbox = profile.spool.outbox
         let marker = Array("uploading".utf8)
         let open = disk.names(in: outbox).filter { name in

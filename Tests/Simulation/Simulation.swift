@@ -43,6 +43,10 @@ final class Simulation {
     private var settling = false
     /// The owner stopped while a job ran: start the next process once it has returned.
     private var restartPending = false
+    /// The disk's fault count when this process started: a record the disk refused to rewrite
+    /// since may still say `uploading` (the daemon logs it and goes on), so the checks that read
+    /// the outbox's records for open attempts stand down until the next start.
+    var faultsAtBoot = 0
 
     static let spoolRoot = "/spool"
 
@@ -75,6 +79,7 @@ final class Simulation {
             try? disk.syncDirectory(of: RelativePath("x"), in: directory)
         }
         note("config: \(config.summary)")
+        drawDiskFaults()
         if producer.foreign { note("the producer is another user: its files cannot be linked by the daemon") }
         boot()
         var step = 0
@@ -105,6 +110,7 @@ final class Simulation {
         // A restart takes a moment: what the dead process wrote is stamped before this one started.
         clock.advance(by: 0.01)
         process.bootedAt = clock.now
+        faultsAtBoot = disk.faultsDrawn
         note("boot #\(generation)")
         do { try process.spool.prepare() } catch { return crashed() }
         let recovery = Recovery(spool: process.spool, lifecycle: process.lifecycle, ignore: IgnoreRules(patterns: profile.ignore),
@@ -254,7 +260,7 @@ final class Simulation {
     }
 
     private func produce() {
-        if let path = producer.act(note: { note($0) }) {
+        if let path = disk.withoutFaults({ producer.act(note: { note($0) }) }) {
             // The watcher: an event for the name, unless inotify's queue overflowed (then a rescan, later).
             if choices.chance(90) {
                 process.post(.found(process.spool.queuedFiles([path])))
@@ -313,6 +319,7 @@ final class Simulation {
     /// No more faults: the server answers 201, the link stays up, time moves as the timers ask.
     private func settle() {
         settling = true
+        disk.injectFaults(nil)
         server.healed = true
         if !server.reachable {
             server.reachable = true
