@@ -64,6 +64,8 @@ final class Simulation {
         logger = Logger(level: collect ? .debug : .error, clock: clock, sink: { line in if collect { lines.append(line) } })
         logLines = lines
         if collect { disk.logOperations() }
+        server.now = { clock.now }
+        server.retryAfterCap = profile.maxBackoff
         producer = Producer(disk: disk, outbox: profile.spool.outbox, choices: choices, foreign: choices.chance(30), recursive: profile.recursive)
     }
 
@@ -146,6 +148,7 @@ final class Simulation {
             server.reachable = server.reachable || choices.chance(50)
         }
         note("\(process.view.crashKind.rawValue)")
+        server.forgetDueTimes(keeping: dueTimesKept())
         producer.afterCrash(powerCut: process.view.crashKind == .powerCut)
         check(.noFileLost)
         check(.manifestsParse)
@@ -275,6 +278,7 @@ final class Simulation {
         case 0:
             // `uploader retry --all`, while the daemon runs: plain renames back to the outbox.
             note("operator: uploader retry --all")
+            server.forgetDueTimes()
             for entry in SpoolView(disk: disk, paths: profile.spool).manifests where entry.area == .retry {
                 let file = Spool.fileName(forManifest: RelativePath(entry.name))
                 if let back = try? process.lifecycle.moveBack(fromRetry: file, resetBackoff: true) { process.post(.found(process.spool.queuedFiles([back]))) }
@@ -311,6 +315,7 @@ final class Simulation {
     private func afterStep() {
         if process.view.dead { return crashed() }
         check(.neverTwoUploadsAtOnce)
+        check(.noAttemptBeforeDue)
         if trace.count % 25 == 0 { check(.maxAttemptsRespected) }
     }
 
@@ -346,6 +351,7 @@ final class Simulation {
                 continue
             }
             check(.neverTwoUploadsAtOnce)
+            check(.noAttemptBeforeDue)
         }
         guard violation == nil else { return }
         for invariant in Invariant.atTheEnd { check(invariant) }
