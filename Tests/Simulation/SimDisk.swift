@@ -90,6 +90,14 @@ final class SimDisk: SpoolFileSystem {
         }
     }
 
+    /// The armed crash is taken back (the simulator's process view keeps the process dead itself).
+    func disarmCrash() {
+        state.withLock {
+            $0.crashPoint = nil
+            $0.crashed = false
+        }
+    }
+
     /// True once the armed crash took effect (an operation was refused).
     var crashed: Bool { state.withLock { $0.crashed } }
 

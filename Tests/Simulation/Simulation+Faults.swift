@@ -4,6 +4,16 @@ import UploaderValues
 
 /// The faults of DESIGN §13 a schedule draws once, before it starts: which the disk makes.
 extension Simulation {
+    /// The wall clock is set forward or back by up to two hours; monotonic time goes on. The
+    /// server's due times, set in the old wall time, are forgotten (the daemon keeps its own in wall time).
+    func jumpWallClock() {
+        let seconds = Double(1 + choices.below(7200)) * (choices.chance(50) ? 1 : -1)
+        clock.jumpWall(by: seconds)
+        server.forgetDueTimes()
+        note("wall clock \(seconds > 0 ? "+" : "")\(Int(seconds)) s (monotonic steady)")
+        process.post(.tick)
+    }
+
     /// After a crash: the keys whose due time the daemon can still know, as a record in retry/
     /// that survived with a `next_attempt_at` no earlier than the server asked for.
     func dueTimesKept() -> Set<String> {

@@ -106,12 +106,14 @@ final class Simulation {
                              plant: options.plant, boot: generation, seed: choices.next())
         // Crashes during start-up recovery are part of the game.
         if !settling && choices.chance(8) { armCrash() }
+        process.view.splitInside = { [choices] n in choices.below(n) }
         process.scheduler.interfere = { [unowned self] in interfere() }
         // The one moment a record may newly say `uploading` with a request behind it.
         process.scheduler.requestLeaves = { [unowned self] in check(.recordsWithinSlots) }
         // A restart takes a moment: what the dead process wrote is stamped before this one started.
         clock.advance(by: 0.01)
-        process.bootedAt = clock.now
+        // Past any jump of the wall clock back: an attempt stamped before it is not this process's.
+        process.bootedAt = clock.latestWall
         faultsAtBoot = disk.faultsDrawn
         note("boot #\(generation)")
         do { try process.spool.prepare() } catch { return crashed() }
@@ -172,12 +174,15 @@ final class Simulation {
         switch Action(rawValue: choices.pick(weights))! {
         case .deliverEvent: deliverEvent()
         case .runJob: runJob()
-        case .advanceClock: advanceClock(limit: Double(choices.below(6000)) / 1000)
+        case .advanceClock:
+            if choices.chance(4) { jumpWallClock() } else { advanceClock(limit: Double(choices.below(6000)) / 1000) }
         case .produce: produce()
         case .network:
             server.reachable.toggle()
-            note("network \(server.reachable ? "up" : "down")")
-            process.post(.networkChanged)
+            // Now and then the link comes and goes with no rtnetlink event: only the probe learns of it.
+            let silent = choices.chance(30)
+            note("network \(server.reachable ? "up" : "down")\(silent ? " (no event)" : "")")
+            if !silent { process.post(.networkChanged) }
         case .serverMood: break
         case .operatorAction: operatorAction()
         case .crash: armCrash()
@@ -234,8 +239,9 @@ final class Simulation {
         case 1: produce()
         case 2:
             server.reachable.toggle()
-            note("network \(server.reachable ? "up" : "down") (during a job)")
-            process.post(.networkChanged)
+            let silent = choices.chance(30)
+            note("network \(server.reachable ? "up" : "down") (during a job)\(silent ? " (no event)" : "")")
+            if !silent { process.post(.networkChanged) }
         case 3:
             // The prober runs beside the transfers: its answer may reach the owner mid-request.
             let probes = process.scheduler.runnable.probes
