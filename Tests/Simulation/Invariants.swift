@@ -16,7 +16,8 @@ enum Invariant: String, CaseIterable, Sendable {
     /// The server never has two requests under way for one Idempotency-Key.
     case neverTwoUploadsAtOnce
     /// Counted attempts never exceed the requests that reached the server under that key, and
-    /// (without power cuts, which may undo a recorded attempt) every request was recorded as an attempt.
+    /// every request was recorded as an attempt, but for those made before the last power cut
+    /// (which may undo a recorded attempt).
     case attemptsMatchRequests
     /// A manifest in `sent/` says sent only when the server kept exactly the bytes of the file beside it.
     case sentOnlyWithExactBytes
@@ -218,8 +219,11 @@ extension Simulation {
                 if counted > requests {
                     return fail(invariant, "\(entry.area.rawValue)/\(entry.name): \(counted) attempts counted, \(requests) requests reached the server")
                 }
-                if powerCuts == 0 && requests > m.attempts.count {
-                    return fail(invariant, "\(entry.area.rawValue)/\(entry.name): \(requests) requests reached the server, \(m.attempts.count) attempts recorded")
+                // A power cut may undo the record of an attempt made before it; none made since.
+                let since = server.requestCount(m.id, from: requestsBeforeLastPowerCut)
+                if since > m.attempts.count {
+                    return fail(invariant, "\(entry.area.rawValue)/\(entry.name): \(since) requests reached the server since the last power cut, "
+                                + "\(m.attempts.count) attempts recorded")
                 }
             }
         case .sentOnlyWithExactBytes:

@@ -8,8 +8,8 @@
 /// stop outlast its grace; that waits for jobs that run concurrently in the simulator.
 package enum Plant: String, CaseIterable, Sendable {
     /// libcurl's silent re-send on a dead kept-alive connection: a second request the daemon
-    /// never recorded (`attemptsMatchRequests`, whose check of unrecorded requests holds only in
-    /// schedules without a power cut, as a cut may undo a recorded attempt: rare in the CI block).
+    /// never recorded (`attemptsMatchRequests`, whose check of unrecorded requests counts those
+    /// made since the last power cut, as a cut may undo a recorded attempt).
     case silentResend = "silent-resend"
     /// A refused connect reported as a reset mid-body, with the byte count of an earlier transfer
     /// left on the handle: an attempt counted that never reached the server (`attemptsMatchRequests`).

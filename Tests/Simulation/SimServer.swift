@@ -69,7 +69,7 @@ final class SimServer: @unchecked Sendable {
     /// The Content-Digest value a body with these bytes carries (RFC 9530, as `BodyDigest` writes it).
     static func digestHeader(_ bytes: [UInt8]) -> String { BodyDigest.header(sha256: SHA256.hash(bytes)) }
 
-    func requestCount(_ id: String) -> Int { requests.filter { $0.id == id }.count }
+    func requestCount(_ id: String, from first: Int = 0) -> Int { requests[first...].filter { $0.id == id }.count }
 
     /// SHA-256s of the bodies the server kept for `id`.
     func keptHashes(_ id: String) -> Set<String> {

@@ -47,6 +47,8 @@ final class Simulation {
     /// since may still say `uploading` (the daemon logs it and goes on), so the checks that read
     /// the outbox's records for open attempts stand down until the next start.
     var faultsAtBoot = 0
+    /// How many requests had reached the server at the last power cut.
+    private(set) var requestsBeforeLastPowerCut = 0
 
     static let spoolRoot = "/spool"
 
@@ -145,6 +147,7 @@ final class Simulation {
             disk.killProcess()
         case .powerCut:
             powerCuts += 1
+            requestsBeforeLastPowerCut = server.requests.count
             var generator = ChoiceGenerator(source: choices)
             disk.powerCut(&generator)
             server.reachable = server.reachable || choices.chance(50)
