@@ -396,7 +396,10 @@ package struct FileLifecycle: Sendable {
         var resumed = false
         if case .success(let there) = spool.readManifest(for: path, in: .outbox), there.id == manifest.id {
             if there.state == .queued || there.state == .uploading {
-                resumed = true
+                // Unless a producer dropped another file under the name after our record got there:
+                // then the file goes to a free name (that file's claim settles the record beside it).
+                let nameTaken = try fileHere && fs.exists(path, in: outbox) && !sameFileIfPresent(path, in: retryDir, path, in: outbox)
+                resumed = !nameTaken
             } else if manifest.state == .queued && !fileHere {
                 try fs.unlink(Spool.manifestName(for: path), in: retryDir)
                 try spool.syncDirectory(of: path, in: .retry)

@@ -85,4 +85,26 @@ import UploaderSpool
             #expect([["/spool/outbox/a.2.bin"], ["/spool/retry/a.bin"]].contains(scenario.payloadPlaces), "move back \(cut): \(scenario.payloadPlaces)")
         }
     }
+
+    /// A move back killed after its `queued` record reached the outbox, and another file dropped
+    /// under the name before the start-up: the move is finished under `a.2.bin`, not retried
+    /// against the taken name for ever (the simulator saw the file stay in retry/ as `queued`).
+    @Test(arguments: [SimDisk.Model.noJournal, .journalled])
+    func aMoveBackWhoseNameAProducerTookMeanwhileFinishesUnderAFreeName(_ model: SimDisk.Model) throws {
+        var finished = false
+        for k in 1..<(try moveBackLength(model)) where !finished {
+            let scenario = try Scenario(model)
+            let disk = scenario.disk
+            disk.crash(atOperation: disk.operations + k)
+            try? scenario.moveBack()
+            disk.killProcess()
+            guard disk.exists(path: "/spool/outbox/a.bin.manifest.json"), !disk.exists(path: "/spool/outbox/a.bin") else { continue }
+            disk.createFile("/spool/outbox/a.bin", data: SimDiskTesting.bytes("another file"), sync: true)
+            scenario.recover()
+            #expect(scenario.payloadPlaces == ["/spool/outbox/a.2.bin"], "killed at \(k)")
+            #expect(disk.names(in: "/spool/retry").isEmpty, "killed at \(k)")
+            finished = true
+        }
+        #expect(finished, "no cut left the record in the outbox without the file")
+    }
 }
