@@ -108,7 +108,7 @@ final class SimTransport: Transport {
              ok, noContent, internalError, badGateway, gatewayTimeout, storedThen5xx
     }
 
-    static let weights = [60, 5, 10, 2, 6, 3, 4, 2, 4, 4, 1, 1, 1, 3]
+    static let weights = [56, 5, 14, 2, 6, 3, 4, 2, 4, 4, 1, 1, 1, 3]
 
     func send(_ request: UploadRequest) -> Result<UploadResponse, TransferFailure> {
         let id = request.headers.first { $0.name == "Idempotency-Key" }?.value ?? ""
@@ -161,7 +161,7 @@ final class SimTransport: Transport {
             let status = [Answer.serviceUnavailable: 503, .tooManyRequests: 429, .forbidden: 403, .requestTimeout: 408,
                           .internalError: 500, .badGateway: 502, .gatewayTimeout: 504][answer]!
             server.record(SimServer.Request(id: id, bytes: body, kept: false, status: status))
-            let retryAfter = answer == .tooManyRequests || (status == 503 && choices.chance(50)) ? String(2 + choices.below(7)) : nil
+            let retryAfter = answer == .tooManyRequests || (status == 503 && choices.chance(50)) ? String(5 + choices.below(4)) : nil
             if let retryAfter { server.askedToWait(id, Double(retryAfter)!, body) }
             if plant == .successFor5xx && status >= 500 {
                 // The planted bug: a 5xx taken for success.
