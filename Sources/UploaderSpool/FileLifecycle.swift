@@ -344,6 +344,25 @@ package struct FileLifecycle: Sendable {
         package var description: String { "\(path): an old record of a file the outbox has a later one of (removed)" }
     }
 
+    /// The numbered outbox name (`a.2.bin`, …) where a move back of the file with `id`, cut short,
+    /// already put its `queued` record (`recorded`), or the file itself (a power cut may keep
+    /// either link without the other): the names `freeName` would have tried, while taken.
+    private func earlierTarget(of path: RelativePath, id: String, fileHere: Bool) throws -> (name: RelativePath, recorded: Bool)? {
+        let outbox = spool.directory(.outbox)
+        var n = 2
+        var candidate = Spool.numbered(path, n)
+        while fs.exists(candidate, in: outbox) || fs.exists(Spool.manifestName(for: candidate), in: outbox) {
+            if case .success(let there) = spool.readManifest(for: candidate, in: .outbox), there.id == id,
+               there.state == .queued || there.state == .uploading {
+                return (candidate, true)
+            }
+            if try fileHere && sameFileIfPresent(path, in: spool.directory(.retry), candidate, in: outbox) { return (candidate, false) }
+            n += 1
+            candidate = Spool.numbered(path, n)
+        }
+        return nil
+    }
+
     /// Steps 6–8: puts a file from retry/ back into the outbox as `queued`.
     /// `resetBackoff` (for `uploader retry`) starts the attempt count and the backoff afresh; the history stays.
     ///
@@ -379,7 +398,10 @@ package struct FileLifecycle: Sendable {
         var resumed = false
         if case .success(let there) = spool.readManifest(for: path, in: .outbox), there.id == manifest.id {
             if there.state == .queued || there.state == .uploading {
-                resumed = true
+                // Unless a producer dropped another file under the name after our record got there:
+                // then the file goes to a free name (that file's claim settles the record beside it).
+                let nameTaken = try fileHere && fs.exists(path, in: outbox) && !sameFileIfPresent(path, in: retryDir, path, in: outbox)
+                resumed = !nameTaken
             } else if manifest.state == .queued && !fileHere {
                 try fs.unlink(Spool.manifestName(for: path), in: retryDir)
                 try spool.syncDirectory(of: path, in: .retry)
@@ -391,8 +413,12 @@ package struct FileLifecycle: Sendable {
                 try fs.unlink(Spool.manifestName(for: path), in: outbox)
             }
         }
+        // Cut after its record reached the outbox under a numbered name (another file had taken
+        // the name): finished there, or the file would come back under a second name as well.
+        let earlier = resumed ? nil : try earlierTarget(of: path, id: manifest.id, fileHere: fileHere)
+        if earlier?.recorded == true { resumed = true }
         let sameFileThere = try fileHere && sameFileIfPresent(path, in: retryDir, path, in: outbox)
-        let target = resumed || sameFileThere ? path : spool.freeName(for: path, in: .outbox)
+        let target = earlier?.name ?? (resumed || sameFileThere ? path : spool.freeName(for: path, in: .outbox))
         if !resumed {
             guard fileHere else { throw RecordWithoutFile(path: path.displayed(in: retryDir)) }
             manifest.state = .queued

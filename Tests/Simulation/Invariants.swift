@@ -16,7 +16,8 @@ enum Invariant: String, CaseIterable, Sendable {
     /// The server never has two requests under way for one Idempotency-Key.
     case neverTwoUploadsAtOnce
     /// Counted attempts never exceed the requests that reached the server under that key, and
-    /// (without power cuts, which may undo a recorded attempt) every request was recorded as an attempt.
+    /// every request was recorded as an attempt, but for those made before the last power cut
+    /// (which may undo a recorded attempt).
     case attemptsMatchRequests
     /// A manifest in `sent/` says sent only when the server kept exactly the bytes of the file beside it.
     case sentOnlyWithExactBytes
@@ -38,6 +39,10 @@ enum Invariant: String, CaseIterable, Sendable {
     /// No more records in the outbox say `uploading` with an attempt this process opened than
     /// there are transfer slots (`concurrency`).
     case recordsWithinSlots
+    /// No request comes back before the `Retry-After` the server answered for the same bytes
+    /// (capped by `max_backoff`), unless the daemon could no longer know it: `retry --all` reset
+    /// it, a crash took its record, or the disk refused to write it.
+    case noAttemptBeforeDue
 
     static let atTheEnd: [Invariant] = [.manifestsParse, .noFileLost, .noFileInTwoPlaces, .filesAndManifestsPaired,
                                         .attemptsMatchRequests, .sentOnlyWithExactBytes, .duplicatesShareKey,
@@ -106,6 +111,8 @@ extension Simulation {
         switch invariant {
         case .neverTwoUploadsAtOnce:
             if let id = server.overlaps.first { fail(invariant, "two requests at once under \(id)") }
+        case .noAttemptBeforeDue:
+            if let early = server.early.first { fail(invariant, early) }
         case .onlineMeansWorking:
             checkOnlineMeansWorking()
         case .shutdownWithinGrace:
@@ -113,6 +120,7 @@ extension Simulation {
         case .recordsWithinSlots:
             checkRecordsWithinSlots()
         case .slotBeforeAttempt:
+            guard disk.faultsDrawn == faultsAtBoot else { return }
             for path in process.state.files.ready {
                 guard let bytes = disk.contents(profile.spool.outbox + "/" + Spool.manifestName(for: path).display),
                       let m = try? Manifest.decode(Data(bytes)), let last = m.attempts.last, last.endedAt == nil,
@@ -124,9 +132,26 @@ extension Simulation {
         }
     }
 
+    /// Why a `failed` record is wrong, or nil when DESIGN §5 allows it: its attempts ran out
+    /// (`max_attempts`), or its last attempt ended in a permanent error — a status other than
+    /// 2xx, 401, 403, 408, 429 and 5xx, or a local error such as an unreadable file.
+    static func failedWithoutCause(_ m: Manifest, maxAttempts: Int) -> String? {
+        if m.countedAttempts >= maxAttempts { return nil }
+        guard let last = m.attempts.last(where: { $0.interrupted != true && $0.rejected != true }) else {
+            return "it has no attempt to fail on (last error: \(m.lastError ?? "none"))"
+        }
+        if let status = last.httpStatus {
+            let retryable = status == 408 || status == 429 || status >= 500 || status == 401 || status == 403
+            return retryable ? "its last answer, HTTP \(status), is retryable (\(m.countedAttempts) of \(maxAttempts) attempts)" : nil
+        }
+        if last.retryable == true { return "its last attempt ended retryable: \(last.error ?? "?") (\(m.countedAttempts) of \(maxAttempts) attempts)" }
+        return nil
+    }
+
     /// Checked as every request leaves, so it reads the outbox's records only, and decodes only
     /// those whose bytes mention `uploading`.
     func checkRecordsWithinSlots() {
+        guard disk.faultsDrawn == faultsAtBoot else { return }
         let outbox = profile.spool.outbox
         let marker = Array("uploading".utf8)
         let open = disk.names(in: outbox).filter { name in
@@ -194,8 +219,11 @@ extension Simulation {
                 if counted > requests {
                     return fail(invariant, "\(entry.area.rawValue)/\(entry.name): \(counted) attempts counted, \(requests) requests reached the server")
                 }
-                if powerCuts == 0 && requests > m.attempts.count {
-                    return fail(invariant, "\(entry.area.rawValue)/\(entry.name): \(requests) requests reached the server, \(m.attempts.count) attempts recorded")
+                // A power cut may undo the record of an attempt made before it; none made since.
+                let since = server.requestCount(m.id, from: requestsBeforeLastPowerCut)
+                if since > m.attempts.count {
+                    return fail(invariant, "\(entry.area.rawValue)/\(entry.name): \(since) requests reached the server since the last power cut, "
+                                + "\(m.attempts.count) attempts recorded")
                 }
             }
         case .sentOnlyWithExactBytes:
@@ -209,6 +237,10 @@ extension Simulation {
                 }
             }
         case .duplicatesShareKey:
+            // Unhashed (`digest = none`), a key names the file by its ctime, which our own moves
+            // change and a power cut can bring back older: after a cut took the record of an upload,
+            // the same bytes may come back under a new key (README, "What is proven").
+            if profile.digest == .none && powerCuts > 0 { return }
             for (hash, ids) in server.keptByContent where ids.count > 1 {
                 return fail(invariant, "content \(hash.prefix(12)) kept under \(ids.count) keys: \(ids.sorted().joined(separator: ", "))")
             }
@@ -219,7 +251,11 @@ extension Simulation {
                 }
                 let manifest = view.manifests.first { $0.area == file.area && $0.name == file.name + Spool.manifestSuffix }?.manifest
                 switch (file.area, manifest?.state) {
-                case (.sent, .sent?), (.retry, .failed?): continue
+                case (.sent, .sent?): continue
+                case (.retry, .failed?):
+                    if let why = Self.failedWithoutCause(manifest!, maxAttempts: profile.maxAttempts) {
+                        return fail(invariant, "\(file.area.rawValue)/\(file.name) failed, but \(why)")
+                    }
                 default:
                     return fail(invariant, "\(file.area.rawValue)/\(file.name) ends as \(manifest?.state.rawValue ?? "no manifest")")
                 }
@@ -232,7 +268,8 @@ extension Simulation {
                 guard let m = entry.manifest, m.countedAttempts > profile.maxAttempts else { continue }
                 return fail(invariant, "\(entry.area.rawValue)/\(entry.name) counts \(m.countedAttempts) attempts (max \(profile.maxAttempts))")
             }
-        case .neverTwoUploadsAtOnce, .onlineMeansWorking, .shutdownWithinGrace, .slotBeforeAttempt, .recordsWithinSlots:
+        case .neverTwoUploadsAtOnce, .onlineMeansWorking, .shutdownWithinGrace, .slotBeforeAttempt, .recordsWithinSlots,
+             .noAttemptBeforeDue:
             break
         }
     }

@@ -8,8 +8,8 @@
 /// stop outlast its grace; that waits for jobs that run concurrently in the simulator.
 package enum Plant: String, CaseIterable, Sendable {
     /// libcurl's silent re-send on a dead kept-alive connection: a second request the daemon
-    /// never recorded (`attemptsMatchRequests`, whose check of unrecorded requests holds only in
-    /// schedules without a power cut, as a cut may undo a recorded attempt: rare in the CI block).
+    /// never recorded (`attemptsMatchRequests`, whose check of unrecorded requests counts those
+    /// made since the last power cut, as a cut may undo a recorded attempt).
     case silentResend = "silent-resend"
     /// A refused connect reported as a reset mid-body, with the byte count of an earlier transfer
     /// left on the handle: an attempt counted that never reached the server (`attemptsMatchRequests`).
@@ -56,6 +56,12 @@ package enum Plant: String, CaseIterable, Sendable {
     /// An off-by-one in the policy: the core gets one transfer slot more than `concurrency`
     /// (`recordsWithinSlots`).
     case oneSlotExtra = "one-slot-extra"
+    /// The transport loses the `Retry-After` header of a 429 or 503, so the file comes back after
+    /// its own short backoff instead (`noAttemptBeforeDue`).
+    case retryAfterIgnored = "retry-after-ignored"
+    /// The configured `max_attempts` misread as 1: a file fails on its first retryable answer
+    /// (`everyFileSettles`, which accepts `failed` only for a permanent error or attempts spent).
+    case maxAttemptsOne = "max-attempts-one"
 
     /// The invariant that must catch this plant.
     var target: Invariant {
@@ -69,11 +75,12 @@ package enum Plant: String, CaseIterable, Sendable {
         case .successFor5xx: return .sentOnlyWithExactBytes
         case .mtimeShiftsPerBoot: return .duplicatesShareKey
         case .oneSlotShort: return .onlineMeansWorking
-        case .listingDropsLast: return .everyFileSettles
+        case .listingDropsLast, .maxAttemptsOne: return .everyFileSettles
         case .temporariesKept: return .noLeftoverTemporaries
         case .requeueRecordSkipped: return .slotBeforeAttempt
         case .maxAttemptsPlusTwo: return .maxAttemptsRespected
         case .oneSlotExtra: return .recordsWithinSlots
+        case .retryAfterIgnored: return .noAttemptBeforeDue
         }
     }
 
@@ -86,7 +93,8 @@ package enum Plant: String, CaseIterable, Sendable {
         case .moveDeletes, .outboxNameKept, .manifestDroppedInMove, .shortManifestWrite, .mtimeShiftsPerBoot, .listingDropsLast,
              .temporariesKept, .requeueRecordSkipped:
             return true
-        case .silentResend, .connectFailureAsReset, .cancelLeavesRequest, .successFor5xx, .oneSlotShort, .maxAttemptsPlusTwo, .oneSlotExtra:
+        case .silentResend, .connectFailureAsReset, .cancelLeavesRequest, .successFor5xx, .oneSlotShort, .maxAttemptsPlusTwo, .oneSlotExtra,
+             .retryAfterIgnored, .maxAttemptsOne:
             return false
         }
     }

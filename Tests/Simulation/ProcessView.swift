@@ -32,17 +32,39 @@ final class ProcessView: SpoolFileSystem, @unchecked Sendable {
 
     var armed: Bool { crashAt != nil && !dead }
 
-    /// Counts a call; dies at the armed one. Returns false when the process is dead.
-    private func enter(yielding: Bool = true) -> Bool {
+    /// For a call made of several disk operations (`createFile` is create, write, fsync): how many
+    /// of its `n` operations happen before the armed crash, drawn by the simulator (0: none of them).
+    var splitInside: ((_ n: Int) -> Int)?
+    /// The crash falls inside the call being entered, after this many of its operations.
+    private var cutInside: Int?
+
+    /// Counts a call; dies at the armed one. Returns false when the process is dead. A call of
+    /// `operations` disk operations may die inside: it goes ahead, and `splitting` cuts it.
+    private func enter(yielding: Bool = true, operations: Int = 1) -> Bool {
         if dead { return false }
         if yielding { scheduler.yield() }
         if dead { return false }
         calls += 1
         if let crashAt, calls >= crashAt {
             dead = true
+            if operations > 1, let after = splitInside?(operations), after > 0 {
+                cutInside = after
+                return true
+            }
             return false
         }
         return true
+    }
+
+    /// Runs a multi-operation call; when the crash falls inside it, its first operations happen
+    /// and the disk refuses the rest (the call's own clean-up too), as a `kill -9` between two
+    /// system calls leaves it.
+    private func splitting<R>(_ body: () throws -> R) throws -> R {
+        guard let after = cutInside else { return try body() }
+        cutInside = nil
+        disk.crash(atOperation: disk.operations + after)
+        defer { disk.disarmCrash() }
+        return try body()
     }
 
     private func dieError(_ what: String, _ path: String?) -> SystemError { SystemError(what, path: path, code: EIO) }
@@ -83,8 +105,8 @@ final class ProcessView: SpoolFileSystem, @unchecked Sendable {
     }
 
     func createFile(_ data: [UInt8], named name: RelativePath, in directory: String, sync: Bool) throws {
-        guard enter() else { throw dieError("create", directory) }
-        try disk.createFile(data, named: name, in: directory, sync: sync)
+        guard enter(operations: sync ? 3 : 2) else { throw dieError("create", directory) }
+        try splitting { try disk.createFile(data, named: name, in: directory, sync: sync) }
     }
 
     func rename(_ from: RelativePath, in fromDir: String, to: RelativePath, in toDir: String, replace: Bool) throws {
@@ -107,8 +129,8 @@ final class ProcessView: SpoolFileSystem, @unchecked Sendable {
     }
 
     func copyFile(from fd: Int32, status: FileSystem.Status, to name: RelativePath, in directory: String) throws {
-        guard enter() else { throw dieError("create", directory) }
-        try disk.copyFile(from: fd, status: status, to: name, in: directory)
+        guard enter(operations: 4) else { throw dieError("create", directory) }
+        try splitting { try disk.copyFile(from: fd, status: status, to: name, in: directory) }
     }
 
     /// The simulated disk keeps no permissions: every directory is the daemon's.
@@ -126,13 +148,13 @@ final class ProcessView: SpoolFileSystem, @unchecked Sendable {
     }
 
     func makeDirectories(_ path: String) throws {
-        guard enter() else { throw dieError("mkdir", path) }
-        try disk.makeDirectories(path)
+        guard enter(operations: 2) else { throw dieError("mkdir", path) }
+        try splitting { try disk.makeDirectories(path) }
     }
 
     func makeParents(of path: RelativePath, in directory: String) throws {
-        guard enter() else { throw dieError("mkdir", directory) }
-        try disk.makeParents(of: path, in: directory)
+        guard enter(operations: 2) else { throw dieError("mkdir", directory) }
+        try splitting { try disk.makeParents(of: path, in: directory) }
     }
 
     func list(_ path: RelativePath, in directory: String) throws -> [FileSystem.Entry] {
@@ -141,7 +163,7 @@ final class ProcessView: SpoolFileSystem, @unchecked Sendable {
     }
 
     func append(_ data: [UInt8], to name: RelativePath, in directory: String) throws {
-        guard enter() else { throw dieError("append", directory) }
-        try disk.append(data, to: name, in: directory)
+        guard enter(operations: 2) else { throw dieError("append", directory) }
+        try splitting { try disk.append(data, to: name, in: directory) }
     }
 }

@@ -3,8 +3,9 @@ import UploaderSupport
 import UploaderSpool
 
 /// The people and programs that put files into the outbox, as the schedule has them: dropped
-/// by rename from elsewhere (like `uploader enqueue`), written in place, hard-linked in,
-/// rewritten or deleted while queued or uploading, and the odd symlink or FIFO. Every change
+/// by rename from elsewhere (like `uploader enqueue`), written in place, hard-linked in, under
+/// a name used before, rewritten, appended to, truncated or deleted while queued or uploading,
+/// and the odd symlink or FIFO. Every change
 /// is made durable (fsync of the file and the outbox), so what it stands by is what must arrive.
 struct Producer {
     let disk: SimDisk
@@ -67,7 +68,11 @@ struct Producer {
         case 3:
             let name = names[choices.below(names.count)]
             guard disk.exists(path: "\(outbox)/\(name)") else { return nil }
-            let data = newContent()
+            // Rewritten whole, appended to, or truncated (never below its unique first line).
+            let old = disk.contents("\(outbox)/\(name)") ?? []
+            let header = (old.firstIndex(of: UInt8(ascii: "\n")) ?? old.count) + 1
+            let how = choices.pick([50, 25, old.count > header ? 25 : 0])
+            let data = how == 1 ? old + newContent() : how == 2 ? Array(old.prefix(header + choices.below(old.count - header))) : newContent()
             guard disk.writeInPlace("\(outbox)/\(name)", data: data, foreign: foreign) else {
                 note("rewrite \(name) refused (not the producer's file now)")
                 return nil
@@ -75,7 +80,7 @@ struct Producer {
             disk.syncFile("\(outbox)/\(name)")
             if let old = standing[name] { expected.remove(Self.hash(old)) }
             stand(name, data)
-            note("rewrite \(name) (\(data.count) B)")
+            note("\(["rewrite", "append to", "truncate"][how]) \(name) (\(data.count) B)")
             return RelativePath(name)
         case 4:
             let name = names[choices.below(names.count)]
@@ -111,6 +116,12 @@ struct Producer {
     /// A new name; with `recursive`, some go into a subdirectory (or one below it), made first
     /// and durably (mkdir, fsync of its parent), as a producer's `mkdir -p` and `sync` would.
     private mutating func newName() -> String {
+        // Now and then a name used before, whose file has left the outbox (sent, or waiting in retry/).
+        if choices.chance(10), let reused = standing.keys.sorted().first(where: {
+            !disk.exists(path: "\(outbox)/\($0)") && !disk.exists(path: "/incoming/\(Self.flat($0))")
+        }) {
+            return reused
+        }
         count += 1
         let name = "f\(count)-" + Self.shapes[choices.below(Self.shapes.count)]
         guard recursive, choices.chance(40) else { return name }

@@ -22,6 +22,22 @@ final class SimClock: Clock {
         sleepers.clockMoved()
     }
 
+    /// The wall clock is set forward or back (an operator, NTP stepping it); monotonic time goes on steadily.
+    func jumpWall(by seconds: Double) {
+        instant.withLock { instant in
+            latest.withLock { $0 = max($0, instant.wall) }
+            instant.wall = instant.wall.addingTimeInterval(seconds)
+        }
+    }
+
+    /// The wall time now, or, while the wall clock is behind a time it showed before a jump
+    /// back, just past that time (so anything stamped before the jump counts as earlier).
+    var latestWall: Date {
+        let before = latest.withLock { $0 }
+        return before < now ? now : before.addingTimeInterval(0.002)
+    }
+    private let latest = Mutex(Date.distantPast)
+
     func wait(for latch: Latch?, until deadline: Double) -> Bool {
         sleepers.wait(for: latch, until: deadline) { monotonic }
     }

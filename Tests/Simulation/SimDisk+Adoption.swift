@@ -14,11 +14,11 @@ extension SimDisk {
         let display = name.displayed(in: directory)
         let parts = SimDiskState.components(directory, name)
         let data = try reading("read", display) { state in state.nodes[try state.openInode(fd)]!.content.data }
-        let inode = try operation("create", display) { state in try state.createFile(parts, exclusive: true) }
+        let inode = try create(parts, display, exclusive: true)
         do {
-            try operation("write", display) { state in state.setData(data, of: inode) }
+            try writeAll(data, to: inode, display)
             try operation("utimens", display) { state in state.setModificationTime(status.mtimeNanos, of: inode) }
-            try operation("fsync", display) { state in state.syncFile(inode) }
+            try fsync(inode, display)
         } catch {
             try? unlink(name, in: directory)
             throw error

@@ -9,10 +9,10 @@ extension SimDisk {
     func createFile(_ data: [UInt8], named name: RelativePath, in directory: String, sync: Bool) throws {
         let display = name.displayed(in: directory)
         let parts = SimDiskState.components(directory, name)
-        let inode = try operation("create", display) { state in try state.createFile(parts, exclusive: true) }
+        let inode = try create(parts, display, exclusive: true)
         do {
-            try operation("write", display) { state in state.setData(data, of: inode) }
-            if sync { try operation("fsync", display) { state in state.syncFile(inode) } }
+            try writeAll(data, to: inode, display)
+            if sync { try fsync(inode, display) }
         } catch {
             try? unlink(name, in: directory)
             throw error
@@ -24,7 +24,17 @@ extension SimDisk {
     func append(_ data: [UInt8], to name: RelativePath, in directory: String) throws {
         let display = name.displayed(in: directory)
         let parts = SimDiskState.components(directory, name)
-        let inode = try operation("open", display) { state in try state.createFile(parts, exclusive: false) }
-        try operation("write", display) { state in state.setData(state.nodes[inode]!.content.data + data, of: inode) }
+        let inode = try create(parts, display, exclusive: false, call: "open")
+        let before = state.withLock { $0.nodes[inode]!.content.data }
+        try writeAll(before + data, to: inode, display)
+    }
+
+    /// open(O_CREAT): one operation; a new inode may find the disk full.
+    func create(_ parts: [[UInt8]], _ display: String, exclusive: Bool, call: String = "create") throws -> UInt64 {
+        let fault = fault(at: .allocate)
+        return try operation(call, display) { state in
+            if exclusive || (try? state.locate(parts, followLast: true).inode) == nil { try Self.refuse(fault) }
+            return try state.createFile(parts, exclusive: exclusive)
+        }
     }
 }

@@ -64,7 +64,9 @@ extension SimDiskState {
         }
         for inode in survivors.keys.sorted() {
             var node = survivors[inode]!
-            if node.kind == .regular && node.content != node.durableContent && !Bool.random(using: &rng) {
+            if writebackLost.contains(inode) {
+                node.content = node.durableContent
+            } else if node.kind == .regular && node.content != node.durableContent && !Bool.random(using: &rng) {
                 node.content = node.durableContent
             }
             node.durableContent = node.content
@@ -78,5 +80,6 @@ extension SimDiskState {
         journal = []
         dirtyDirectories = []
         dirtyContent = []
+        writebackLost = []
     }
 }

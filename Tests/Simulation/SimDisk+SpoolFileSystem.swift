@@ -65,7 +65,9 @@ extension SimDisk {
     func link(_ existing: RelativePath, in fromDir: String, to new: RelativePath, in toDir: String) throws {
         let source = SimDiskState.components(fromDir, existing)
         let target = SimDiskState.components(toDir, new)
+        let fault = fault(at: .allocate)
         try operation("link", "\(existing.displayed(in: fromDir)) to \(new.displayed(in: toDir))") { state in
+            try Self.refuse(fault)
             try state.link(source, target)
         }
     }
@@ -116,7 +118,11 @@ extension SimDisk {
     /// One mkdir(2), mode 0750; EEXIST is success, as both callers treat it.
     private func makeDirectory(_ parts: [[UInt8]], display: String) throws {
         do {
-            try operation("mkdir", display) { state in try state.makeDirectory(parts) }
+            let fault = fault(at: .allocate)
+            try operation("mkdir", display) { state in
+                if (try? state.locate(parts, followLast: false).inode) == nil { try Self.refuse(fault) }
+                try state.makeDirectory(parts)
+            }
         } catch let error as SystemError where error.code == EEXIST {
             return
         }

@@ -53,7 +53,12 @@ final class SimDisk: SpoolFileSystem {
                     state.operationLog!.append("  disk \(call) \(path())\(state.crashed || state.crashPoint.map { state.operations >= $0 } == true ? " (refused: crashed)" : "")")
                 }
                 if counted { try state.beginOperation() } else { try state.beginRead() }
-                return try body(&state)
+                do {
+                    return try body(&state)
+                } catch let error as SimErrno where counted && state.operationLog != nil {
+                    state.operationLog!.append("    → \(String(cString: strerror(error.code)))")
+                    throw error
+                }
             }
         } catch let error as SimErrno {
             throw SystemError(call, path: path(), code: error.code)
@@ -81,6 +86,14 @@ final class SimDisk: SpoolFileSystem {
     func crash(atOperation k: Int) {
         state.withLock {
             $0.crashPoint = k
+            $0.crashed = false
+        }
+    }
+
+    /// The armed crash is taken back (the simulator's process view keeps the process dead itself).
+    func disarmCrash() {
+        state.withLock {
+            $0.crashPoint = nil
             $0.crashed = false
         }
     }

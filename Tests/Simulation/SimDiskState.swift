@@ -21,6 +21,13 @@ struct SimDiskState: Sendable {
     var dirtyDirectories: Set<UInt64> = []
     /// Inodes whose content may differ from their durable content.
     var dirtyContent: Set<UInt64> = []
+    /// Inodes whose writeback failed (fsync gave EIO): the kernel counts their pages clean, the
+    /// disk kept the durable content; no later fsync or commit persists it, a power cut loses it.
+    /// A new write makes them dirty again.
+    var writebackLost: Set<UInt64> = []
+    /// The faults drawn for the process's calls (`SimDisk+Faults.swift`); nil: none.
+    var faults: (@Sendable (SimDisk.FaultSite) -> SimDisk.Fault)?
+    var faultsDrawn = 0
 
     /// Open descriptors: fake numbers (from 1000 up, never reused) → inode.
     var openFiles: [Int32: UInt64] = [:]
@@ -102,6 +109,7 @@ struct SimDiskState: Sendable {
         nodes[inode]!.content.mtimeNanos = stamp
         nodes[inode]!.content.ctimeNanos = stamp
         dirtyContent.insert(inode)
+        writebackLost.remove(inode)
     }
 
     /// futimens(2): the mtime set to `nanos`; ctime moves.
@@ -122,8 +130,15 @@ struct SimDiskState: Sendable {
     /// fsync of a file: in `noJournal` its content becomes durable; in `journalled` the whole journal commits.
     mutating func syncFile(_ inode: UInt64) {
         guard model == .noJournal else { return commit() }
-        nodes[inode]!.durableContent = nodes[inode]!.content
         dirtyContent.remove(inode)
+        guard !writebackLost.contains(inode) else { return }
+        nodes[inode]!.durableContent = nodes[inode]!.content
+    }
+
+    /// fsync failed with EIO: the inode's pages count as clean, its durable content stays.
+    mutating func loseWriteback(of inode: UInt64) {
+        dirtyContent.remove(inode)
+        writebackLost.insert(inode)
     }
 
     /// fsync of a directory: in `noJournal` its entries (only its own) become durable; in `journalled` the journal commits.
@@ -136,7 +151,7 @@ struct SimDiskState: Sendable {
     /// Everything the kernel has becomes durable (a journal commit with data=ordered, or sync(2)).
     mutating func commit() {
         for directory in dirtyDirectories { nodes[directory]!.durableEntries = nodes[directory]!.entries }
-        for inode in dirtyContent { nodes[inode]!.durableContent = nodes[inode]!.content }
+        for inode in dirtyContent where !writebackLost.contains(inode) { nodes[inode]!.durableContent = nodes[inode]!.content }
         dirtyDirectories = []
         dirtyContent = []
         journal = []

@@ -42,6 +42,7 @@ final class SimProcess: @unchecked Sendable {
         case .oneSlotShort?: policy.concurrency = max(1, policy.concurrency - 1)
         case .oneSlotExtra?: policy.concurrency += 1
         case .maxAttemptsPlusTwo?: policy.maxAttempts += 2
+        case .maxAttemptsOne?: policy.maxAttempts = 1
         default: break
         }
         self.policy = policy

@@ -31,10 +31,35 @@ final class SimServer: @unchecked Sendable {
     var healed = false
     /// The size of the last body a request began to send (the planted `connectFailureAsReset` reports it again).
     var lastBodySize: Int64?
+    /// The wall clock, to hold requests to the `Retry-After` the server asked for.
+    var now: @Sendable () -> Date = { Date(timeIntervalSince1970: 0) }
+    /// `max_backoff`: a `Retry-After` longer than this is cut to it (DESIGN §5).
+    var retryAfterCap: Double = .infinity
+    /// By Idempotency-Key: the server answered 429 with `Retry-After` for these bytes, so the
+    /// same bytes must not come back before this time.
+    private(set) var notBefore: [String: (at: Date, hash: String)] = [:]
+    /// Requests that came back before the `Retry-After` the server asked for.
+    private(set) var early: [String] = []
 
-    func begin(_ id: String) {
+    /// A request under `id` with `body` begins: counted as under way, and held to its key's `Retry-After`.
+    /// (Within a millisecond: the manifest keeps times in milliseconds.)
+    func begin(_ id: String, _ body: [UInt8]) {
+        if let wait = notBefore[id], now() < wait.at.addingTimeInterval(-0.001), SHA256.hash(body).hexString == wait.hash {
+            early.append("\(id) came back \(LogNumbers.fixed(wait.at.timeIntervalSince(now()), places: 3)) s before its Retry-After")
+        }
         open[id, default: 0] += 1
         if open[id]! > 1 { overlaps.append(id) }
+    }
+
+    /// The server answered `id` with `Retry-After: seconds` for `body`.
+    func askedToWait(_ id: String, _ seconds: Double, _ body: [UInt8]) {
+        notBefore[id] = (now().addingTimeInterval(min(seconds, retryAfterCap)), SHA256.hash(body).hexString)
+    }
+
+    /// Due times the daemon may no longer know: all (`retry --all` resets them, a disk fault may
+    /// have refused the record that held one), or those `keep` does not name (a crash took the record).
+    func forgetDueTimes(keeping keep: Set<String> = []) {
+        notBefore = notBefore.filter { keep.contains($0.key) }
     }
 
     func end(_ id: String) { open[id, default: 1] -= 1 }
@@ -44,7 +69,7 @@ final class SimServer: @unchecked Sendable {
     /// The Content-Digest value a body with these bytes carries (RFC 9530, as `BodyDigest` writes it).
     static func digestHeader(_ bytes: [UInt8]) -> String { BodyDigest.header(sha256: SHA256.hash(bytes)) }
 
-    func requestCount(_ id: String) -> Int { requests.filter { $0.id == id }.count }
+    func requestCount(_ id: String, from first: Int = 0) -> Int { requests[first...].filter { $0.id == id }.count }
 
     /// SHA-256s of the bodies the server kept for `id`.
     func keptHashes(_ id: String) -> Set<String> {
@@ -79,10 +104,11 @@ final class SimTransport: Transport {
 
     /// What the server does with one request (index 0, what shrinking falls back to, is success).
     enum Answer: Int, CaseIterable {
-        case created, serviceUnavailable, tooManyRequests, forbidden, resetMidBody, stall, answerLost, requestTimeout
+        case created, serviceUnavailable, tooManyRequests, forbidden, resetMidBody, stall, answerLost, requestTimeout,
+             ok, noContent, internalError, badGateway, gatewayTimeout, storedThen5xx
     }
 
-    static let weights = [70, 8, 5, 2, 6, 3, 4, 2]
+    static let weights = [56, 5, 14, 2, 6, 3, 4, 2, 4, 4, 1, 1, 1, 3]
 
     func send(_ request: UploadRequest) -> Result<UploadResponse, TransferFailure> {
         let id = request.headers.first { $0.name == "Idempotency-Key" }?.value ?? ""
@@ -97,7 +123,7 @@ final class SimTransport: Transport {
             return .failure(.unreachable("connect to destination: Connection refused"))
         }
         guard let body = readBody(request.body) else { return .failure(.localRead("read: Input/output error")) }
-        server.begin(id)
+        server.begin(id, body)
         server.lastBodySize = Int64(body.count)
         var leftRunning = false
         defer { if !leftRunning { server.end(id) } }
@@ -122,18 +148,28 @@ final class SimTransport: Transport {
         let declared = request.headers.first { $0.name == "Content-Digest" }?.value
         let torn = declared.map { $0 != SimServer.digestHeader(body) } ?? false
         switch answer {
-        case .created:
-            server.record(SimServer.Request(id: id, bytes: body, kept: true, status: 201, torn: torn))
-            return .success(UploadResponse(status: 201, statusText: "Created", bytesSent: sent, effectiveURL: request.url))
-        case .serviceUnavailable, .tooManyRequests, .forbidden, .requestTimeout:
-            let status = [Answer.serviceUnavailable: 503, .tooManyRequests: 429, .forbidden: 403, .requestTimeout: 408][answer]!
+        case .created, .ok, .noContent:
+            let status = [Answer.created: 201, .ok: 200, .noContent: 204][answer]!
+            server.record(SimServer.Request(id: id, bytes: body, kept: true, status: status, torn: torn))
+            return .success(UploadResponse(status: status, bytesSent: sent, effectiveURL: request.url))
+        case .storedThen5xx:
+            // The body is stored, then a proxy in front answers 502 (or the server 503): retried, a duplicate under one key.
+            let status = choices.chance(50) ? 502 : 503
+            server.record(SimServer.Request(id: id, bytes: body, kept: true, status: status, torn: torn))
+            return .success(UploadResponse(status: status, bytesSent: sent, effectiveURL: request.url))
+        case .serviceUnavailable, .tooManyRequests, .forbidden, .requestTimeout, .internalError, .badGateway, .gatewayTimeout:
+            let status = [Answer.serviceUnavailable: 503, .tooManyRequests: 429, .forbidden: 403, .requestTimeout: 408,
+                          .internalError: 500, .badGateway: 502, .gatewayTimeout: 504][answer]!
             server.record(SimServer.Request(id: id, bytes: body, kept: false, status: status))
-            let retryAfter = answer == .tooManyRequests ? String(choices.below(6)) : nil
+            let retryAfter = answer == .tooManyRequests || (status == 503 && choices.chance(50)) ? String(5 + choices.below(4)) : nil
+            if let retryAfter { server.askedToWait(id, Double(retryAfter)!, body) }
             if plant == .successFor5xx && status >= 500 {
                 // The planted bug: a 5xx taken for success.
                 return .success(UploadResponse(status: 201, bytesSent: sent, effectiveURL: request.url))
             }
-            return .success(UploadResponse(status: status, retryAfter: retryAfter, bytesSent: sent, effectiveURL: request.url))
+            // The planted bug: the transport loses the Retry-After header.
+            let heard = plant == .retryAfterIgnored ? nil : retryAfter
+            return .success(UploadResponse(status: status, retryAfter: heard, bytesSent: sent, effectiveURL: request.url))
         case .resetMidBody:
             let cut = choices.below(body.count + 1)
             server.record(SimServer.Request(id: id, bytes: Array(body.prefix(cut)), kept: false, status: nil))

@@ -45,6 +45,12 @@ final class Simulation {
     private var stepping = false
     /// The owner stopped on a job's thread: the world starts the next process at its next step.
     private var restartPending = false
+    /// The disk's fault count when this process started: a record the disk refused to rewrite
+    /// since may still say `uploading` (the daemon logs it and goes on), so the checks that read
+    /// the outbox's records for open attempts stand down until the next start.
+    var faultsAtBoot = 0
+    /// How many requests had reached the server at the last power cut.
+    private(set) var requestsBeforeLastPowerCut = 0
 
     static let spoolRoot = "/spool"
 
@@ -63,6 +69,8 @@ final class Simulation {
         logger = Logger(level: collect ? .debug : .error, clock: clock, sink: { line in if collect { lines.append(line) } })
         logLines = lines
         if collect { disk.logOperations() }
+        server.now = { clock.now }
+        server.retryAfterCap = profile.maxBackoff
         producer = Producer(disk: disk, outbox: profile.spool.outbox, choices: choices, foreign: choices.chance(30), recursive: profile.recursive)
     }
 
@@ -78,6 +86,7 @@ final class Simulation {
             try? disk.syncDirectory(of: RelativePath("x"), in: directory)
         }
         note("config: \(config.summary)")
+        drawDiskFaults()
         if producer.foreign { note("the producer is another user: its files cannot be linked by the daemon") }
         boot()
         var step = 0
@@ -105,11 +114,14 @@ final class Simulation {
         // Crashes during start-up recovery are part of the game.
         if !settling && choices.chance(8) { armCrash() }
         process.stepOnSender = { [unowned self] in stepOnSender() }
+        process.view.splitInside = { [choices] n in choices.below(n) }
         // The one moment a record may newly say `uploading` with a request behind it.
         process.scheduler.requestLeaves = { [unowned self] in check(.recordsWithinSlots) }
         // A restart takes a moment: what the dead process wrote is stamped before this one started.
         clock.advance(by: 0.01)
-        process.bootedAt = clock.now
+        // Past any jump of the wall clock back: an attempt stamped before it is not this process's.
+        process.bootedAt = clock.latestWall
+        faultsAtBoot = disk.faultsDrawn
         note("boot #\(generation)")
         do { try process.spool.prepare() } catch { return crashed() }
         let recovery = Recovery(spool: process.spool, lifecycle: process.lifecycle, ignore: IgnoreRules(patterns: profile.ignore),
@@ -140,11 +152,13 @@ final class Simulation {
             disk.killProcess()
         case .powerCut:
             powerCuts += 1
+            requestsBeforeLastPowerCut = server.requests.count
             var generator = ChoiceGenerator(source: choices)
             disk.powerCut(&generator)
             server.reachable = server.reachable || choices.chance(50)
         }
         note("\(process.view.crashKind.rawValue)")
+        server.forgetDueTimes(keeping: dueTimesKept())
         producer.afterCrash(powerCut: process.view.crashKind == .powerCut)
         check(.noFileLost)
         check(.manifestsParse)
@@ -169,12 +183,15 @@ final class Simulation {
         switch Action(rawValue: choices.pick(weights))! {
         case .deliverEvent: deliverEvent()
         case .runJob: runJob()
-        case .advanceClock: advanceClock(limit: Double(choices.below(6000)) / 1000)
+        case .advanceClock:
+            if choices.chance(4) { jumpWallClock() } else { advanceClock(limit: Double(choices.below(6000)) / 1000) }
         case .produce: produce()
         case .network:
             server.reachable.toggle()
-            note("network \(server.reachable ? "up" : "down")")
-            process.post(.networkChanged)
+            // Now and then the link comes and goes with no rtnetlink event: only the probe learns of it.
+            let silent = choices.chance(30)
+            note("network \(server.reachable ? "up" : "down")\(silent ? " (no event)" : "")")
+            if !silent { process.post(.networkChanged) }
         case .serverMood: break
         case .operatorAction: operatorAction()
         case .crash: armCrash()
@@ -248,7 +265,7 @@ final class Simulation {
     }
 
     private func produce() {
-        if let path = producer.act(note: { note($0) }) {
+        if let path = disk.withoutFaults({ producer.act(note: { note($0) }) }) {
             // The watcher: an event for the name, unless inotify's queue overflowed (then a rescan, later).
             if choices.chance(90) {
                 process.post(.found(process.spool.queuedFiles([path])))
@@ -266,6 +283,7 @@ final class Simulation {
             // lose the file or file it twice (an open finding, issue #27), not yet fixed.
             guard process.scheduler.midway == 0 else { return }
             note("operator: uploader retry --all")
+            server.forgetDueTimes()
             for entry in SpoolView(disk: disk, paths: profile.spool).manifests where entry.area == .retry {
                 let file = Spool.fileName(forManifest: RelativePath(entry.name))
                 if let back = try? process.lifecycle.moveBack(fromRetry: file, resetBackoff: true) { process.post(.found(process.spool.queuedFiles([back]))) }
@@ -303,6 +321,7 @@ final class Simulation {
     private func afterStep() {
         if process.view.dead { return crashed() }
         check(.neverTwoUploadsAtOnce)
+        check(.noAttemptBeforeDue)
         if trace.count % 25 == 0 { check(.maxAttemptsRespected) }
     }
 
@@ -311,6 +330,7 @@ final class Simulation {
     /// No more faults: the server answers 201, the link stays up, time moves as the timers ask.
     private func settle() {
         settling = true
+        disk.injectFaults(nil)
         server.healed = true
         if !server.reachable {
             server.reachable = true
@@ -338,6 +358,7 @@ final class Simulation {
                 continue
             }
             check(.neverTwoUploadsAtOnce)
+            check(.noAttemptBeforeDue)
         }
         guard violation == nil else { return }
         for invariant in Invariant.atTheEnd { check(invariant) }

@@ -22,13 +22,15 @@ import UploaderSpool
         let lifecycle: FileLifecycle
         let path = RelativePath("a.bin")
 
-        init(_ model: SimDisk.Model) throws {
+        /// `nameTaken`: another file has since been dropped under `a.bin`, so the move back goes to `a.2.bin`.
+        init(_ model: SimDisk.Model, nameTaken: Bool = false) throws {
             disk = SimDiskTesting.disk(model)
             let claimer: Claimer
             (spool, lifecycle, claimer) = try SimDiskTesting.spool(on: disk)
             let retry = try SimDiskTesting.begunAttempt(path, data: SimDiskMoveBackTests.payload, ending: .retry, on: disk,
                                                         spool, lifecycle, claimer)
             try lifecycle.finish(path, manifest: retry, to: .retry)
+            if nameTaken { disk.createFile("/spool/outbox/a.bin", data: SimDiskTesting.bytes("another file"), sync: true) }
             try disk.syncAll()
         }
 
@@ -50,8 +52,8 @@ import UploaderSpool
     }
 
     /// Operations of a move back when nothing crashes.
-    private func moveBackLength(_ model: SimDisk.Model) throws -> Int {
-        let scenario = try Scenario(model)
+    private func moveBackLength(_ model: SimDisk.Model, nameTaken: Bool = false) throws -> Int {
+        let scenario = try Scenario(model, nameTaken: nameTaken)
         let before = scenario.disk.operations
         try scenario.moveBack()
         return scenario.disk.operations - before
@@ -70,5 +72,39 @@ import UploaderSpool
                                                  disk: \.disk, run: { try $0.moveBack() }, recover: { $0.recover() }) { scenario, cut in
             #expect(scenario.payloadPlaces.count == 1, "move back \(cut): \(scenario.payloadPlaces)")
         }
+    }
+
+    /// The file's name taken by another file meanwhile: the move back goes to `a.2.bin`, and one
+    /// killed after its record or its file got there is finished there, not under `a.3.bin` as
+    /// well (or, cut before its `queued` record, the file waits in retry/) (the simulator found the file sent twice from two outbox names, one inode).
+    @Test(arguments: [SimDisk.Model.noJournal, .journalled])
+    func aMoveBackToANumberedNameKilledAnywhereLeavesTheFileUnderThatOneName(_ model: SimDisk.Model) throws {
+        try SimDiskTesting.killedThenRecoveryCut(operations: try moveBackLength(model, nameTaken: true),
+                                                 make: { try Scenario(model, nameTaken: true) },
+                                                 disk: \.disk, run: { try $0.moveBack() }, recover: { $0.recover() }) { scenario, cut in
+            #expect([["/spool/outbox/a.2.bin"], ["/spool/retry/a.bin"]].contains(scenario.payloadPlaces), "move back \(cut): \(scenario.payloadPlaces)")
+        }
+    }
+
+    /// A move back killed after its `queued` record reached the outbox, and another file dropped
+    /// under the name before the start-up: the move is finished under `a.2.bin`, not retried
+    /// against the taken name for ever (the simulator saw the file stay in retry/ as `queued`).
+    @Test(arguments: [SimDisk.Model.noJournal, .journalled])
+    func aMoveBackWhoseNameAProducerTookMeanwhileFinishesUnderAFreeName(_ model: SimDisk.Model) throws {
+        var finished = false
+        for k in 1..<(try moveBackLength(model)) where !finished {
+            let scenario = try Scenario(model)
+            let disk = scenario.disk
+            disk.crash(atOperation: disk.operations + k)
+            try? scenario.moveBack()
+            disk.killProcess()
+            guard disk.exists(path: "/spool/outbox/a.bin.manifest.json"), !disk.exists(path: "/spool/outbox/a.bin") else { continue }
+            disk.createFile("/spool/outbox/a.bin", data: SimDiskTesting.bytes("another file"), sync: true)
+            scenario.recover()
+            #expect(scenario.payloadPlaces == ["/spool/outbox/a.2.bin"], "killed at \(k)")
+            #expect(disk.names(in: "/spool/retry").isEmpty, "killed at \(k)")
+            finished = true
+        }
+        #expect(finished, "no cut left the record in the outbox without the file")
     }
 }

@@ -1,0 +1,87 @@
+@preconcurrency import Glibc
+import UploaderSupport
+
+/// The faults a disk gives the process's writes (DESIGN §13): a full disk (ENOSPC) or a device
+/// error (EIO) on a write, a create or a link; a short write (the caller must write the rest);
+/// and EIO on fsync, after which the kernel counts the file's pages as clean although the disk
+/// kept the old content: a later fsync succeeds and persists nothing, and a power cut loses the
+/// data (the classic trap). Drawn by the simulator per call (`SimDiskState.faults`); the
+/// producer's own calls never fail this way.
+extension SimDisk {
+    /// Where a fault may strike.
+    enum FaultSite: Sendable { case write, fsync, allocate }
+
+    /// What the disk does to one call.
+    enum Fault: Sendable, Equatable { case none, noSpace, ioError, shortWrite }
+
+    /// Turns faults on (`draw` decides each call) or off (nil: the disk never fails on its own).
+    func injectFaults(_ draw: (@Sendable (FaultSite) -> Fault)?) {
+        state.withLock { $0.faults = draw }
+    }
+
+    /// Runs `body` (the producer's or the set-up's calls) with no fault drawn.
+    func withoutFaults<R>(_ body: () throws -> R) rethrows -> R {
+        let saved = state.withLock { state in
+            defer { state.faults = nil }
+            return state.faults
+        }
+        defer { state.withLock { $0.faults = saved } }
+        return try body()
+    }
+
+    /// The fault for one call at `site`; `.none` while faults are off (and then nothing is drawn).
+    func fault(at site: FaultSite) -> Fault {
+        guard let draw = state.withLock({ $0.faults }) else { return .none }
+        let fault = draw(site)
+        if fault != .none { state.withLock { $0.faultsDrawn += 1 } }
+        return fault
+    }
+
+    /// How many faults the disk has made so far.
+    var faultsDrawn: Int { state.withLock { $0.faultsDrawn } }
+
+    /// write(2) of `data` into `inode` until every byte is in, as `FileSystem.writeAll` loops:
+    /// one operation per call; a short write takes part of the rest, ENOSPC or EIO none of it.
+    func writeAll(_ data: [UInt8], to inode: UInt64, _ display: String) throws {
+        var written = 0
+        repeat {
+            let fault = fault(at: .write)
+            let taken = try operation("write", display) { state -> Int in
+                switch fault {
+                case .noSpace: throw SimErrno(ENOSPC)
+                case .ioError: throw SimErrno(EIO)
+                case .shortWrite where data.count - written > 1: break
+                default:
+                    state.setData(data, of: inode)
+                    return data.count - written
+                }
+                let taken = (data.count - written) / 2
+                state.setData(Array(data[..<(written + taken)]), of: inode)
+                return taken
+            }
+            written += taken
+        } while written < data.count
+    }
+
+    /// fsync(2) of `inode`; on EIO its content stays as the disk had it, whatever comes later.
+    func fsync(_ inode: UInt64, _ display: String) throws {
+        let fault = fault(at: .fsync)
+        try operation("fsync", display) { state in
+            if fault == .ioError || fault == .noSpace {
+                state.loseWriteback(of: inode)
+                throw SimErrno(EIO)
+            }
+            state.syncFile(inode)
+        }
+    }
+
+    /// ENOSPC (or EIO) for a call that needs a new inode or a directory block (create, link,
+    /// mkdir), `fault` drawn before the call (`fault(at: .allocate)`).
+    static func refuse(_ fault: Fault) throws(SimErrno) {
+        switch fault {
+        case .noSpace: throw SimErrno(ENOSPC)
+        case .ioError: throw SimErrno(EIO)
+        case .none, .shortWrite: return
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import UploaderSpool
+import UploaderValues
+
+/// The faults of DESIGN §13 a schedule draws once, before it starts: which the disk makes.
+extension Simulation {
+    /// The wall clock is set forward or back by up to two hours; monotonic time goes on. The
+    /// server's due times, set in the old wall time, are forgotten (the daemon keeps its own in wall time).
+    func jumpWallClock() {
+        let seconds = Double(1 + choices.below(7200)) * (choices.chance(50) ? 1 : -1)
+        clock.jumpWall(by: seconds)
+        server.forgetDueTimes()
+        note("wall clock \(seconds > 0 ? "+" : "")\(Int(seconds)) s (monotonic steady)")
+        process.post(.tick)
+    }
+
+    /// After a crash: the keys whose due time the daemon can still know, as a record in retry/
+    /// that survived with a `next_attempt_at` no earlier than the server asked for.
+    func dueTimesKept() -> Set<String> {
+        var kept: Set<String> = []
+        for entry in SpoolView(disk: disk, paths: profile.spool).manifests where entry.area == .retry {
+            guard let m = entry.manifest, m.state == .retry, let wait = server.notBefore[m.id],
+                  let due = m.nextAttemptAt.flatMap(Timestamp.parse), due >= wait.at else { continue }
+            kept.insert(m.id)
+        }
+        return kept
+    }
+
+    /// In about a quarter of the schedules the disk fails now and then until the faults stop:
+    /// ENOSPC or EIO on a create, link, mkdir or write, short writes, EIO on fsync.
+    func drawDiskFaults() {
+        guard choices.chance(25) else { return }
+        let percent = 1 + choices.below(5)
+        note("disk faults: about \(percent) % of the process's writes, creates and fsyncs fail")
+        disk.injectFaults { [choices, server] site in
+            guard choices.chance(percent) else { return .none }
+            // The record this refusal hits may be the one that held a due time.
+            server.forgetDueTimes()
+            switch site {
+            case .write: return [.noSpace, .ioError, .shortWrite, .shortWrite][choices.below(4)]
+            case .fsync: return .ioError
+            case .allocate: return choices.chance(70) ? .noSpace : .ioError
+            }
+        }
+    }
+}
