@@ -220,7 +220,7 @@ package struct Recovery: Sendable {
                 due.append((file, manifest.nextAttemptAt.flatMap(Timestamp.parse) ?? clock.now))
             case .queued, .uploading:
                 do {
-                    requeued.append(try lifecycle.moveBack(fromRetry: file, resetBackoff: false))
+                    requeued.append(try lifecycle.moveBack(fromRetry: file, resetBackoff: false, locked: .shared))
                 } catch is FileLifecycle.SupersededRecord {
                     logger.info("removed an old move-back record from retry/; the outbox has a later one", ["file": file.logSafe])
                 } catch {
