@@ -27,6 +27,11 @@ package struct RetryMoveLock: Sendable {
     package func around<T>(_ mode: Mode, _ body: () throws -> T) throws -> T {
         try spool.fs.withLock(Self.name, in: spool.paths.root, exclusive: mode == .exclusive, body)
     }
+
+    /// `around`, or `body` alone when `needed` is false (a move that does not touch retry/).
+    package func around<T>(_ mode: Mode, when needed: Bool, _ body: () throws -> T) throws -> T {
+        needed ? try around(mode, body) : try body()
+    }
 }
 
 extension FileLifecycle {
