@@ -62,6 +62,38 @@ final class RetryMoveLockTests: XCTestCase {
         try assertQueuedOnce(path, fx)
     }
 
+    /// A lock file that cannot be opened (a symlink stands in its place, never followed): `uploader retry`
+    /// stops with one line naming it (exit 1), and the daemon's move into retry/ leaves the file in
+    /// the outbox; nothing moves, nothing is lost.
+    func testUnopenableLockFileMovesNothing() throws {
+        let fx = try SpoolFixture(url: "http://127.0.0.1:9/{name}")
+        let lifecycle = FileLifecycle(spool: Spool(paths: SpoolPaths(root: fx.spool)), logger: Logger(level: .error))
+        let path = RelativePath("f.bin")
+        var final = try plantUploaded(path, fx, lifecycle)
+        final.state = .retry
+        try lifecycle.finish(path, manifest: final, to: .retry)
+        try FileManager.default.removeItem(atPath: fx.spool + "/.retry.lock")
+        try FileManager.default.createSymbolicLink(atPath: fx.spool + "/.retry.lock", withDestinationPath: "elsewhere")
+
+        let result = try fx.run(["retry", "--all"])
+        XCTAssertEqual(result.exitCode, 1, result.stderr)
+        let lines = result.stderr.split(separator: "\n")
+        XCTAssertEqual(lines.count, 1, result.stderr)
+        XCTAssertTrue(result.stderr.contains(fx.spool + "/.retry.lock"), result.stderr)
+        XCTAssertEqual(fx.names(in: fx.retry), ["f.bin", "f.bin.manifest.json"])
+
+        try fx.drop("g.bin", bytes)
+        let status = try FileSystem.status(RelativePath("g.bin"), in: fx.outbox)
+        var other = final
+        other.id = "m-2"
+        other.path = "g.bin"
+        other.size = status.size
+        other.mtime = status.mtimeText
+        XCTAssertThrowsError(try lifecycle.finish(RelativePath("g.bin"), manifest: other, to: .retry))
+        XCTAssertEqual(try sha256(ofFile: fx.outbox + "/g.bin"), sha256(of: bytes))
+        XCTAssertEqual(fx.names(in: fx.retry), ["f.bin", "f.bin.manifest.json"])
+    }
+
     /// A file in the outbox with an `uploading` record, as a claim and its attempt leave it.
     private func plantUploaded(_ path: RelativePath, _ fx: SpoolFixture, _ lifecycle: FileLifecycle) throws -> Manifest {
         _ = try fx.tmp.mkdir("spool/retry")
