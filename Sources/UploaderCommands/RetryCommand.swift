@@ -22,12 +22,19 @@ enum RetryCommand {
         let logger = Logger(level: .error)
         var failures = 0
         var moved = 0
+        /// Profiles whose lock file cannot be taken: said once, their other files left alone.
+        var unlockable: Set<String> = []
         func moveBack(_ path: RelativePath, _ profile: Profile) {
+            guard !unlockable.contains(profile.name) else { return }
             let lifecycle = FileLifecycle(spool: Spool(paths: profile.spool), logger: logger)
             do {
                 let back = try lifecycle.moveBack(fromRetry: path, resetBackoff: true, locked: .exclusive)
                 print("\(profile.name): \(path.logSafe) → outbox/\(back.logSafe)")
                 moved += 1
+            } catch let refused as RetryMoveLock.Unavailable {
+                Daemon.printError("\(profile.name): \(refused); nothing moved back")
+                unlockable.insert(profile.name)
+                failures += 1
             } catch {
                 Daemon.printError("\(profile.name): cannot move \(path.logSafe) back to the outbox: \(error)")
                 failures += 1

@@ -22,10 +22,24 @@ package struct RetryMoveLock: Sendable {
     /// The lock file's path, as errors name it.
     package var path: String { Self.name.displayed(in: spool.paths.root) }
 
-    /// Runs `body` holding the lock in `mode`; throws when the lock file cannot be opened or locked
-    /// (nothing has moved then).
+    /// The lock file could not be opened or locked (a read-only spool, no permission): nothing moved.
+    package struct Unavailable: Error, CustomStringConvertible {
+        package var error: any Error
+        package var description: String { "cannot take the retry-move lock: \(error)" }
+    }
+
+    /// Runs `body` holding the lock in `mode`; throws `Unavailable` when the lock file cannot be
+    /// opened or locked (nothing has moved then), and whatever `body` throws.
     package func around<T>(_ mode: Mode, _ body: () throws -> T) throws -> T {
-        try spool.fs.withLock(Self.name, in: spool.paths.root, exclusive: mode == .exclusive, body)
+        var entered = false
+        do {
+            return try spool.fs.withLock(Self.name, in: spool.paths.root, exclusive: mode == .exclusive) {
+                entered = true
+                return try body()
+            }
+        } catch where !entered {
+            throw Unavailable(error: error)
+        }
     }
 
     /// `around`, or `body` alone when `needed` is false (a move that does not touch retry/).

@@ -62,45 +62,44 @@ final class RetryMoveLockTests: XCTestCase {
         try assertQueuedOnce(path, fx)
     }
 
-    /// A lock file that cannot be opened (a symlink stands in its place, never followed): `uploader retry`
-    /// stops with one line naming it (exit 1), and the daemon's move into retry/ leaves the file in
-    /// the outbox; nothing moves, nothing is lost.
+    /// A lock file that cannot be opened (a symlink stands in its place, never followed): `uploader
+    /// retry` stops with one line naming it (exit 1) and moves none of the profile's files, and the
+    /// daemon's move into retry/ leaves its file in the outbox; nothing moves, nothing is lost.
     func testUnopenableLockFileMovesNothing() throws {
         let fx = try SpoolFixture(url: "http://127.0.0.1:9/{name}")
         let lifecycle = FileLifecycle(spool: Spool(paths: SpoolPaths(root: fx.spool)), logger: Logger(level: .error))
-        let path = RelativePath("f.bin")
-        var final = try plantUploaded(path, fx, lifecycle)
-        final.state = .retry
-        try lifecycle.finish(path, manifest: final, to: .retry)
+        for (name, id) in [("f.bin", "m-1"), ("h.bin", "m-2")] {
+            var final = try plantUploaded(RelativePath(name), fx, lifecycle, id: id)
+            final.state = .retry
+            try lifecycle.finish(RelativePath(name), manifest: final, to: .retry)
+        }
+        let inRetry = ["f.bin", "f.bin.manifest.json", "h.bin", "h.bin.manifest.json"]
         try FileManager.default.removeItem(atPath: fx.spool + "/.retry.lock")
         try FileManager.default.createSymbolicLink(atPath: fx.spool + "/.retry.lock", withDestinationPath: "elsewhere")
 
         let result = try fx.run(["retry", "--all"])
         XCTAssertEqual(result.exitCode, 1, result.stderr)
-        let lines = result.stderr.split(separator: "\n")
-        XCTAssertEqual(lines.count, 1, result.stderr)
+        XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, result.stderr)
         XCTAssertTrue(result.stderr.contains(fx.spool + "/.retry.lock"), result.stderr)
-        XCTAssertEqual(fx.names(in: fx.retry), ["f.bin", "f.bin.manifest.json"])
+        XCTAssertTrue(result.stderr.contains("nothing moved back"), result.stderr)
+        XCTAssertEqual(fx.names(in: fx.retry), inRetry)
 
-        try fx.drop("g.bin", bytes)
-        let status = try FileSystem.status(RelativePath("g.bin"), in: fx.outbox)
-        var other = final
-        other.id = "m-2"
-        other.path = "g.bin"
-        other.size = status.size
-        other.mtime = status.mtimeText
-        XCTAssertThrowsError(try lifecycle.finish(RelativePath("g.bin"), manifest: other, to: .retry))
+        var other = try plantUploaded(RelativePath("g.bin"), fx, lifecycle, id: "m-3")
+        other.state = .retry
+        XCTAssertThrowsError(try lifecycle.finish(RelativePath("g.bin"), manifest: other, to: .retry)) { error in
+            XCTAssertTrue(error is RetryMoveLock.Unavailable, "\(error)")
+        }
         XCTAssertEqual(try sha256(ofFile: fx.outbox + "/g.bin"), sha256(of: bytes))
-        XCTAssertEqual(fx.names(in: fx.retry), ["f.bin", "f.bin.manifest.json"])
+        XCTAssertEqual(fx.names(in: fx.retry), inRetry)
     }
 
     /// A file in the outbox with an `uploading` record, as a claim and its attempt leave it.
-    private func plantUploaded(_ path: RelativePath, _ fx: SpoolFixture, _ lifecycle: FileLifecycle) throws -> Manifest {
+    private func plantUploaded(_ path: RelativePath, _ fx: SpoolFixture, _ lifecycle: FileLifecycle, id: String = "m-1") throws -> Manifest {
         _ = try fx.tmp.mkdir("spool/retry")
         _ = try fx.tmp.mkdir("spool/sent")
         try fx.drop(path.display, bytes)
         let status = try FileSystem.status(path, in: fx.outbox)
-        var manifest = Manifest(id: "m-1", profile: fx.profile, path: path, size: status.size, mtime: status.mtimeText,
+        var manifest = Manifest(id: id, profile: fx.profile, path: path, size: status.size, mtime: status.mtimeText,
                                 sha256: sha256(of: bytes), contentType: "application/octet-stream", state: .uploading,
                                 createdAt: Timestamp.format(Date()))
         manifest.attempts.append(Manifest.Attempt(startedAt: Timestamp.format(Date()), endedAt: Timestamp.format(Date()), httpStatus: 503))
