@@ -29,6 +29,14 @@ long uploader_copy_file_range(int in, long long *offset, int out, unsigned long 
 int uploader_try_read_lease(int fd) { return fcntl(fd, F_SETLEASE, F_RDLCK); }
 int uploader_release_lease(int fd) { return fcntl(fd, F_SETLEASE, F_UNLCK); }
 
+int uploader_ofd_lock_wait(int fd, int exclusive) {
+    struct flock lock;
+    memset(&lock, 0, sizeof lock);
+    lock.l_type = exclusive ? F_WRLCK : F_RDLCK;
+    lock.l_whence = SEEK_SET;
+    return fcntl(fd, F_OFD_SETLKW, &lock);
+}
+
 int uploader_open_rtnetlink(void) {
     int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
     if (fd < 0) return -1;

@@ -9,8 +9,9 @@ import UploaderDaemon
 
 /// `uploader retry`: moves files from retry/ back to the outbox for an immediate attempt.
 ///
-/// Plain renames (see `FileLifecycle.moveBack`), so it is safe while a daemon runs: the
-/// daemon sees the file arrive in its outbox like any other.
+/// Safe while a daemon runs: each file's move back holds `<spool>/.retry.lock` exclusive
+/// (`RetryMoveLock`), so it waits for the daemon's own moves into and out of retry/ (which hold
+/// it shared) and they wait for it; the daemon sees the file arrive in its outbox like any other.
 enum RetryCommand {
     static func run(_ config: Configuration, profiles: [String], all: Bool, files: [String]) -> Int32 {
         let selected = profiles.isEmpty ? config.profiles : config.profiles.filter { profiles.contains($0.name) }
@@ -21,12 +22,19 @@ enum RetryCommand {
         let logger = Logger(level: .error)
         var failures = 0
         var moved = 0
+        /// Profiles whose lock file cannot be taken: said once, their other files left alone.
+        var unlockable: Set<String> = []
         func moveBack(_ path: RelativePath, _ profile: Profile) {
+            guard !unlockable.contains(profile.name) else { return }
             let lifecycle = FileLifecycle(spool: Spool(paths: profile.spool), logger: logger)
             do {
-                let back = try lifecycle.moveBack(fromRetry: path, resetBackoff: true)
+                let back = try lifecycle.moveBack(fromRetry: path, resetBackoff: true, locked: .exclusive)
                 print("\(profile.name): \(path.logSafe) → outbox/\(back.logSafe)")
                 moved += 1
+            } catch let refused as RetryMoveLock.Unavailable {
+                Daemon.printError("\(profile.name): \(refused); nothing moved back")
+                unlockable.insert(profile.name)
+                failures += 1
             } catch {
                 Daemon.printError("\(profile.name): cannot move \(path.logSafe) back to the outbox: \(error)")
                 failures += 1

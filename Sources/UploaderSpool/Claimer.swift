@@ -268,11 +268,13 @@ package struct Claimer: Sendable {
             if try lifecycle.requeueIfChangedAfterUpload(path, manifest: manifest, in: area, as: target) {
                 return claim(path, now: now)
             }
-            if !fs.exists(Spool.manifestName(for: target), in: spool.directory(area)) {
-                try lifecycle.completeMove(path, manifest: manifest, to: area, as: target)
-            } else {
-                // The new names may be unsynced (a move cut before its fsync): durable before the old goes.
-                try lifecycle.dropOutboxRecord(of: path, manifest: manifest, movedTo: target, in: area)
+            try RetryMoveLock(spool: spool).around(.shared, when: area == .retry) {
+                if !fs.exists(Spool.manifestName(for: target), in: spool.directory(area)) {
+                    try lifecycle.completeMove(path, manifest: manifest, to: area, as: target)
+                } else {
+                    // The new names may be unsynced (a move cut before its fsync): durable before the old goes.
+                    try lifecycle.dropOutboxRecord(of: path, manifest: manifest, movedTo: target, in: area)
+                }
             }
             logger.info("finished an interrupted move", ["file": path.logSafe, "id": manifest.id, "stored_as": stored])
             let due = manifest.state == .retry ? (manifest.nextAttemptAt.flatMap(Timestamp.parse) ?? now) : nil
@@ -313,6 +315,15 @@ package struct Claimer: Sendable {
     package func finishRecorded(_ path: RelativePath, manifest: Manifest, unchanged: (() -> String?)? = nil,
                                 file: FileSystem.Status) throws -> (Spool.Area, RelativePath) {
         let area: Spool.Area = manifest.state == .sent ? .sent : .retry
+        // Into retry/: under the retry-move lock, as the live moves (`RetryMoveLock`).
+        return try RetryMoveLock(spool: spool).around(.shared, when: area == .retry) {
+            try finishRecorded(path, manifest: manifest, to: area, unchanged: unchanged, file: file)
+        }
+    }
+
+    /// `finishRecorded` into `area`.
+    private func finishRecorded(_ path: RelativePath, manifest: Manifest, to area: Spool.Area, unchanged: (() -> String?)?,
+                                file: FileSystem.Status) throws -> (Spool.Area, RelativePath) {
         var target = spool.freeName(for: path, in: area)
         let dir = spool.directory(area)
         if let stored = manifest.storedAs, let (storedArea, storedPath) = spool.resolveStoredAs(stored), storedArea == area {

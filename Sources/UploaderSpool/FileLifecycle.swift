@@ -96,6 +96,16 @@ package struct FileLifecycle: Sendable {
     @discardableResult
     package func finish(_ path: RelativePath, manifest original: Manifest, to area: Spool.Area,
                         unchanged: (() -> String?)? = nil, recorded: () -> Void = {}) throws -> RelativePath {
+        // A move into retry/ runs whole under the retry-move lock: `uploader retry` must not move
+        // the file back between its link there and its outbox name's unlink.
+        try RetryMoveLock(spool: spool).around(.shared, when: area == .retry) {
+            try fileAway(path, manifest: original, to: area, unchanged: unchanged, recorded: recorded)
+        }
+    }
+
+    /// Steps 2–5 of `finish`.
+    private func fileAway(_ path: RelativePath, manifest original: Manifest, to area: Spool.Area,
+                          unchanged: (() -> String?)?, recorded: () -> Void) throws -> RelativePath {
         let move = try recordFinal(path, manifest: original, to: area, live: unchanged != nil)
         recorded()
         let fileHere = try moves.run(move) { batch in moveTogether(batch) }

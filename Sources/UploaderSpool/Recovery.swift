@@ -152,36 +152,39 @@ package struct Recovery: Sendable {
             }
             let dir = spool.directory(area)
             do {
-                switch manifest.state {
-                case .sent, .retry, .failed:
-                    let targetManifest = Spool.manifestName(for: target)
-                    let ours = try lifecycle.holdsOwnRecord(file, manifest: manifest, at: target, in: area)
-                    if try lifecycle.requeueIfChangedAfterUpload(file, manifest: manifest, in: area, as: target) { return file }
-                    if fs.exists(targetManifest, in: dir) {
-                        if ours {
-                            // Step 4 was done, step 5 was not: the record is in place; this is its old name.
-                            // A move cut before its fsync of `area` (kill -9) left those names unsynced:
-                            // made durable first, or a power cut could keep the record alone; so the
-                            // removal of the file's outbox name.
-                            try lifecycle.dropOutboxRecord(of: file, manifest: manifest, movedTo: target, in: area)
+                // Into or out of retry/: under the retry-move lock, as the live moves (`RetryMoveLock`).
+                return try RetryMoveLock(spool: spool).around(.shared, when: area == .retry) { () throws -> RelativePath? in
+                    switch manifest.state {
+                    case .sent, .retry, .failed:
+                        let targetManifest = Spool.manifestName(for: target)
+                        let ours = try lifecycle.holdsOwnRecord(file, manifest: manifest, at: target, in: area)
+                        if try lifecycle.requeueIfChangedAfterUpload(file, manifest: manifest, in: area, as: target) { return file }
+                        if fs.exists(targetManifest, in: dir) {
+                            if ours {
+                                // Step 4 was done, step 5 was not: the record is in place; this is its old name.
+                                // A move cut before its fsync of `area` (kill -9) left those names unsynced:
+                                // made durable first, or a power cut could keep the record alone; so the
+                                // removal of the file's outbox name.
+                                try lifecycle.dropOutboxRecord(of: file, manifest: manifest, movedTo: target, in: area)
+                                return nil
+                            }
+                            quarantine(file, because: "duplicate manifest; \(stored) already has one")
                             return nil
                         }
-                        quarantine(file, because: "duplicate manifest; \(stored) already has one")
+                        // The file has its new name, the manifest not yet: it follows its file.
+                        try lifecycle.completeMove(file, manifest: manifest, to: area, as: target)
+                        logger.info("paired a moved file with its manifest", ["file": file.logSafe, "stored_as": stored])
+                        result.moved.append((area, target))
+                        if manifest.state == .retry {
+                            result.retries.append((target, manifest.nextAttemptAt.flatMap(Timestamp.parse) ?? clock.now))
+                        }
                         return nil
+                    case .queued, .uploading:
+                        // A move back cut before the file's link: the file follows its manifest.
+                        try lifecycle.bringBack(target, from: area, to: file)
+                        logger.info("brought a file back from \(area.rawValue)/ to its manifest", ["file": file.logSafe])
+                        return file
                     }
-                    // The file has its new name, the manifest not yet: it follows its file.
-                    try lifecycle.completeMove(file, manifest: manifest, to: area, as: target)
-                    logger.info("paired a moved file with its manifest", ["file": file.logSafe, "stored_as": stored])
-                    result.moved.append((area, target))
-                    if manifest.state == .retry {
-                        result.retries.append((target, manifest.nextAttemptAt.flatMap(Timestamp.parse) ?? clock.now))
-                    }
-                    return nil
-                case .queued, .uploading:
-                    // A move back cut before the file's link: the file follows its manifest.
-                    try lifecycle.bringBack(target, from: area, to: file)
-                    logger.info("brought a file back from \(area.rawValue)/ to its manifest", ["file": file.logSafe])
-                    return file
                 }
             } catch {
                 logger.error("cannot finish an interrupted move", ["file": file.logSafe, "error": "\(error)"])
@@ -220,7 +223,7 @@ package struct Recovery: Sendable {
                 due.append((file, manifest.nextAttemptAt.flatMap(Timestamp.parse) ?? clock.now))
             case .queued, .uploading:
                 do {
-                    requeued.append(try lifecycle.moveBack(fromRetry: file, resetBackoff: false))
+                    requeued.append(try lifecycle.moveBack(fromRetry: file, resetBackoff: false, locked: .shared))
                 } catch is FileLifecycle.SupersededRecord {
                     logger.info("removed an old move-back record from retry/; the outbox has a later one", ["file": file.logSafe])
                 } catch {

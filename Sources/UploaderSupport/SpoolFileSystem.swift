@@ -58,6 +58,9 @@ package protocol SpoolFileSystem: Sendable {
     /// Appends `data` to `name` (created when missing), with no fsync: for the sent ledger, a
     /// statistic whose last lines a power cut may take.
     func append(_ data: [UInt8], to name: RelativePath, in directory: String) throws
+    /// Runs `body` holding a lock on the file `name` in `directory` (`FileSystem.withLock`):
+    /// what keeps two processes' moves of one file apart.
+    func withLock<T>(_ name: RelativePath, in directory: String, exclusive: Bool, _ body: () throws -> T) throws -> T
 }
 
 extension SpoolFileSystem {
@@ -183,5 +186,9 @@ package struct LocalFileSystem: SpoolFileSystem {
 
     package func append(_ data: [UInt8], to name: RelativePath, in directory: String) throws {
         try FileSystem.append(data, to: name, in: directory)
+    }
+
+    package func withLock<T>(_ name: RelativePath, in directory: String, exclusive: Bool, _ body: () throws -> T) throws -> T {
+        try FileSystem.withLock(name, in: directory, exclusive: exclusive, body)
     }
 }

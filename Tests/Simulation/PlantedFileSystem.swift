@@ -107,4 +107,8 @@ struct PlantedFileSystem: SpoolFileSystem {
     }
 
     func append(_ data: [UInt8], to name: RelativePath, in directory: String) throws { try inner.append(data, to: name, in: directory) }
+
+    func withLock<T>(_ name: RelativePath, in directory: String, exclusive: Bool, _ body: () throws -> T) throws -> T {
+        try inner.withLock(name, in: directory, exclusive: exclusive, body)
+    }
 }

@@ -166,4 +166,10 @@ final class ProcessView: SpoolFileSystem, @unchecked Sendable {
         guard enter(operations: 2) else { throw dieError("append", directory) }
         try splitting { try disk.append(data, to: name, in: directory) }
     }
+
+    /// No lock and no yield: the simulator runs `uploader retry` only between jobs, so no other
+    /// process ever moves a file of this spool while a job's move runs.
+    func withLock<T>(_ name: RelativePath, in directory: String, exclusive: Bool, _ body: () throws -> T) throws -> T {
+        try body()
+    }
 }

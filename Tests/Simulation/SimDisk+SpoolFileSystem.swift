@@ -132,4 +132,9 @@ extension SimDisk {
         let parts = SimDiskState.components(directory, path)
         return try reading("opendir", path.displayed(in: directory)) { state in try state.list(parts) }
     }
+
+    /// No lock: the simulator runs `uploader retry` only between jobs (see `ProcessView.withLock`).
+    func withLock<T>(_ name: RelativePath, in directory: String, exclusive: Bool, _ body: () throws -> T) throws -> T {
+        try body()
+    }
 }

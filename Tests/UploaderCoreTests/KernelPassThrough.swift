@@ -45,4 +45,7 @@ extension KernelPassThrough {
         try base.forEachEntry(path, in: directory, body)
     }
     func append(_ data: [UInt8], to name: RelativePath, in directory: String) throws { try base.append(data, to: name, in: directory) }
+    func withLock<T>(_ name: RelativePath, in directory: String, exclusive: Bool, _ body: () throws -> T) throws -> T {
+        try base.withLock(name, in: directory, exclusive: exclusive, body)
+    }
 }

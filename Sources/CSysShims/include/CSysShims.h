@@ -16,6 +16,10 @@ long uploader_copy_file_range(int in, long long *offset, int out, unsigned long 
 int uploader_try_read_lease(int fd);
 int uploader_release_lease(int fd);
 
+/// fcntl(fd, F_OFD_SETLKW, ...) on the whole file, F_WRLCK when `exclusive`, else F_RDLCK: waits
+/// for the lock; it belongs to the open file description and ends with its last close.
+int uploader_ofd_lock_wait(int fd, int exclusive);
+
 /// An rtnetlink socket bound to the link, address and route multicast groups; -1 with errno on failure.
 int uploader_open_rtnetlink(void);
 

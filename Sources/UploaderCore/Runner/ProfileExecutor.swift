@@ -127,7 +127,7 @@ package final class ProfileExecutor: Sendable {
         case .moveBack(let path):
             jobs.submit { [self] _ in
                 do {
-                    let back = try lifecycle.moveBack(fromRetry: path, resetBackoff: false)
+                    let back = try lifecycle.moveBack(fromRetry: path, resetBackoff: false, locked: .shared)
                     reportLast(.movedBack(path, to: spool.queuedFiles([back]).first))
                 } catch is FileLifecycle.SupersededRecord {
                     logger.info("removed an old move-back record from retry/; the outbox has a later one", ["profile": profile.name, "file": path.logSafe])
