@@ -31,7 +31,7 @@ struct SimConfig {
         lines += [
             "max_attempts = \(1 + choices.below(5))",
             "backoff = 1s",
-            "max_backoff = 8s",
+            "max_backoff = 60s",
             "shutdown_grace = \(choices.below(4))s",
         ]
         text = lines.joined(separator: "\n") + "\n"

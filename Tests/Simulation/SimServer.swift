@@ -161,7 +161,7 @@ final class SimTransport: Transport {
             let status = [Answer.serviceUnavailable: 503, .tooManyRequests: 429, .forbidden: 403, .requestTimeout: 408,
                           .internalError: 500, .badGateway: 502, .gatewayTimeout: 504][answer]!
             server.record(SimServer.Request(id: id, bytes: body, kept: false, status: status))
-            let retryAfter = answer == .tooManyRequests || (status == 503 && choices.chance(50)) ? String(5 + choices.below(4)) : nil
+            let retryAfter = answer == .tooManyRequests || (status == 503 && choices.chance(50)) ? String(20 + choices.below(21)) : nil
             if let retryAfter { server.askedToWait(id, Double(retryAfter)!, body) }
             if plant == .successFor5xx && status >= 500 {
                 // The planted bug: a 5xx taken for success.
