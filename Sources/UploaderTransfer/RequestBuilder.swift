@@ -35,11 +35,7 @@ package struct RequestBuilder: Sendable {
                          rateLimiter: RateLimiter?, cancellation: CancellationFlag) throws -> UploadRequest {
         let fd = source.fd, size = source.size, path = source.path
         let sourcePath = path.logSafe
-        let url: String
-        switch profile.destination {
-        case .http(let template): url = template.render(values)
-        case .s3(let target): url = target.url(path: target.objectPath(target.key(values)), query: "")
-        }
+        let url = DestinationAddress.url(of: profile, values: values)
         let fields = profile.formFields.map { (name: $0.name, value: $0.value.renderText(values)) }
         let displayName = path.name.display
 

@@ -44,16 +44,6 @@ package final class Latch: Sendable {
         _ = waiters.withLock { $0.removeValue(forKey: ObjectIdentifier(wake)) }
     }
 
-    /// `notify` for a thread that waits on a semaphore of its own.
-    package func notify(_ semaphore: DispatchSemaphore) -> Bool {
-        notify(SemaphoreWakeUp(semaphore), as: ObjectIdentifier(semaphore))
-    }
-
-    /// `forget` for a semaphore given to `notify`.
-    package func forget(_ semaphore: DispatchSemaphore) {
-        _ = waiters.withLock { $0.removeValue(forKey: ObjectIdentifier(semaphore)) }
-    }
-
     /// Blocks until the latch opens, however long that takes (a child killed with SIGKILL).
     package func wait(scheduler: any Scheduler = .system) {
         let wake = scheduler.makeWakeUp()

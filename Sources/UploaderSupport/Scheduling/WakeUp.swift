@@ -46,11 +46,9 @@ extension Scheduler where Self == SystemScheduler {
     package static var system: SystemScheduler { SystemScheduler() }
 }
 
-/// A wake-up on a `DispatchSemaphore` (a fresh one, or one its thread already waits on).
+/// A wake-up on a `DispatchSemaphore` of its own.
 final class SemaphoreWakeUp: WakeUp {
-    private let semaphore: DispatchSemaphore
-
-    init(_ semaphore: DispatchSemaphore = DispatchSemaphore(value: 0)) { self.semaphore = semaphore }
+    private let semaphore = DispatchSemaphore(value: 0)
 
     func wait() { semaphore.wait() }
     func wait(until deadline: DispatchTime) -> Bool { semaphore.wait(timeout: deadline) == .success }

@@ -12,16 +12,8 @@ package struct ReachabilityPlan: Sendable {
     package let routeHost: String?
 
     package init(profile: Profile, environment: [String: String]) {
-        let direct: TCPProbe?
-        let origin: String?
-        switch profile.destination {
-        case .http(let template):
-            direct = TCPProbe(urlTemplate: template.description, timeout: profile.connectTimeout)
-            origin = Self.origin(ofURL: template.description)
-        case .s3(let target):
-            direct = TCPProbe(s3: target, timeout: profile.connectTimeout)
-            origin = target.url(path: "/", query: "")
-        }
+        let direct = DestinationAddress.directProbe(of: profile)
+        let origin = DestinationAddress.origin(of: profile)
         let scheme = origin.flatMap { o in o.range(of: "://").map { String(o[..<$0.lowerBound]) } } ?? "http"
         let route = ProxyEnvironment.route(for: scheme, profile: profile.proxy, environment: environment)
         if route.throughProxy, let origin {

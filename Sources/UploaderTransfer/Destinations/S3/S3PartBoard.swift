@@ -1,10 +1,10 @@
 import Foundation
-import Synchronization
 import UploaderSupport
 import UploaderConfig
 
 /// The meeting point of a multipart upload's coordinator and its part threads: the parts still
-/// to send, and the results coming back. Small and locked; the threads never touch the manifest.
+/// to send, and the results coming back, on a `Monitor` (the one way threads wait here). The
+/// threads never touch the manifest.
 final class S3PartBoard: Sendable {
     /// One part's byte range of the file.
     struct Job: Sendable {
@@ -25,40 +25,52 @@ final class S3PartBoard: Sendable {
         var running = 0
         var sentByPart: [Int: Int64] = [:]
         var completedBytes: Int64 = 0
+        /// The upload was cancelled since the coordinator last looked (`wakeOnCancel`).
+        var cancelNews = false
     }
 
-    private let parts: Mutex<Parts>
-    /// Signalled when an outcome arrives, a part thread ends or the upload is cancelled
-    /// (`wakeOnCancel`): the coordinator's wake-up.
-    private let news = DispatchSemaphore(value: 0)
+    /// A cancel, seen by the coordinator as news on the board: the latch signals this, and the
+    /// signal is an update, so the coordinator's wait (a condition on the board) ends at it.
+    /// Never waited on itself.
+    private final class CancelAsNews: WakeUp {
+        let parts: Monitor<Parts>
+        init(_ parts: Monitor<Parts>) { self.parts = parts }
+        func wait() {}
+        func wait(until deadline: DispatchTime) -> Bool { false }
+        func signal() { parts.update { $0.cancelNews = true } }
+    }
 
-    init(jobs: [Job]) { parts = Mutex(Parts(jobs: jobs)) }
+    private let parts: Monitor<Parts>
+    private let cancelAsNews: CancelAsNews
+
+    init(jobs: [Job]) {
+        parts = Monitor(Parts(jobs: jobs))
+        cancelAsNews = CancelAsNews(parts)
+    }
 
     /// The next part to send, or nil when none is left (or the upload is being stopped).
     func take(stopping: CancellationFlag) -> Job? {
-        parts.withLock { parts in
+        parts.update { parts in
             guard !stopping.isCancelled, !parts.jobs.isEmpty else { return nil }
             return parts.jobs.removeFirst()
         }
     }
 
     func threadStarted() {
-        parts.withLock { $0.running += 1 }
+        parts.update { $0.running += 1 }
     }
 
     func threadFinished() {
-        parts.withLock { $0.running -= 1 }
-        news.signal()
+        parts.update { $0.running -= 1 }
     }
 
     func post(_ outcome: Outcome) {
-        parts.withLock { $0.outcomes.append(outcome) }
-        news.signal()
+        parts.update { $0.outcomes.append(outcome) }
     }
 
     /// Records a part's bytes in flight; returns all bytes sent in this upload so far (for progress).
     func progress(part: Int, sent: Int64) -> Int64 {
-        parts.withLock { parts in
+        parts.update { parts in
             parts.sentByPart[part] = sent
             return parts.completedBytes + parts.sentByPart.values.reduce(0, +)
         }
@@ -66,7 +78,7 @@ final class S3PartBoard: Sendable {
 
     /// A part's request ended: its bytes count as sent only if it succeeded.
     func endRequest(part: Int, succeededWith length: Int64?) {
-        parts.withLock { parts in
+        parts.update { parts in
             parts.sentByPart[part] = nil
             parts.completedBytes += length ?? 0
         }
@@ -74,19 +86,20 @@ final class S3PartBoard: Sendable {
 
     /// Wakes the coordinator when `flag` is set, so its wait ends at a cancel as at any news.
     /// False when the flag is set already.
-    func wakeOnCancel(_ flag: CancellationFlag) -> Bool { flag.latch.notify(news) }
+    func wakeOnCancel(_ flag: CancellationFlag) -> Bool { flag.latch.notify(cancelAsNews) }
 
     /// Stops waking the coordinator for `flag` (the upload's parts are over).
-    func forgetCancel(_ flag: CancellationFlag) { flag.latch.forget(news) }
+    func forgetCancel(_ flag: CancellationFlag) { flag.latch.forget(cancelAsNews) }
 
-    /// Waits for outcomes (or a cancel, with `wakeOnCancel`); returns those that arrived and
-    /// whether threads still run. A wake-up left over from news already taken only makes the
-    /// caller look once more.
+    /// Waits for outcomes, the end of the part threads or a cancel (with `wakeOnCancel`); returns
+    /// the outcomes that arrived and whether threads still run.
     func wait() -> (outcomes: [Outcome], running: Bool) {
-        let nothingYet = parts.withLock { $0.outcomes.isEmpty && $0.running > 0 }
-        if nothingYet { news.wait() }
-        return parts.withLock { parts in
-            defer { parts.outcomes = [] }
+        parts.wait { parts in
+            guard !parts.outcomes.isEmpty || parts.running == 0 || parts.cancelNews else { return nil }
+            defer {
+                parts.outcomes = []
+                parts.cancelNews = false
+            }
             return (parts.outcomes, parts.running > 0)
         }
     }
