@@ -268,14 +268,23 @@ package struct FileLifecycle: Sendable {
 
     /// Removes the names in sent/ or retry/ (`stored`) that are second names of the file at `path`
     /// in the outbox and of its manifest there, as a move cut after its links leaves them, and makes
-    /// that durable. A name there that leads to another file is left alone.
+    /// that durable. A name there that leads to another file is left alone, and so is the record's
+    /// name beside it: a file there that is not the outbox's is the version this record moved
+    /// (the producer put a new file under the outbox name after the link), and the record stays
+    /// with it.
     package func dropSecondNames(of path: RelativePath, recordedAs stored: String?) throws {
         guard let stored, let (area, target) = spool.resolveStoredAs(stored), area != .outbox else { return }
         let outbox = spool.directory(.outbox), dir = spool.directory(area)
+        let fileIsMine = try sameFileIfPresent(path, in: outbox, target, in: dir)
+        let anotherFileThere = try !fileIsMine && fs.statusIfPresent(target, in: dir) != nil
         var dropped = false
-        for (mine, theirs) in [(path, target), (Spool.manifestName(for: path), Spool.manifestName(for: target))]
-        where try sameFileIfPresent(mine, in: outbox, theirs, in: dir) {
-            try fs.unlink(theirs, in: dir)
+        if fileIsMine {
+            try fs.unlink(target, in: dir)
+            dropped = true
+        }
+        let record = Spool.manifestName(for: path), recordThere = Spool.manifestName(for: target)
+        if !anotherFileThere, try sameFileIfPresent(record, in: outbox, recordThere, in: dir) {
+            try fs.unlink(recordThere, in: dir)
             dropped = true
         }
         if dropped { try spool.syncDirectory(of: target, in: area) }

@@ -1,0 +1,41 @@
+import Foundation
+import Testing
+@testable import UploaderSimulation
+import UploaderSupport
+import UploaderConfig
+import UploaderSpool
+
+/// A move into sent/ cut after its links (a disk error took back none of them), after which the
+/// producer put a new file under the outbox name: sent/ holds the delivered version under the
+/// record's name. The next claim of the new file must leave that version its record: dropping
+/// the record's second name (as for a file changed in place) left a file in sent/ with no
+/// manifest. Found by the simulator with disk faults drawn (journalled, seed 3001164).
+@Suite struct SimDiskReplacedAfterLinkTests {
+    @Test(arguments: [SimDisk.Model.noJournal, .journalled])
+    func theDeliveredVersionKeepsItsRecordInSentAndTheNewFileIsClaimedAfresh(_ model: SimDisk.Model) throws {
+        let disk = SimDiskTesting.disk(model)
+        let (spool, lifecycle, claimer) = try SimDiskTesting.spool(on: disk)
+        let path = RelativePath("a.bin")
+        let delivered = SimDiskTesting.bytes("the version that was sent")
+        var record = try SimDiskTesting.begunAttempt(path, data: delivered, ending: .sent, on: disk, spool, lifecycle, claimer)
+        record.storedAs = spool.storedAs(path, in: .sent)
+        try spool.writeManifest(record, for: path, in: .outbox, syncDirectory: true)
+        try disk.link("/spool/outbox/a.bin", "/spool/sent/a.bin")
+        try disk.link("/spool/outbox/a.bin.manifest.json", "/spool/sent/a.bin.manifest.json")
+        try disk.remove("/spool/outbox/a.bin")
+        let newer = SimDiskTesting.bytes("a new file under the same name")
+        disk.createFile("/spool/outbox/a.bin", data: newer, sync: true)
+        try disk.syncAll()
+
+        guard case .ready(let claimed) = claimer.claim(path, now: SimDiskTesting.start) else {
+            Issue.record("the new file was not claimed")
+            return
+        }
+        #expect(claimed.manifest.id != record.id, "the new file is another version")
+        #expect(disk.contents("/spool/sent/a.bin") == delivered)
+        let kept = try #require(disk.contents("/spool/sent/a.bin.manifest.json"))
+        let keptRecord = try Manifest.decode(Data(kept))
+        #expect(keptRecord.id == record.id && keptRecord.state == .sent)
+        #expect(disk.contents("/spool/outbox/a.bin") == newer)
+    }
+}
