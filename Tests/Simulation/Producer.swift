@@ -78,7 +78,11 @@ struct Producer {
                 return nil
             }
             disk.syncFile("\(outbox)/\(name)")
-            if let old = standing[name] { expected.remove(Self.hash(old)) }
+            // What the rewrite destroyed is what was under the name, the producer's or not (the
+            // daemon may have moved an older file back under a name the producer reused): that
+            // content is gone by the producer's hand. Its own last version, if it was another
+            // file, is wherever the daemon put it, and still counts.
+            expected.remove(Self.hash(old))
             stand(name, data)
             note("\(["rewrite", "append to", "truncate"][how]) \(name) (\(data.count) B)")
             return RelativePath(name)
