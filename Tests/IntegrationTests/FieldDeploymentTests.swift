@@ -88,6 +88,8 @@ import Testing
         let manifest = try field.manifest("sent/e.txt.manifest.json")
         #expect((manifest["attempts"] as? [Any])?.count == 2, "\(manifest)")
         #expect(try field.owner(field.spool + "/sent/e.txt.manifest.json").user == FieldDeployment.service)
+        // The lock both took (the daemon's move into retry/, root's move back) stays the service's.
+        #expect(try field.owner(field.spool + "/.retry.lock").user == FieldDeployment.service)
         let puts = try server.recorded().filter { $0.method == "PUT" }
         #expect(puts.last?.bodySHA256 == sha256(of: data))
         #expect(try stopDaemon(daemon).exitCode == 0)
