@@ -64,8 +64,6 @@ package enum OnDelivered: Sendable, Equatable {
     /// File it in sent/ in the same job (`Settlement.sent` at the time of delivery), so the file
     /// costs no settle job: `attempted` (with `filing`) as soon as its record says sent, then `settled`.
     case fileInSent
-    /// Report `attempted` and leave the file to the core's `settle`.
-    case report
 }
 
 /// What becomes of a file after its upload job, decided by the core and carried out by the
