@@ -10,28 +10,37 @@ import Synchronization
 /// their answers, hands the next batch to the first of the new ones, and returns with its own
 /// answer. An item alone is a batch of one, with no wait and no other thread involved — and
 /// nothing allocated for waiting: a caller gets a ticket (and its wake-up) only when it must wait.
-package final class Batcher<Item: Sendable, Answer: Sendable>: Sendable {
-    private enum Outcome: Sendable {
+///
+/// Public and inlinable, as `Monitor` is: every move of every file crosses it, and only so does
+/// the compiler specialize it for the spool's items instead of running it through witness tables.
+public final class Batcher<Item: Sendable, Answer: Sendable>: Sendable {
+    @usableFromInline
+    enum Outcome: Sendable {
         case done(Result<Answer, any Error>)
         /// Lead the next batch (this caller's item is in it).
         case lead
     }
 
     /// The items waiting, by ticket in arrival order, and what each waiting caller is told.
-    private struct Queue: Sendable {
-        var waiting: [(ticket: Int, item: Item)] = []
-        var outcomes: [Int: Outcome] = [:]
-        var issued = 0
-        var leading = false
+    @usableFromInline
+    struct Queue: Sendable {
+        @usableFromInline var waiting: [(ticket: Int, item: Item)] = []
+        @usableFromInline var outcomes: [Int: Outcome] = [:]
+        @usableFromInline var issued = 0
+        @usableFromInline var leading = false
+
+        @inlinable init() {}
     }
 
-    private let queue: Monitor<Queue>
+    @usableFromInline let queue: Monitor<Queue>
 
-    package init(scheduler: any Scheduler = .system) { queue = Monitor(Queue(), scheduler: scheduler) }
+    @inlinable
+    public init(scheduler: any Scheduler = .system) { queue = Monitor(Queue(), scheduler: scheduler) }
 
     /// Runs `item` in a batch, through `perform` (the same for every caller: it carries out a
     /// batch and answers for each item, in order); returns what `perform` answered for this one.
-    package func run(_ item: Item, perform: ([Item]) -> [Result<Answer, any Error>]) throws -> Answer {
+    @inlinable
+    public func run(_ item: Item, perform: ([Item]) -> [Result<Answer, any Error>]) throws -> Answer {
         // Lead at once when nobody does; else wait with a ticket.
         let ticket: Int? = queue.update { queue in
             guard queue.leading else {
@@ -53,7 +62,8 @@ package final class Batcher<Item: Sendable, Answer: Sendable>: Sendable {
     /// Runs one batch: `own`, the item of a caller that led at once, or that of `ticket` (handed
     /// the lead, its item still in the queue), with every item waiting; answers the others, hands
     /// the lead on, and returns the leader's own answer.
-    private func lead(own: Item?, ticket: Int? = nil, perform: ([Item]) -> [Result<Answer, any Error>]) throws -> Answer {
+    @inlinable
+    func lead(own: Item?, ticket: Int? = nil, perform: ([Item]) -> [Result<Answer, any Error>]) throws -> Answer {
         let batch = queue.update { queue in
             defer { queue.waiting = [] }
             return queue.waiting

@@ -1,18 +1,20 @@
 /// A first-in, first-out line of values kept in one array: taking the first moves an index, and
 /// the array is emptied (its storage kept) once everything is taken. What a monitor's state holds
 /// for a queue of jobs or messages: no allocation per value once warm.
-package struct FirstInLine<Element: Sendable>: Sendable {
-    private var items: [Element] = []
-    private var head = 0
+///
+/// Public and inlinable, as `Monitor` is, so that the modules using it get it specialized.
+public struct FirstInLine<Element: Sendable>: Sendable {
+    @usableFromInline var items: [Element] = []
+    @usableFromInline var head = 0
 
-    package init() {}
+    @inlinable public init() {}
 
-    package var isEmpty: Bool { head >= items.count }
+    @inlinable public var isEmpty: Bool { head >= items.count }
 
-    package mutating func append(_ item: Element) { items.append(item) }
+    @inlinable public mutating func append(_ item: Element) { items.append(item) }
 
     /// The first value, taken out of the line; nil when the line is empty.
-    package mutating func takeFirst() -> Element? {
+    @inlinable public mutating func takeFirst() -> Element? {
         guard head < items.count else { return nil }
         let item = items[head]
         head += 1

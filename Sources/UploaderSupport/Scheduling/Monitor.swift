@@ -22,9 +22,9 @@ import Synchronization
 ///   condition held just before it gave up (then it returns that value: what it took is not lost).
 /// - Every blocking wait is on a `WakeUp` made by the monitor's `Scheduler`: with the system's,
 ///   the kernel chooses who runs; with a deterministic one, the scheduler does.
-package final class Monitor<State: Sendable>: Sendable {
+public final class Monitor<State: Sendable>: Sendable {
     /// In which order waiting threads are offered what an update brings.
-    package enum Order: Sendable {
+    public enum Order: Sendable {
         /// Every waiter is offered, the one waiting longest first.
         case arrival
         /// The one that came last first (a worker whose cache is still warm); the offering stops at
@@ -32,30 +32,42 @@ package final class Monitor<State: Sendable>: Sendable {
         case lastFirst
     }
 
-    private struct Waiter {
+    @usableFromInline
+    struct Waiter {
         /// Runs the waiter's condition; true (its value kept for it) when it held.
-        let offer: @Sendable (inout State) -> Bool
-        let wake: any WakeUp
+        @usableFromInline let offer: @Sendable (inout State) -> Bool
+        @usableFromInline let wake: any WakeUp
+
+        @inlinable
+        init(offer: @escaping @Sendable (inout State) -> Bool, wake: any WakeUp) {
+            self.offer = offer
+            self.wake = wake
+        }
     }
 
-    private struct Inner: ~Copyable {
-        var state: State
-        var waiting: [Waiter] = []
+    @usableFromInline
+    struct Inner: ~Copyable {
+        @usableFromInline var state: State
+        @usableFromInline var waiting: [Waiter] = []
+
+        @inlinable
+        init(state: State) { self.state = state }
     }
 
-    private let inner: Mutex<Inner>
-    private let order: Order
-    private let scheduler: any Scheduler
+    @usableFromInline let inner: Mutex<Inner>
+    @usableFromInline let order: Order
+    @usableFromInline let scheduler: any Scheduler
 
-    package init(_ state: State, order: Order = .arrival, scheduler: any Scheduler = .system) {
+    @inlinable
+    public init(_ state: State, order: Order = .arrival, scheduler: any Scheduler = .system) {
         inner = Mutex(Inner(state: state))
         self.order = order
         self.scheduler = scheduler
     }
 
     /// Changes the state under the lock, then wakes the waiters whose conditions now hold.
-    @discardableResult
-    package func update<R: Sendable>(_ body: (inout State) -> R) -> R {
+    @discardableResult @inlinable
+    public func update<R: Sendable>(_ body: (inout State) -> R) -> R {
         let (result, woken): (R, [any WakeUp]) = inner.withLock { inner in
             let result = body(&inner.state)
             guard !inner.waiting.isEmpty else { return (result, []) }
@@ -66,22 +78,25 @@ package final class Monitor<State: Sendable>: Sendable {
     }
 
     /// Reads the state under the lock (wakes no one).
-    package func read<R: Sendable>(_ body: (borrowing State) -> R) -> R {
+    @inlinable
+    public func read<R: Sendable>(_ body: (borrowing State) -> R) -> R {
         inner.withLock { inner in body(inner.state) }
     }
 
     /// How many threads wait now (for tests).
-    package var waitingCount: Int { inner.withLock { $0.waiting.count } }
+    public var waitingCount: Int { inner.withLock { $0.waiting.count } }
 
     /// Blocks until `condition` gives a value, and returns it. The condition runs at once, and
     /// again after each update while this thread waits; it may change the state (take what it
     /// waits for), and such a change wakes no one else.
-    package func wait<T: Sendable>(for condition: @escaping @Sendable (inout State) -> T?) -> T {
+    @inlinable
+    public func wait<T: Sendable>(for condition: @escaping @Sendable (inout State) -> T?) -> T {
         wait(until: nil, for: condition)!
     }
 
     /// As `wait(for:)`, but gives up at `deadline` (nil: never) and returns nil then.
-    package func wait<T: Sendable>(until deadline: DispatchTime?, for condition: @escaping @Sendable (inout State) -> T?) -> T? {
+    @inlinable
+    public func wait<T: Sendable>(until deadline: DispatchTime?, for condition: @escaping @Sendable (inout State) -> T?) -> T? {
         let first: Parked<T> = inner.withLock { inner in
             if let value = condition(&inner.state) { return .ready(value) }
             let slot = Slot<T>()
@@ -112,7 +127,8 @@ package final class Monitor<State: Sendable>: Sendable {
 
     /// Offers the state to the waiters in `order` until one's condition does not hold; takes
     /// those whose did out of the line and returns their wake-ups.
-    private static func offer(_ inner: inout Inner, order: Order) -> [any WakeUp] {
+    @inlinable
+    static func offer(_ inner: inout Inner, order: Order) -> [any WakeUp] {
         var woken: [any WakeUp] = []
         switch order {
         case .arrival:
@@ -132,15 +148,18 @@ package final class Monitor<State: Sendable>: Sendable {
 }
 
 /// A wait's start: its condition held at once, or the thread parks.
-private enum Parked<T: Sendable>: Sendable {
+@usableFromInline
+enum Parked<T: Sendable>: Sendable {
     case ready(T)
     case waiting(any WakeUp, Slot<T>)
 }
 
 /// Where a satisfied condition's value waits for its thread.
-private final class Slot<T: Sendable>: Sendable {
-    private let stored = Mutex<T?>(nil)
+@usableFromInline
+final class Slot<T: Sendable>: Sendable {
+    @usableFromInline let stored = Mutex<T?>(nil)
 
-    func fill(_ value: T) { stored.withLock { $0 = value } }
-    var value: T? { stored.withLock { $0 } }
+    @inlinable init() {}
+    @inlinable func fill(_ value: T) { stored.withLock { $0 = value } }
+    @inlinable var value: T? { stored.withLock { $0 } }
 }

@@ -12,7 +12,7 @@ import Foundation
 /// makes the wake-ups decides how waiting threads run: the system's (`SystemScheduler`) lets
 /// the kernel pick, a deterministic one (the simulator's) runs one thread at a time and picks
 /// the next itself.
-package protocol WakeUp: AnyObject, Sendable {
+public protocol WakeUp: AnyObject, Sendable {
     /// Blocks until `signal` (at once if it came already).
     func wait()
     /// Blocks until `signal` or `deadline`, whichever comes first; true when signalled.
@@ -23,19 +23,19 @@ package protocol WakeUp: AnyObject, Sendable {
 
 /// Starts the threads that wait, and makes the wake-ups they wait on: how the program's threads
 /// are scheduled.
-package protocol Scheduler: Sendable {
+public protocol Scheduler: Sendable {
     func makeWakeUp() -> any WakeUp
     /// Starts a thread named `name` running `body`.
     func startThread(named name: String, _ body: @escaping @Sendable () -> Void)
 }
 
 /// The kernel's scheduling: a wake-up is a semaphore (a futex wait and wake), a thread a thread.
-package struct SystemScheduler: Scheduler {
-    package init() {}
+public struct SystemScheduler: Scheduler {
+    public init() {}
 
-    package func makeWakeUp() -> any WakeUp { SemaphoreWakeUp() }
+    public func makeWakeUp() -> any WakeUp { SemaphoreWakeUp() }
 
-    package func startThread(named name: String, _ body: @escaping @Sendable () -> Void) {
+    public func startThread(named name: String, _ body: @escaping @Sendable () -> Void) {
         let thread = Thread(block: body)
         thread.name = name
         thread.start()
@@ -43,7 +43,7 @@ package struct SystemScheduler: Scheduler {
 }
 
 extension Scheduler where Self == SystemScheduler {
-    package static var system: SystemScheduler { SystemScheduler() }
+    public static var system: SystemScheduler { SystemScheduler() }
 }
 
 /// A wake-up on a `DispatchSemaphore` of its own.
