@@ -319,7 +319,8 @@ package struct FileLifecycle: Sendable {
     /// A recorded move to sent/ whose file (at `target`, a second name the move gave it) no longer
     /// has the size or mtime it was sent with: written to after its upload, through the name the
     /// move had not taken away yet — never sent as it is now. It goes back to the outbox as
-    /// `queued` (its record's second name dropped) and true is returned; false when nothing changed.
+    /// `queued` (its record's second name dropped) and true is returned; false when nothing changed,
+    /// or when a new file has taken its outbox name.
     package func requeueIfChangedAfterUpload(_ file: RelativePath, manifest: Manifest, in area: Spool.Area,
                                             as target: RelativePath) throws -> Bool {
         let dir = spool.directory(area)
@@ -327,8 +328,20 @@ package struct FileLifecycle: Sendable {
               now.size != manifest.size || now.mtimeText != manifest.mtime else { return false }
         let targetManifest = Spool.manifestName(for: target)
         let ours = try holdsOwnRecord(file, manifest: manifest, at: target, in: area)
+        // Its outbox name back first, durably: a new file the producer put under that name
+        // meanwhile keeps it, and this version stays where its move left it, with its record (the
+        // move is finished as recorded). Cut after the link, the outbox record still names the
+        // second names, and the next claim, finding the file changed, drops them.
+        let outbox = spool.directory(.outbox)
+        do {
+            _ = try link(target, in: dir, to: file, in: outbox)
+        } catch let error as SystemError where error.code == EEXIST {
+            return false
+        }
+        try spool.syncDirectory(of: file, in: .outbox)
         if ours && fs.exists(targetManifest, in: dir) { try fs.unlink(targetManifest, in: dir) }
-        try bringBack(target, from: area, to: file)
+        try fs.unlink(target, in: dir)
+        try spool.syncDirectory(of: target, in: area)
         var again = manifest
         again.state = .queued
         again.storedAs = nil
