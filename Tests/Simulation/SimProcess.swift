@@ -34,6 +34,7 @@ final class SimProcess: @unchecked Sendable {
     init(disk: SimDisk, server: SimServer, choices: ChoiceSource, baton: BatonScheduler, profile: Profile, clock: SimClock, logger: Logger,
          plant: Plant?, boot: Int, seed: UInt64) {
         scheduler = SimJobQueue(baton: baton)
+        scheduler.wire.clock = clock
         view = ProcessView(disk: disk, scheduler: scheduler)
         // As the runner makes it (claims ahead included); the simulated machine's zone is UTC.
         var policy = ProfilePolicy(profile: profile, mode: .daemon, timeZone: .gmt)

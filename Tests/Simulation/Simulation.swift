@@ -117,6 +117,7 @@ final class Simulation {
         process.view.splitInside = { [choices] n in choices.below(n) }
         // The one moment a record may newly say `uploading` with a request behind it.
         process.scheduler.requestLeaves = { [unowned self] in check(.recordsWithinSlots) }
+        process.scheduler.wire.duration = { [unowned self] in wireTime() }
         // A restart takes a moment: what the dead process wrote is stamped before this one started.
         clock.advance(by: 0.01)
         // Past any jump of the wall clock back: an attempt stamped before it is not this process's.
@@ -250,14 +251,19 @@ final class Simulation {
 
     /// Time passes, never beyond the owner's next timer (a real timer fires at its deadline).
     func advanceClock(limit: Double) {
-        // During a stop, time runs to the end of the grace and no further: after it, the stop
-        // completes in the jobs' own time (milliseconds), which no clock tick here stands for.
+        // During a stop, time runs to the end of the grace; past it, only while every job waits
+        // on the wire (`SimWire`) with no event to take: what can run takes milliseconds.
         var limit = limit
         if let stop = process.stopRequested, process.stopTaken {
-            limit = min(limit, stop.at + stop.grace - clock.monotonic)
-            if limit <= 0 { return }
+            let left = stop.at + stop.grace - clock.monotonic
+            if left > 0 {
+                limit = min(limit, left)
+            } else if process.scheduler.runnable.workers > 0 || process.pendingEvents > 0 {
+                return
+            }
         }
-        let deadline = ProfileCore.nextDeadline(process.state, policy: process.policy, now: clock.current)
+        let deadline = [ProfileCore.nextDeadline(process.state, policy: process.policy, now: clock.current),
+                        process.scheduler.wire.nextDeadline.map { max(0, $0 - clock.monotonic) }].compactMap { $0 }.min()
         let step = min(limit, deadline ?? limit)
         clock.advance(by: step)
         note("clock +\(LogNumbers.fixed(step, places: 3)) s")
@@ -346,7 +352,8 @@ final class Simulation {
                 deliverEvent()
             } else if runnable.workers + runnable.probes > 0 {
                 runJob()
-            } else if ProfileCore.nextDeadline(process.state, policy: process.policy, now: clock.current) != nil {
+            } else if ProfileCore.nextDeadline(process.state, policy: process.policy, now: clock.current) != nil
+                        || process.scheduler.wire.nextDeadline != nil {
                 advanceClock(limit: 3600)
             } else {
                 // Quiet: a last look or two, as a periodic rescan would (inotify may have overflowed).
