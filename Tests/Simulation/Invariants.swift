@@ -43,10 +43,14 @@ enum Invariant: String, CaseIterable, Sendable {
     /// (capped by `max_backoff`), unless the daemon could no longer know it: `retry --all` reset
     /// it, a crash took its record, or the disk refused to write it.
     case noAttemptBeforeDue
+    /// Every record the daemon moved into `.quarantine/` is there afterwards, across crashes and
+    /// power cuts, unless a power cut undid the move and put it back where it came from.
+    case quarantineKeepsRecords
 
     static let atTheEnd: [Invariant] = [.manifestsParse, .noFileLost, .noFileInTwoPlaces, .filesAndManifestsPaired,
                                         .attemptsMatchRequests, .sentOnlyWithExactBytes, .duplicatesShareKey,
-                                        .everyFileSettles, .noLeftoverTemporaries, .maxAttemptsRespected]
+                                        .everyFileSettles, .noLeftoverTemporaries, .maxAttemptsRespected,
+                                        .quarantineKeepsRecords]
 }
 
 /// A broken invariant: which, what was seen, and after how many trace lines.
@@ -119,6 +123,9 @@ extension Simulation {
             break
         case .recordsWithinSlots:
             checkRecordsWithinSlots()
+        case .quarantineKeepsRecords:
+            if let lost = quarantineWatch.lost(disk) { return fail(invariant, "\(lost) is gone, and its record is not back where it came from") }
+            quarantineWatch.look(disk)
         case .slotBeforeAttempt:
             guard disk.faultsDrawn == faultsAtBoot else { return }
             for path in process.state.files.ready {
@@ -269,7 +276,7 @@ extension Simulation {
                 return fail(invariant, "\(entry.area.rawValue)/\(entry.name) counts \(m.countedAttempts) attempts (max \(profile.maxAttempts))")
             }
         case .neverTwoUploadsAtOnce, .onlineMeansWorking, .shutdownWithinGrace, .slotBeforeAttempt, .recordsWithinSlots,
-             .noAttemptBeforeDue:
+             .noAttemptBeforeDue, .quarantineKeepsRecords:
             break
         }
     }

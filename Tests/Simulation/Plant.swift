@@ -61,6 +61,9 @@ package enum Plant: String, CaseIterable, Sendable {
     /// An upload deaf to its cancel while its body is on the wire: at the end of the grace the
     /// core cancels it, and the stop waits until the body is through all the same (`shutdownWithinGrace`).
     case stopOutlastsGrace = "stop-outlasts-grace"
+    /// The fsyncs of a move into `.quarantine/` skipped (the directory's entry in the spool's root,
+    /// the record's in it): a power cut can lose a record moved aside (`quarantineKeepsRecords`).
+    case quarantineUnsynced = "quarantine-unsynced"
 
     /// The invariant that must catch this plant.
     var target: Invariant {
@@ -81,6 +84,7 @@ package enum Plant: String, CaseIterable, Sendable {
         case .oneSlotExtra: return .recordsWithinSlots
         case .retryAfterIgnored: return .noAttemptBeforeDue
         case .stopOutlastsGrace: return .shutdownWithinGrace
+        case .quarantineUnsynced: return .quarantineKeepsRecords
         }
     }
 
@@ -91,7 +95,7 @@ package enum Plant: String, CaseIterable, Sendable {
     var wrapsFileSystem: Bool {
         switch self {
         case .moveDeletes, .outboxNameKept, .manifestDroppedInMove, .shortManifestWrite, .mtimeShiftsPerBoot, .listingDropsLast,
-             .temporariesKept, .requeueRecordSkipped:
+             .temporariesKept, .requeueRecordSkipped, .quarantineUnsynced:
             return true
         case .silentResend, .connectFailureAsReset, .cancelLeavesRequest, .successFor5xx, .oneSlotShort, .maxAttemptsPlusTwo, .oneSlotExtra,
              .retryAfterIgnored, .maxAttemptsOne, .stopOutlastsGrace:

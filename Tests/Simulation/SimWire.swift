@@ -17,6 +17,8 @@ final class SimWire: @unchecked Sendable {
 
     private var waits: [Int: Wait] = [:]
     private var next = 0
+    /// The process is gone: no body waits any more.
+    private var closed = false
     /// The simulated clock the bodies' time runs on (set when the process is made).
     var clock: SimClock?
     /// How long a body now on the wire takes, in seconds; nil when it takes no simulated time.
@@ -28,7 +30,7 @@ final class SimWire: @unchecked Sendable {
     /// Carries a body over the wire: returns once it is through, `cancellation` is set (unless
     /// `ignoringCancel`, the planted bug of a transfer deaf to it), or the process is gone.
     func carry(_ cancellation: CancellationFlag, ignoringCancel: Bool) {
-        guard let clock, let seconds = duration(), seconds > 0 else { return }
+        guard !closed, let clock, let seconds = duration(), seconds > 0 else { return }
         let released = Latch()
         let relay = Relay(released)
         if !ignoringCancel, !cancellation.latch.notify(relay) { return }
@@ -43,6 +45,7 @@ final class SimWire: @unchecked Sendable {
 
     /// The process died or is dropped: every body on the wire stops waiting.
     func releaseAll() {
+        closed = true
         for wait in waits.values { wait.released.open() }
     }
 

@@ -33,6 +33,8 @@ final class Simulation {
     let logger: Logger
     var process: SimProcess!
     var producer: Producer
+    /// What the world saw moved into `.quarantine/`.
+    let quarantineWatch: QuarantineWatch
     private(set) var trace: [String] = []
     private(set) var log: [String] = []
     private(set) var violation: Violation?
@@ -64,6 +66,7 @@ final class Simulation {
         config = SimConfig(spoolRoot: Self.spoolRoot, choices: choices)
         let profile = config.profile
         self.profile = profile
+        quarantineWatch = QuarantineWatch(paths: profile.spool)
         let collect = options.keepLog
         let lines = LineBox()
         logger = Logger(level: collect ? .debug : .error, clock: clock, sink: { line in if collect { lines.append(line) } })
@@ -146,6 +149,7 @@ final class Simulation {
     /// The process died at its armed disk call: the threads of the dead process end (their
     /// calls fail), the disk keeps what the crash lets it keep, and the daemon starts again.
     private func crashed() {
+        quarantineWatch.look(disk)
         process.scheduler.forget()
         switch process.view.crashKind {
         case .kill:
@@ -163,6 +167,7 @@ final class Simulation {
         producer.afterCrash(powerCut: process.view.crashKind == .powerCut)
         check(.noFileLost)
         check(.manifestsParse)
+        check(.quarantineKeepsRecords)
         boot()
     }
 

@@ -19,13 +19,13 @@ struct PlantCheckTests {
         #expect(covered.isDisjoint(with: Self.unplantable))
     }
 
-    /// Runs the block's seeds, two at a time and journalled before noJournal, until one breaks the
+    /// Runs the block's seeds, two at a time, on the plant's disk models in order, until one breaks the
     /// plant's invariant; stops there, so the check costs only the seeds it needs.
     @Test(arguments: checked)
     func thePlantBreaksItsInvariantWithinTheBlock(plant: Plant) {
         let threads = max(1, ProcessInfo.processInfo.activeProcessorCount)
         var seen: [String] = []
-        for model in SimulationRunner.models {
+        for model in plant.models {
             var next = SimulationBlockTests.from
             let end = SimulationBlockTests.from + UInt64(SimulationBlockTests.seeds)
             while next < end {
