@@ -6,6 +6,9 @@ import UploaderSpool
 /// The properties every schedule must keep, each with a name a violation is reported under.
 enum Invariant: String, CaseIterable, Sendable {
     /// Every file the producer dropped (and still stands by) is in the outbox, `sent/` or `retry/`, or kept by the server.
+    /// A file written in place and never fsynced is owed as the disk kept it: a power cut may
+    /// leave it empty, short, older or gone, and the daemon cannot deliver bytes the disk never
+    /// kept (`Producer.afterCrash`); what it claimed and fsynced itself it must not lose.
     case noFileLost
     /// No file (inode) is in two places among the outbox, `sent/` and `retry/`.
     case noFileInTwoPlaces
@@ -19,7 +22,11 @@ enum Invariant: String, CaseIterable, Sendable {
     /// every request was recorded as an attempt, but for those made before the last power cut
     /// (which may undo a recorded attempt).
     case attemptsMatchRequests
-    /// A manifest in `sent/` says sent only when the server kept exactly the bytes of the file beside it.
+    /// A manifest in `sent/` says sent only when the server kept exactly the bytes of the file beside it
+    /// under its key. Where a power cut has since undone a careless producer's unsynced write of
+    /// that file (`Producer.torn`), the file holds less than the daemon read and sent: the server
+    /// must then have kept the complete content under the key. A short payload filed as sent for
+    /// a file whose content was durable is always a violation.
     case sentOnlyWithExactBytes
     /// The same content reached the server under one Idempotency-Key only.
     case duplicatesShareKey
@@ -199,7 +206,7 @@ extension Simulation {
             let kept = server.keptByContent
             let leftovers = Set(view.adoptionLeftovers.map(Producer.hash))
             for hash in producer.expected where hashes[hash] == nil && kept[hash] == nil && !leftovers.contains(hash) {
-                fail(invariant, "content \(hash.prefix(12)) is nowhere: not in the spool, not on the server")
+                fail(invariant, "content \(hash.prefix(12)) (written as \(producer.origin[hash] ?? "?")) is nowhere: not in the spool, not on the server")
                 return
             }
         case .noFileInTwoPlaces:
@@ -239,7 +246,8 @@ extension Simulation {
                 let name = Spool.fileName(forManifest: RelativePath(entry.name)).display
                 guard let file = view.files.first(where: { $0.area == .sent && $0.name == name }) else { continue }
                 let hash = Producer.hash(file.content)
-                if !server.keptHashes(m.id).contains(hash) {
+                let kept = server.keptHashes(m.id)
+                if !kept.contains(hash), !(producer.torn[file.inode].map(kept.contains) ?? false) {
                     return fail(invariant, "sent/\(name) is marked sent but the server never kept its bytes under \(m.id)")
                 }
             }
@@ -248,7 +256,7 @@ extension Simulation {
             // change and a power cut can bring back older: after a cut took the record of an upload,
             // the same bytes may come back under a new key (README, "What is proven").
             if profile.digest == .none && powerCuts > 0 { return }
-            for (hash, ids) in server.keptByContent where ids.count > 1 {
+            for (hash, ids) in server.keptByContent where ids.count > 1 && !producer.remnants.contains(hash) {
                 return fail(invariant, "content \(hash.prefix(12)) kept under \(ids.count) keys: \(ids.sorted().joined(separator: ", "))")
             }
         case .everyFileSettles:

@@ -122,7 +122,12 @@ final class SimTransport: Transport {
             }
             return .failure(.unreachable("connect to destination: Connection refused"))
         }
-        guard let body = readBody(request.body) else { return .failure(.localRead("read: Input/output error")) }
+        guard let body = readBody(request.body) else {
+            // libcurl fails its read callback once headers and some body are out: the request
+            // reached the server, cut short, and was not kept.
+            server.record(SimServer.Request(id: id, bytes: [], kept: false, status: nil))
+            return .failure(.localRead("read: Input/output error"))
+        }
         server.begin(id, body)
         server.lastBodySize = Int64(body.count)
         var leftRunning = false

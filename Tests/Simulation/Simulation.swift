@@ -74,7 +74,10 @@ final class Simulation {
         if collect { disk.logOperations() }
         server.now = { clock.now }
         server.retryAfterCap = profile.maxBackoff
-        producer = Producer(disk: disk, outbox: profile.spool.outbox, choices: choices, foreign: choices.chance(30), recursive: profile.recursive)
+        // Never careless for another user's files: see `Producer.careless`.
+        let foreign = choices.chance(30)
+        producer = Producer(disk: disk, outbox: profile.spool.outbox, choices: choices, foreign: foreign, recursive: profile.recursive,
+                            careless: !foreign && choices.chance(25))
     }
 
     private let logLines: LineBox
@@ -91,6 +94,7 @@ final class Simulation {
         note("config: \(config.summary)")
         drawDiskFaults()
         if producer.foreign { note("the producer is another user: its files cannot be linked by the daemon") }
+        if producer.careless { note("the producer never fsyncs what it writes in place") }
         boot()
         var step = 0
         while step < options.steps && violation == nil {
@@ -164,7 +168,10 @@ final class Simulation {
         }
         note("\(process.view.crashKind.rawValue)")
         server.forgetDueTimes(keeping: dueTimesKept())
-        producer.afterCrash(powerCut: process.view.crashKind == .powerCut)
+        producer.afterCrash(powerCut: process.view.crashKind == .powerCut) { [disk, profile] in
+            let view = SpoolView(disk: disk, paths: profile.spool)
+            return view.files.map { ($0.inode, Producer.hash($0.content), $0.content) } + view.adoptionLeftovers.map { (nil, Producer.hash($0), nil) }
+        }
         check(.noFileLost)
         check(.manifestsParse)
         check(.quarantineKeepsRecords)
