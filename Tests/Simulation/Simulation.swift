@@ -216,16 +216,19 @@ final class Simulation {
         stepping = true
         defer { stepping = false }
         note("event \(Self.describe(event))")
+        checkOnTaking(event)
         if case .stop(let grace) = event, process.stopRequested == nil || process.stopTaken == false {
             // The grace runs from when the owner takes the signal in.
             process.stopRequested = (clock.monotonic, grace)
             process.stopTaken = true
         }
         let effects = ProfileCore.step(&process.state, event, policy: process.policy, now: clock.current)
-        for effect in effects { process.executor.perform(effect) }
+        for effect in effects {
+            checkBefore(effect)
+            process.executor.perform(effect)
+        }
         for finished in process.takeFinished() where finished == .stopped { stoppedCleanly() }
         checkOnlineMeansWorking()
-        if !process.state.files.ready.isEmpty { check(.slotBeforeAttempt) }
     }
 
     /// The workers run (the baton comes back at one of their seam calls, or once none can run),
