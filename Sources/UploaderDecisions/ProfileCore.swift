@@ -242,7 +242,12 @@ struct Transition {
         case nil, .waiting?, .delayed?, .awaitingCredentials?:
             return
         default:
-            if seenAgain && !requeued && takingWork {
+            if seenAgain && !requeued && takingWork && state.retries.stage(of: path) != nil {
+                // Filed in retry/ under this name: the name's file comes back by its move back,
+                // and a claim now would run beside that move. Checked once the move has ended.
+                state.files.remove(path)
+                state.foundWhileMovingBack[path] = QueuedFile(path)
+            } else if seenAgain && !requeued && takingWork {
                 state.files.enqueue(path, quiet: true)
             } else {
                 state.files.remove(path)
