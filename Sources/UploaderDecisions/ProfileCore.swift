@@ -113,11 +113,13 @@ struct Transition {
             } else {
                 log(.debug, "retry entry no longer in retry/", ["file": from.logSafe])
             }
+            queueFoundWhileMovingBack(from)
         case .recordWithoutFile(let path):
             // Still moving back (a stop waits for it) until the record is moved aside.
             effects.append(.quarantine(path))
         case .quarantined(let path, let report):
             state.retries.movedBack(path)
+            queueFoundWhileMovingBack(path)
             switch report {
             case .movedAside(let aside):
                 log(.warn, "manifest in retry/ with no file (the file vanished); manifest moved aside", ["file": path.logSafe, "manifest": aside])
@@ -154,6 +156,10 @@ struct Transition {
         for file in files {
             let path = file.path
             let rank = policy.order.rank(file)
+            if case .movingBack? = state.retries.stage(of: path) {
+                state.foundWhileMovingBack[path] = file
+                continue
+            }
             switch state.files.stage(of: path) {
             case nil:
                 batch.append((path, rank))
@@ -167,6 +173,13 @@ struct Transition {
             }
         }
         state.files.enqueueNew(batch)
+    }
+
+    /// The move back of `path` has ended: a file found under its name meanwhile is queued now
+    /// (the file moved back itself, already queued under its new name, is not queued twice).
+    mutating func queueFoundWhileMovingBack(_ path: RelativePath) {
+        guard let file = state.foundWhileMovingBack.removeValue(forKey: path) else { return }
+        queue([file])
     }
 
     mutating func warnIgnored(_ directories: [RelativePath]) {
@@ -229,7 +242,12 @@ struct Transition {
         case nil, .waiting?, .delayed?, .awaitingCredentials?:
             return
         default:
-            if seenAgain && !requeued && takingWork {
+            if seenAgain && !requeued && takingWork && state.retries.stage(of: path) != nil {
+                // Filed in retry/ under this name: the name's file comes back by its move back,
+                // and a claim now would run beside that move. Checked once the move has ended.
+                state.files.remove(path)
+                state.foundWhileMovingBack[path] = QueuedFile(path)
+            } else if seenAgain && !requeued && takingWork {
                 state.files.enqueue(path, quiet: true)
             } else {
                 state.files.remove(path)

@@ -56,6 +56,10 @@ package struct ProfileState: Sendable, Equatable {
     /// Names refused for good and names already warned about, once per start: tallies, not stages
     /// (a refused name found again is claimed again, and refused again without a second warning).
     package var refused: Set<RelativePath> = []
+    /// Files found under a name whose file is in retry/ or moving back from it: claimed once that
+    /// move back has ended (a claim beside it could take the record it links into the outbox for
+    /// a move cut short, and remove it).
+    package var foundWhileMovingBack: [RelativePath: QueuedFile] = [:]
     package var warned: Set<RelativePath> = []
     package var totals = RunTotals()
     /// The start-up scan has been taken in (`run --once` cannot be drained before).

@@ -206,12 +206,17 @@ package struct Spool: Sendable {
     }
 
     /// Moves an unreadable manifest aside into `.quarantine/` (never deletes it); returns where it went.
+    /// Durably: `.quarantine/`'s entry in the spool's root and the record's entry in it are
+    /// fsynced before this returns, so a power cut cannot lose the record once its source
+    /// directory's fsync (any later move's) has made its absence there durable.
     @discardableResult
     package func quarantineManifest(for path: RelativePath, in area: Area, now: Date) throws -> String {
         try fs.makeDirectories(paths.quarantine)
+        try syncer.syncDirectory(of: RelativePath(".quarantine"), in: paths.root)
         let stamp = Timestamp.format(now).replacingOccurrences(of: ":", with: "")
         let name = RelativePath(bytes: Spool.manifestName(for: path).name.bytes + Array(".\(stamp)".utf8))
         try fs.rename(Spool.manifestName(for: path), in: directory(area), to: name, in: paths.quarantine, replace: false)
+        try syncer.syncDirectory(of: name, in: paths.quarantine)
         return name.displayed(in: paths.quarantine)
     }
 

@@ -6,6 +6,9 @@ import UploaderSpool
 /// The properties every schedule must keep, each with a name a violation is reported under.
 enum Invariant: String, CaseIterable, Sendable {
     /// Every file the producer dropped (and still stands by) is in the outbox, `sent/` or `retry/`, or kept by the server.
+    /// A file written in place and never fsynced is owed as the disk kept it: a power cut may
+    /// leave it empty, short, older or gone, and the daemon cannot deliver bytes the disk never
+    /// kept (`Producer.afterCrash`); what it claimed and fsynced itself it must not lose.
     case noFileLost
     /// No file (inode) is in two places among the outbox, `sent/` and `retry/`.
     case noFileInTwoPlaces
@@ -19,7 +22,11 @@ enum Invariant: String, CaseIterable, Sendable {
     /// every request was recorded as an attempt, but for those made before the last power cut
     /// (which may undo a recorded attempt).
     case attemptsMatchRequests
-    /// A manifest in `sent/` says sent only when the server kept exactly the bytes of the file beside it.
+    /// A manifest in `sent/` says sent only when the server kept exactly the bytes of the file beside it
+    /// under its key. Where a power cut has since undone a careless producer's unsynced write of
+    /// that file (`Producer.torn`), the file holds less than the daemon read and sent: the server
+    /// must then have kept the complete content under the key. A short payload filed as sent for
+    /// a file whose content was durable is always a violation.
     case sentOnlyWithExactBytes
     /// The same content reached the server under one Idempotency-Key only.
     case duplicatesShareKey
@@ -31,8 +38,8 @@ enum Invariant: String, CaseIterable, Sendable {
     case noLeftoverTemporaries
     /// A SIGTERM stop ends within `shutdown_grace` (plus one second).
     case shutdownWithinGrace
-    /// An attempt is written down only by a file that holds a transfer slot: no file claimed and
-    /// still waiting for a slot has an attempt opened by this process.
+    /// An attempt is written down only by a file that holds a transfer slot: no file is given a
+    /// slot while its record on the disk still holds an attempt this process opened.
     case slotBeforeAttempt
     /// No manifest counts more attempts than `max_attempts`.
     case maxAttemptsRespected
@@ -43,10 +50,14 @@ enum Invariant: String, CaseIterable, Sendable {
     /// (capped by `max_backoff`), unless the daemon could no longer know it: `retry --all` reset
     /// it, a crash took its record, or the disk refused to write it.
     case noAttemptBeforeDue
+    /// Every record the daemon moved into `.quarantine/` is there afterwards, across crashes and
+    /// power cuts, unless a power cut undid the move and put it back where it came from.
+    case quarantineKeepsRecords
 
     static let atTheEnd: [Invariant] = [.manifestsParse, .noFileLost, .noFileInTwoPlaces, .filesAndManifestsPaired,
                                         .attemptsMatchRequests, .sentOnlyWithExactBytes, .duplicatesShareKey,
-                                        .everyFileSettles, .noLeftoverTemporaries, .maxAttemptsRespected]
+                                        .everyFileSettles, .noLeftoverTemporaries, .maxAttemptsRespected,
+                                        .quarantineKeepsRecords]
 }
 
 /// A broken invariant: which, what was seen, and after how many trace lines.
@@ -119,14 +130,11 @@ extension Simulation {
             break
         case .recordsWithinSlots:
             checkRecordsWithinSlots()
+        case .quarantineKeepsRecords:
+            if let lost = quarantineWatch.lost(disk) { return fail(invariant, "\(lost) is gone, and its record is not back where it came from") }
+            quarantineWatch.look(disk)
         case .slotBeforeAttempt:
-            guard disk.faultsDrawn == faultsAtBoot else { return }
-            for path in process.state.files.ready {
-                guard let bytes = disk.contents(profile.spool.outbox + "/" + Spool.manifestName(for: path).display),
-                      let m = try? Manifest.decode(Data(bytes)), let last = m.attempts.last, last.endedAt == nil,
-                      let started = Timestamp.parse(last.startedAt), started >= process.bootedAt else { continue }
-                return fail(invariant, "\(path.logSafe) waits for a slot with an attempt already open")
-            }
+            break
         default:
             checkSpool(invariant, SpoolView(disk: disk, paths: profile.spool))
         }
@@ -192,7 +200,7 @@ extension Simulation {
             let kept = server.keptByContent
             let leftovers = Set(view.adoptionLeftovers.map(Producer.hash))
             for hash in producer.expected where hashes[hash] == nil && kept[hash] == nil && !leftovers.contains(hash) {
-                fail(invariant, "content \(hash.prefix(12)) is nowhere: not in the spool, not on the server")
+                fail(invariant, "content \(hash.prefix(12)) (written as \(producer.origin[hash] ?? "?")) is nowhere: not in the spool, not on the server")
                 return
             }
         case .noFileInTwoPlaces:
@@ -232,7 +240,8 @@ extension Simulation {
                 let name = Spool.fileName(forManifest: RelativePath(entry.name)).display
                 guard let file = view.files.first(where: { $0.area == .sent && $0.name == name }) else { continue }
                 let hash = Producer.hash(file.content)
-                if !server.keptHashes(m.id).contains(hash) {
+                let kept = server.keptHashes(m.id)
+                if !kept.contains(hash), !(producer.torn[file.inode].map(kept.contains) ?? false) {
                     return fail(invariant, "sent/\(name) is marked sent but the server never kept its bytes under \(m.id)")
                 }
             }
@@ -241,7 +250,7 @@ extension Simulation {
             // change and a power cut can bring back older: after a cut took the record of an upload,
             // the same bytes may come back under a new key (README, "What is proven").
             if profile.digest == .none && powerCuts > 0 { return }
-            for (hash, ids) in server.keptByContent where ids.count > 1 {
+            for (hash, ids) in server.keptByContent where ids.count > 1 && !producer.remnants.contains(hash) {
                 return fail(invariant, "content \(hash.prefix(12)) kept under \(ids.count) keys: \(ids.sorted().joined(separator: ", "))")
             }
         case .everyFileSettles:
@@ -269,7 +278,7 @@ extension Simulation {
                 return fail(invariant, "\(entry.area.rawValue)/\(entry.name) counts \(m.countedAttempts) attempts (max \(profile.maxAttempts))")
             }
         case .neverTwoUploadsAtOnce, .onlineMeansWorking, .shutdownWithinGrace, .slotBeforeAttempt, .recordsWithinSlots,
-             .noAttemptBeforeDue:
+             .noAttemptBeforeDue, .quarantineKeepsRecords:
             break
         }
     }

@@ -2,10 +2,6 @@
 /// targets catches it: each is a regression the code could really suffer, put into the simulated
 /// world or into a thin wrapper around a seam the simulator injects (`PlantedFileSystem` around
 /// the spool's file system, `SimTransport`, the policy the core is given), never into `Sources/`.
-///
-/// Not planted: `shutdownWithinGrace`. The simulated clock stops at the end of the grace and a
-/// stop completes in the jobs' own time, so no bug in today's single-threaded schedule can make a
-/// stop outlast its grace; that waits for jobs that run concurrently in the simulator.
 package enum Plant: String, CaseIterable, Sendable {
     /// libcurl's silent re-send on a dead kept-alive connection: a second request the daemon
     /// never recorded (`attemptsMatchRequests`, whose check of unrecorded requests counts those
@@ -62,6 +58,12 @@ package enum Plant: String, CaseIterable, Sendable {
     /// The configured `max_attempts` misread as 1: a file fails on its first retryable answer
     /// (`everyFileSettles`, which accepts `failed` only for a permanent error or attempts spent).
     case maxAttemptsOne = "max-attempts-one"
+    /// An upload deaf to its cancel while its body is on the wire: at the end of the grace the
+    /// core cancels it, and the stop waits until the body is through all the same (`shutdownWithinGrace`).
+    case stopOutlastsGrace = "stop-outlasts-grace"
+    /// The fsyncs of a move into `.quarantine/` skipped (the directory's entry in the spool's root,
+    /// the record's in it): a power cut can lose a record moved aside (`quarantineKeepsRecords`).
+    case quarantineUnsynced = "quarantine-unsynced"
 
     /// The invariant that must catch this plant.
     var target: Invariant {
@@ -81,6 +83,8 @@ package enum Plant: String, CaseIterable, Sendable {
         case .maxAttemptsPlusTwo: return .maxAttemptsRespected
         case .oneSlotExtra: return .recordsWithinSlots
         case .retryAfterIgnored: return .noAttemptBeforeDue
+        case .stopOutlastsGrace: return .shutdownWithinGrace
+        case .quarantineUnsynced: return .quarantineKeepsRecords
         }
     }
 
@@ -91,10 +95,10 @@ package enum Plant: String, CaseIterable, Sendable {
     var wrapsFileSystem: Bool {
         switch self {
         case .moveDeletes, .outboxNameKept, .manifestDroppedInMove, .shortManifestWrite, .mtimeShiftsPerBoot, .listingDropsLast,
-             .temporariesKept, .requeueRecordSkipped:
+             .temporariesKept, .requeueRecordSkipped, .quarantineUnsynced:
             return true
         case .silentResend, .connectFailureAsReset, .cancelLeavesRequest, .successFor5xx, .oneSlotShort, .maxAttemptsPlusTwo, .oneSlotExtra,
-             .retryAfterIgnored, .maxAttemptsOne:
+             .retryAfterIgnored, .maxAttemptsOne, .stopOutlastsGrace:
             return false
         }
     }

@@ -95,7 +95,10 @@ struct PlantedFileSystem: SpoolFileSystem {
         try inner.exchange(a, in: aDir, with: b, in: bDir)
     }
 
-    func syncDirectory(of name: RelativePath, in directory: String) throws { try inner.syncDirectory(of: name, in: directory) }
+    func syncDirectory(of name: RelativePath, in directory: String) throws {
+        if plant == .quarantineUnsynced, directory == paths.quarantine || (directory == paths.root && name.display == ".quarantine") { return }
+        try inner.syncDirectory(of: name, in: directory)
+    }
 
     func makeDirectories(_ path: String) throws { try inner.makeDirectories(path) }
 

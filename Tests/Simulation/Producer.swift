@@ -5,8 +5,10 @@ import UploaderSpool
 /// The people and programs that put files into the outbox, as the schedule has them: dropped
 /// by rename from elsewhere (like `uploader enqueue`), written in place, hard-linked in, under
 /// a name used before, rewritten, appended to, truncated or deleted while queued or uploading,
-/// and the odd symlink or FIFO. Every change
-/// is made durable (fsync of the file and the outbox), so what it stands by is what must arrive.
+/// and the odd symlink or FIFO. Every change is made durable (fsync of the file and the outbox),
+/// so what it stands by is what must arrive — but for a `careless` producer's writes in place,
+/// which it never fsyncs: a power cut may leave such a file empty, short, older or gone, and
+/// what the disk did not keep is no longer owed (`afterCrash`).
 struct Producer {
     let disk: SimDisk
     let outbox: String
@@ -17,18 +19,36 @@ struct Producer {
     let foreign: Bool
     /// The outbox is watched with its subdirectories (`recursive = yes`): some files go into one.
     let recursive: Bool
+    /// Writes in place (a new file, a rewrite, an append, a truncation) with no fsync at all,
+    /// of the file or the outbox, and no write-then-rename: a power cut may undo them.
+    /// Never another user's (`foreign`): a cut between the adoption's swap and the outbox's fsync
+    /// can leave the name on the producer's original, emptied by the cut, and the daemon's fsynced
+    /// copy under the hidden name; the start-up's `reconcileLeftover` takes the original for the
+    /// newer file and removes the copy, the one place the bytes were kept (an open finding).
+    let careless: Bool
     /// What each name in the outbox should deliver, by outbox name (the producer's intent).
     private(set) var standing: [String: [UInt8]] = [:]
     /// Contents the producer dropped and still stands by, wherever the daemon has moved them.
     private(set) var expected: Set<String> = []
     private var count = 0
+    /// A careless producer's writes since the last power cut, by inode → the content written.
+    private(set) var undurable: [UInt64: (name: String, hash: String)] = [:]
+    /// Files whose complete content, never made durable by their careless producer, a power cut
+    /// undid: by inode → that complete content. A daemon that read and sent the complete content
+    /// before the cut delivered it, though the file beside its record now holds less.
+    private(set) var torn: [UInt64: String] = [:]
+    /// Contents a power cut left in place of careless writes (an empty file, an older version):
+    /// not unique as the producer's own contents are (several files may be left empty), and
+    /// sent again under a new key when the daemon's record named the undone write.
+    private(set) var remnants: Set<String> = []
 
-    init(disk: SimDisk, outbox: String, choices: ChoiceSource, foreign: Bool, recursive: Bool = false) {
+    init(disk: SimDisk, outbox: String, choices: ChoiceSource, foreign: Bool, recursive: Bool = false, careless: Bool = false) {
         self.disk = disk
         self.outbox = outbox
         self.choices = choices
         self.foreign = foreign
         self.recursive = recursive
+        self.careless = careless
     }
 
     /// Names of every kind: spaces, Unicode, a leading dash, percent signs, several dots, none.
@@ -51,10 +71,10 @@ struct Producer {
         case 1:
             let name = newName()
             let data = newContent()
-            disk.createFile("\(outbox)/\(name)", data: data, sync: true, foreign: foreign)
-            disk.syncParent("\(outbox)/\(name)")
+            disk.createFile("\(outbox)/\(name)", data: data, sync: !careless, foreign: foreign)
+            if careless { wroteCarelessly(name, data) } else { disk.syncParent("\(outbox)/\(name)") }
             stand(name, data)
-            note("write \(name) (\(data.count) B) in place")
+            note("write \(name) (\(data.count) B) in place\(careless ? ", no fsync" : "")")
             return RelativePath(name)
         case 2:
             let name = newName()
@@ -77,7 +97,7 @@ struct Producer {
                 note("rewrite \(name) refused (not the producer's file now)")
                 return nil
             }
-            disk.syncFile("\(outbox)/\(name)")
+            if careless { wroteCarelessly(name, data) } else { disk.syncFile("\(outbox)/\(name)") }
             // What the rewrite destroyed is what was under the name, the producer's or not (the
             // daemon may have moved an older file back under a name the producer reused): that
             // content is gone by the producer's hand. Its own last version, if it was another
@@ -89,6 +109,7 @@ struct Producer {
         case 4:
             let name = names[choices.below(names.count)]
             guard disk.exists(path: "\(outbox)/\(name)") else { return nil }
+            if let inode = disk.inode("\(outbox)/\(name)") { undurable[inode] = nil }
             try? disk.remove("\(outbox)/\(name)")
             disk.syncParent("\(outbox)/\(name)")
             if let old = standing.removeValue(forKey: name) { expected.remove(Self.hash(old)) }
@@ -110,12 +131,39 @@ struct Producer {
 
     /// After a crash nothing the producer made durable is gone; a name it still "stands by" in
     /// the outbox may have been moved by the daemon meanwhile, which the content set tracks.
-    mutating func afterCrash(powerCut: Bool) {}
+    /// After a power cut, a careless write's content that the spool no longer holds anywhere
+    /// (`files`: what the spool's files hold after the cut, by inode where they have one) is no
+    /// longer owed: the daemon cannot deliver bytes the disk never kept. What the cut left in its
+    /// place — the empty, short or older file under the same inode — is owed as any other file.
+    mutating func afterCrash(powerCut: Bool, files: () -> [(inode: UInt64?, hash: String, bytes: [UInt8]?)]) {
+        guard powerCut, !undurable.isEmpty else { return }
+        let files = files()
+        let kept = Set(files.map(\.hash))
+        for (inode, write) in undurable.sorted(by: { $0.key < $1.key }) where !kept.contains(write.hash) {
+            expected.remove(write.hash)
+            torn[inode] = write.hash
+            guard let left = files.first(where: { $0.inode == inode }) else { continue }
+            expected.insert(left.hash)
+            remnants.insert(left.hash)
+            // What the name now holds, as far as the producer's own later rewrite or removal goes.
+            if let standing = standing[write.name], Self.hash(standing) == write.hash, let bytes = left.bytes { self.standing[write.name] = bytes }
+        }
+        undurable = [:]
+    }
+
+    /// A careless write in place: remembered until a power cut decides what the disk kept.
+    private mutating func wroteCarelessly(_ name: String, _ data: [UInt8]) {
+        if let inode = disk.inode("\(outbox)/\(name)") { undurable[inode] = (name, Self.hash(data)) }
+    }
 
     private mutating func stand(_ name: String, _ data: [UInt8]) {
         standing[name] = data
         expected.insert(Self.hash(data))
+        origin[Self.hash(data)] = name
     }
+
+    /// The outbox name each content was written under (for a violation's report).
+    private(set) var origin: [String: String] = [:]
 
     /// A new name; with `recursive`, some go into a subdirectory (or one below it), made first
     /// and durably (mkdir, fsync of its parent), as a producer's `mkdir -p` and `sync` would.

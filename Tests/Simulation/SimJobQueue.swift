@@ -16,6 +16,8 @@ final class SimJobQueue: JobQueue, @unchecked Sendable {
     let baton: BatonScheduler
     private var pool: WorkerPool?
     private var probes: [@Sendable () -> Void] = []
+    /// Bodies on the wire during a stop (their time runs on the simulated clock).
+    let wire = SimWire()
     /// Set once the process's transport exists.
     var makeTransport: () -> any Transport = { preconditionFailure("no transport yet") }
     /// Called as a request leaves for the server (its attempt is on record by then).
@@ -60,6 +62,7 @@ final class SimJobQueue: JobQueue, @unchecked Sendable {
 
     /// The process died or stopped: its workers end (what never started fails at once), its probes are dropped.
     func forget() {
+        wire.releaseAll()
         shutDown()
         probes = []
     }

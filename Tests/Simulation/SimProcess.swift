@@ -30,10 +30,14 @@ final class SimProcess: @unchecked Sendable {
     var stopTaken = false
     /// When this process started (wall clock): attempts opened before belong to a dead process.
     var bootedAt: Date = .distantPast
+    /// Files the core had claimed in a transfer slot (`.claimAndUpload`): their claim's job opens
+    /// the attempt before it reports the claim.
+    var claimedInSlot: Set<RelativePath> = []
 
     init(disk: SimDisk, server: SimServer, choices: ChoiceSource, baton: BatonScheduler, profile: Profile, clock: SimClock, logger: Logger,
          plant: Plant?, boot: Int, seed: UInt64) {
         scheduler = SimJobQueue(baton: baton)
+        scheduler.wire.clock = clock
         view = ProcessView(disk: disk, scheduler: scheduler)
         // As the runner makes it (claims ahead included); the simulated machine's zone is UTC.
         var policy = ProfilePolicy(profile: profile, mode: .daemon, timeZone: .gmt)

@@ -122,7 +122,12 @@ final class SimTransport: Transport {
             }
             return .failure(.unreachable("connect to destination: Connection refused"))
         }
-        guard let body = readBody(request.body) else { return .failure(.localRead("read: Input/output error")) }
+        guard let body = readBody(request.body) else {
+            // libcurl fails its read callback once headers and some body are out: the request
+            // reached the server, cut short, and was not kept.
+            server.record(SimServer.Request(id: id, bytes: [], kept: false, status: nil))
+            return .failure(.localRead("read: Input/output error"))
+        }
         server.begin(id, body)
         server.lastBodySize = Int64(body.count)
         var leftRunning = false
@@ -130,6 +135,8 @@ final class SimTransport: Transport {
         let answer = server.healed ? .created : Answer(rawValue: choices.pick(Self.weights))!
         // Half of the body is on the wire: the network, the process or a cancel may strike here.
         scheduler.yield()
+        // During a stop the rest of the body takes a while (the planted bug: deaf to the cancel).
+        scheduler.wire.carry(request.cancellation, ignoringCancel: plant == .stopOutlastsGrace)
         if disk.dead {
             server.record(SimServer.Request(id: id, bytes: Array(body.prefix(body.count / 2)), kept: false, status: nil))
             return .failure(.broken("process died", bytesSent: Int64(body.count / 2)))

@@ -33,6 +33,8 @@ final class Simulation {
     let logger: Logger
     var process: SimProcess!
     var producer: Producer
+    /// What the world saw moved into `.quarantine/`.
+    let quarantineWatch: QuarantineWatch
     private(set) var trace: [String] = []
     private(set) var log: [String] = []
     private(set) var violation: Violation?
@@ -64,6 +66,7 @@ final class Simulation {
         config = SimConfig(spoolRoot: Self.spoolRoot, choices: choices)
         let profile = config.profile
         self.profile = profile
+        quarantineWatch = QuarantineWatch(paths: profile.spool)
         let collect = options.keepLog
         let lines = LineBox()
         logger = Logger(level: collect ? .debug : .error, clock: clock, sink: { line in if collect { lines.append(line) } })
@@ -71,7 +74,10 @@ final class Simulation {
         if collect { disk.logOperations() }
         server.now = { clock.now }
         server.retryAfterCap = profile.maxBackoff
-        producer = Producer(disk: disk, outbox: profile.spool.outbox, choices: choices, foreign: choices.chance(30), recursive: profile.recursive)
+        // Never careless for another user's files: see `Producer.careless`.
+        let foreign = choices.chance(30)
+        producer = Producer(disk: disk, outbox: profile.spool.outbox, choices: choices, foreign: foreign, recursive: profile.recursive,
+                            careless: !foreign && choices.chance(25))
     }
 
     private let logLines: LineBox
@@ -88,6 +94,7 @@ final class Simulation {
         note("config: \(config.summary)")
         drawDiskFaults()
         if producer.foreign { note("the producer is another user: its files cannot be linked by the daemon") }
+        if producer.careless { note("the producer never fsyncs what it writes in place") }
         boot()
         var step = 0
         while step < options.steps && violation == nil {
@@ -117,6 +124,7 @@ final class Simulation {
         process.view.splitInside = { [choices] n in choices.below(n) }
         // The one moment a record may newly say `uploading` with a request behind it.
         process.scheduler.requestLeaves = { [unowned self] in check(.recordsWithinSlots) }
+        process.scheduler.wire.duration = { [unowned self] in wireTime() }
         // A restart takes a moment: what the dead process wrote is stamped before this one started.
         clock.advance(by: 0.01)
         // Past any jump of the wall clock back: an attempt stamped before it is not this process's.
@@ -145,6 +153,7 @@ final class Simulation {
     /// The process died at its armed disk call: the threads of the dead process end (their
     /// calls fail), the disk keeps what the crash lets it keep, and the daemon starts again.
     private func crashed() {
+        quarantineWatch.look(disk)
         process.scheduler.forget()
         switch process.view.crashKind {
         case .kill:
@@ -159,9 +168,13 @@ final class Simulation {
         }
         note("\(process.view.crashKind.rawValue)")
         server.forgetDueTimes(keeping: dueTimesKept())
-        producer.afterCrash(powerCut: process.view.crashKind == .powerCut)
+        producer.afterCrash(powerCut: process.view.crashKind == .powerCut) { [disk, profile] in
+            let view = SpoolView(disk: disk, paths: profile.spool)
+            return view.files.map { ($0.inode, Producer.hash($0.content), $0.content) } + view.adoptionLeftovers.map { (nil, Producer.hash($0), nil) }
+        }
         check(.noFileLost)
         check(.manifestsParse)
+        check(.quarantineKeepsRecords)
         boot()
     }
 
@@ -203,16 +216,19 @@ final class Simulation {
         stepping = true
         defer { stepping = false }
         note("event \(Self.describe(event))")
+        checkOnTaking(event)
         if case .stop(let grace) = event, process.stopRequested == nil || process.stopTaken == false {
             // The grace runs from when the owner takes the signal in.
             process.stopRequested = (clock.monotonic, grace)
             process.stopTaken = true
         }
         let effects = ProfileCore.step(&process.state, event, policy: process.policy, now: clock.current)
-        for effect in effects { process.executor.perform(effect) }
+        for effect in effects {
+            checkBefore(effect)
+            process.executor.perform(effect)
+        }
         for finished in process.takeFinished() where finished == .stopped { stoppedCleanly() }
         checkOnlineMeansWorking()
-        if !process.state.files.ready.isEmpty { check(.slotBeforeAttempt) }
     }
 
     /// The workers run (the baton comes back at one of their seam calls, or once none can run),
@@ -250,14 +266,19 @@ final class Simulation {
 
     /// Time passes, never beyond the owner's next timer (a real timer fires at its deadline).
     func advanceClock(limit: Double) {
-        // During a stop, time runs to the end of the grace and no further: after it, the stop
-        // completes in the jobs' own time (milliseconds), which no clock tick here stands for.
+        // During a stop, time runs to the end of the grace; past it, only while every job waits
+        // on the wire (`SimWire`) with no event to take: what can run takes milliseconds.
         var limit = limit
         if let stop = process.stopRequested, process.stopTaken {
-            limit = min(limit, stop.at + stop.grace - clock.monotonic)
-            if limit <= 0 { return }
+            let left = stop.at + stop.grace - clock.monotonic
+            if left > 0 {
+                limit = min(limit, left)
+            } else if process.scheduler.runnable.workers > 0 || process.pendingEvents > 0 {
+                return
+            }
         }
-        let deadline = ProfileCore.nextDeadline(process.state, policy: process.policy, now: clock.current)
+        let deadline = [ProfileCore.nextDeadline(process.state, policy: process.policy, now: clock.current),
+                        process.scheduler.wire.nextDeadline.map { max(0, $0 - clock.monotonic) }].compactMap { $0 }.min()
         let step = min(limit, deadline ?? limit)
         clock.advance(by: step)
         note("clock +\(LogNumbers.fixed(step, places: 3)) s")
@@ -346,7 +367,8 @@ final class Simulation {
                 deliverEvent()
             } else if runnable.workers + runnable.probes > 0 {
                 runJob()
-            } else if ProfileCore.nextDeadline(process.state, policy: process.policy, now: clock.current) != nil {
+            } else if ProfileCore.nextDeadline(process.state, policy: process.policy, now: clock.current) != nil
+                        || process.scheduler.wire.nextDeadline != nil {
                 advanceClock(limit: 3600)
             } else {
                 // Quiet: a last look or two, as a periodic rescan would (inotify may have overflowed).

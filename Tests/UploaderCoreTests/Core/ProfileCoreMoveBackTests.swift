@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+@testable import UploaderSupport
+@testable import UploaderCore
+
+/// A file found (a rescan, an inotify event) under a name whose file is being moved back from
+/// retry/ waits for the move to end: a claim run beside the move took the record it had just
+/// linked into the outbox for a move to retry/ cut short and removed it, and the file's attempts
+/// were lost with it.
+@Suite("A file found under a name whose file is in retry/ is claimed once its move back has ended")
+struct ProfileCoreMoveBackTests {
+    let a = RelativePath("a.bin")
+
+    /// `a.bin` filed in retry/ after a 503, and its move back begun.
+    private func movingBack() -> EmbeddedProfile {
+        var p = EmbeddedProfile.daemon(backoff: 30, maxBackoff: 3600)
+        p.recover(["a.bin"])
+        let settle = p.send(.attempted(a, .outcome(.retryable(reason: "HTTP 503 Service Unavailable", retryAfter: nil))))
+        guard case .retry(_, let due)? = settle.settlements.first else {
+            Issue.record("no retry: \(settle)")
+            return p
+        }
+        p.send(.settled(a, .filed(.retry, a, retryDue: due)))
+        #expect(p.advanceToNextDeadline().moveBacks == [a])
+        return p
+    }
+
+    @Test func noClaimStartsBesideTheMoveBackAndOneStartsWhenItEnds() {
+        var p = movingBack()
+        #expect(p.send(.found([QueuedFile(a)])).claims.isEmpty, "a claim beside the move back")
+        #expect(p.send(.movedBack(a, to: QueuedFile(a))).claims == [a])
+    }
+
+    /// The move back went to `a.2.bin` (a new file had taken `a.bin`): both are claimed then.
+    @Test func aNewFileUnderTheNameIsClaimedOnceTheMoveBackHasTakenAnother() {
+        var p = movingBack()
+        let a2 = RelativePath("a.2.bin")
+        #expect(p.send(.found([QueuedFile(a)])).claims.isEmpty)
+        #expect(Set(p.send(.movedBack(a, to: QueuedFile(a2))).claims) == [a, a2])
+    }
+
+    /// Seen again during its upload (the watcher reported its name), then filed in retry/: the
+    /// name's file is the one in retry/, back by its move back; a claim queued now would run
+    /// beside that move when it comes due.
+    @Test func aFileSeenAgainDuringItsUploadAndFiledInRetryIsClaimedOnlyAfterItsMoveBack() {
+        var p = EmbeddedProfile.daemon(backoff: 30, maxBackoff: 3600)
+        p.recover(["a.bin"])
+        p.send(.found([QueuedFile(a)]))
+        let settle = p.send(.attempted(a, .outcome(.retryable(reason: "HTTP 503 Service Unavailable", retryAfter: nil))))
+        guard case .retry(_, let due)? = settle.settlements.first else {
+            Issue.record("no retry: \(settle)")
+            return
+        }
+        #expect(p.send(.settled(a, .filed(.retry, a, retryDue: due))).claims.isEmpty, "a claim of the name its file left")
+        #expect(p.advanceToNextDeadline().moveBacks == [a])
+        #expect(p.send(.movedBack(a, to: QueuedFile(a))).claims == [a])
+    }
+}
