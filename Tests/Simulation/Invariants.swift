@@ -13,15 +13,21 @@ enum Invariant: String, CaseIterable, Sendable {
     case filesAndManifestsPaired
     /// Every manifest parses.
     case manifestsParse
-    /// The server never has two requests under way for one Idempotency-Key.
+    /// The server never has requests of two attempts under way at once for one upload (its
+    /// Idempotency-Key; for S3 and tus the manifest id the upload was created under): an S3
+    /// upload's parts run side by side, but only within one attempt.
     case neverTwoUploadsAtOnce
     /// Counted attempts never exceed the requests that reached the server under that key, and
     /// every request was recorded as an attempt, but for those made before the last power cut
-    /// (which may undo a recorded attempt).
+    /// (which may undo a recorded attempt). An S3 or tus attempt is several requests: it is
+    /// counted once, by the first request its job sent for the upload (`SimServer.Request.opens`);
+    /// one that later met a refused connect ends offline and need not be recorded.
     case attemptsMatchRequests
-    /// A manifest in `sent/` says sent only when the server kept exactly the bytes of the file beside it.
+    /// A manifest in `sent/` says sent only when the server kept exactly the bytes of the file
+    /// beside it: the body of a plain PUT or S3 PutObject, the object a CompleteMultipartUpload
+    /// assembled from its parts, or a tus upload that reached its length.
     case sentOnlyWithExactBytes
-    /// The same content reached the server under one Idempotency-Key only.
+    /// The same content was kept under one Idempotency-Key (manifest id) only.
     case duplicatesShareKey
     /// Online means working: with the destination reachable, a free slot never waits beside a claimed file.
     case onlineMeansWorking
@@ -220,7 +226,7 @@ extension Simulation {
                     return fail(invariant, "\(entry.area.rawValue)/\(entry.name): \(counted) attempts counted, \(requests) requests reached the server")
                 }
                 // A power cut may undo the record of an attempt made before it; none made since.
-                let since = server.requestCount(m.id, from: requestsBeforeLastPowerCut)
+                let since = server.recordableCount(m.id, from: requestsBeforeLastPowerCut)
                 if since > m.attempts.count {
                     return fail(invariant, "\(entry.area.rawValue)/\(entry.name): \(since) requests reached the server since the last power cut, "
                                 + "\(m.attempts.count) attempts recorded")

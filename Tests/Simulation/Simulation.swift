@@ -71,6 +71,7 @@ final class Simulation {
         if collect { disk.logOperations() }
         server.now = { clock.now }
         server.retryAfterCap = profile.maxBackoff
+        server.speak(config.destination, choices: choices)
         producer = Producer(disk: disk, outbox: profile.spool.outbox, choices: choices, foreign: choices.chance(30), recursive: profile.recursive)
     }
 
