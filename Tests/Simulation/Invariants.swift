@@ -49,10 +49,18 @@ enum Invariant: String, CaseIterable, Sendable {
     /// (capped by `max_backoff`), unless the daemon could no longer know it: `retry --all` reset
     /// it, a crash took its record, or the disk refused to write it.
     case noAttemptBeforeDue
+    /// No S3 part is sent again to its multipart upload once the client knew the store held it:
+    /// its 2xx reached the client, or a ListParts answer that named it did (a part whose answer
+    /// was lost may go again; see `SimS3Server`).
+    case s3PartsSentOnce
+    /// No tus PATCH starts below an offset the server already reported to the client for that
+    /// upload (in a PATCH's answer or a HEAD's; see `SimTusServer`).
+    case tusOffsetForward
 
     static let atTheEnd: [Invariant] = [.manifestsParse, .noFileLost, .noFileInTwoPlaces, .filesAndManifestsPaired,
                                         .attemptsMatchRequests, .sentOnlyWithExactBytes, .duplicatesShareKey,
-                                        .everyFileSettles, .noLeftoverTemporaries, .maxAttemptsRespected]
+                                        .everyFileSettles, .noLeftoverTemporaries, .maxAttemptsRespected,
+                                        .s3PartsSentOnce, .tusOffsetForward]
 }
 
 /// A broken invariant: which, what was seen, and after how many trace lines.
@@ -121,6 +129,8 @@ extension Simulation {
             if let early = server.early.first { fail(invariant, early) }
         case .onlineMeansWorking:
             checkOnlineMeansWorking()
+        case .s3PartsSentOnce, .tusOffsetForward:
+            checkProtocol(invariant)
         case .shutdownWithinGrace:
             break
         case .recordsWithinSlots:
@@ -275,7 +285,7 @@ extension Simulation {
                 return fail(invariant, "\(entry.area.rawValue)/\(entry.name) counts \(m.countedAttempts) attempts (max \(profile.maxAttempts))")
             }
         case .neverTwoUploadsAtOnce, .onlineMeansWorking, .shutdownWithinGrace, .slotBeforeAttempt, .recordsWithinSlots,
-             .noAttemptBeforeDue:
+             .noAttemptBeforeDue, .s3PartsSentOnce, .tusOffsetForward:
             break
         }
     }

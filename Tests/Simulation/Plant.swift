@@ -62,6 +62,12 @@ package enum Plant: String, CaseIterable, Sendable {
     /// The configured `max_attempts` misread as 1: a file fails on its first retryable answer
     /// (`everyFileSettles`, which accepts `failed` only for a permanent error or attempts spent).
     case maxAttemptsOne = "max-attempts-one"
+    /// A ListParts answer misread as empty: a resumed S3 multipart upload sends every part again,
+    /// those the store acknowledged too (`s3PartsSentOnce`).
+    case listPartsReadEmpty = "list-parts-read-empty"
+    /// A HEAD's `Upload-Offset` misread as 0: a resumed tus upload sends from the start, below
+    /// what the server reported (`tusOffsetForward`).
+    case headOffsetReadZero = "head-offset-read-zero"
 
     /// The invariant that must catch this plant.
     var target: Invariant {
@@ -81,6 +87,8 @@ package enum Plant: String, CaseIterable, Sendable {
         case .maxAttemptsPlusTwo: return .maxAttemptsRespected
         case .oneSlotExtra: return .recordsWithinSlots
         case .retryAfterIgnored: return .noAttemptBeforeDue
+        case .listPartsReadEmpty: return .s3PartsSentOnce
+        case .headOffsetReadZero: return .tusOffsetForward
         }
     }
 
@@ -94,7 +102,7 @@ package enum Plant: String, CaseIterable, Sendable {
              .temporariesKept, .requeueRecordSkipped:
             return true
         case .silentResend, .connectFailureAsReset, .cancelLeavesRequest, .successFor5xx, .oneSlotShort, .maxAttemptsPlusTwo, .oneSlotExtra,
-             .retryAfterIgnored, .maxAttemptsOne:
+             .retryAfterIgnored, .maxAttemptsOne, .listPartsReadEmpty, .headOffsetReadZero:
             return false
         }
     }

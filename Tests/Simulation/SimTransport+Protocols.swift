@@ -35,6 +35,20 @@ extension SimTransport {
     /// requests, and each draws its own answer.
     static let protocolWeights = weights.enumerated().map { $0.offset == Answer.created.rawValue ? 3 * $0.element : $0.element }
 
+    /// The answer as a planted bug in the client reads it.
+    private func misread(_ reply: UploadResponse, of request: UploadRequest) -> UploadResponse {
+        var reply = reply
+        switch plant {
+        case .listPartsReadEmpty? where request.method == .get && reply.body.hasPrefix("<ListPartsResult>"):
+            reply.body = "<ListPartsResult><IsTruncated>false</IsTruncated></ListPartsResult>"
+        case .headOffsetReadZero? where request.method == .head && reply.headers["upload-offset"] != nil:
+            reply.headers["upload-offset"] = "0"
+        default:
+            break
+        }
+        return reply
+    }
+
     /// One request of a resumable protocol: the faults as for a plain PUT (refused, unreachable,
     /// reset, stalled, answer lost, stored then a 5xx), the request itself applied by `speaking`.
     func send(_ request: UploadRequest, to speaking: any SimProtocolServer) -> Result<UploadResponse, TransferFailure> {
@@ -88,7 +102,7 @@ extension SimTransport {
             let reply = answered(speaking.apply(request, body: body, partial: false, attempt: attempt))
             logged(reply.status)
             speaking.delivered(request, reply)
-            return .success(reply)
+            return .success(misread(reply, of: request))
         case .storedThen5xx:
             _ = speaking.apply(request, body: body, partial: false, attempt: attempt)
             let status = choices.chance(50) ? 502 : 503

@@ -323,6 +323,7 @@ final class Simulation {
         if process.view.dead { return crashed() }
         check(.neverTwoUploadsAtOnce)
         check(.noAttemptBeforeDue)
+        checkProtocols()
         if trace.count % 25 == 0 { check(.maxAttemptsRespected) }
     }
 
@@ -360,6 +361,7 @@ final class Simulation {
             }
             check(.neverTwoUploadsAtOnce)
             check(.noAttemptBeforeDue)
+            checkProtocols()
         }
         guard violation == nil else { return }
         for invariant in Invariant.atTheEnd { check(invariant) }
