@@ -31,10 +31,6 @@ extension SimServer {
 }
 
 extension SimTransport {
-    /// As `weights`, with answers that go wrong a third as often: an S3 or tus attempt is several
-    /// requests, and each draws its own answer.
-    static let protocolWeights = weights.enumerated().map { $0.offset == Answer.created.rawValue ? 3 * $0.element : $0.element }
-
     /// The answer as a planted bug in the client reads it.
     private func misread(_ reply: UploadResponse, of request: UploadRequest) -> UploadResponse {
         var reply = reply
@@ -71,7 +67,7 @@ extension SimTransport {
         server.lastBodySize = Int64(body.count)
         var leftRunning = false
         defer { if !leftRunning && !id.isEmpty { server.end(id, job: attempt) } }
-        let answer = server.healed ? .created : Answer(rawValue: choices.pick(Self.protocolWeights))!
+        let answer = server.healed ? .created : Answer(rawValue: choices.pick(Self.weights))!
         func logged(_ status: Int?) {
             server.record(SimServer.Request(id: id, bytes: [], kept: false, status: status, opens: server.opens(id, job: job), job: attempt))
         }
