@@ -1,3 +1,4 @@
+@preconcurrency import Glibc
 import Foundation
 import UploaderSupport
 import UploaderConfig
@@ -22,6 +23,10 @@ package struct UploadSource: Sendable {
     package var contentType: String
     /// fstat of `fd` now (the kernel's, or a simulated disk's).
     package var currentStatus: @Sendable (Int32, String) throws -> FileSystem.Status
+    /// pread of `fd` (the kernel's, or a simulated disk's): what a range's digest is read with.
+    package var read: @Sendable (Int32, UnsafeMutableRawBufferPointer, Int64, String) throws -> Int = { fd, buffer, offset, path in
+        try retryingEINTR("read", path: path) { pread(fd, buffer.baseAddress, buffer.count, off_t(offset)) }
+    }
 
     package init(fd: Int32, status: FileSystem.Status, path: RelativePath, id: String, sha256: String?, contentType: String,
                  currentStatus: @escaping @Sendable (Int32, String) throws -> FileSystem.Status = { try FileSystem.status(fd: $0, path: $1) }) {
@@ -35,6 +40,13 @@ package struct UploadSource: Sendable {
     }
 
     package var size: Int64 { status.size }
+
+    /// SHA-256 of `length` bytes from `offset` (an S3 part, a tus chunk), read through `read`.
+    package func sha256(offset: Int64, length: Int64, path: String) throws -> [UInt8] {
+        var hasher = SHA256()
+        try hasher.update(length: length, path: path) { buffer, at in try read(fd, buffer, offset + at, path) }
+        return hasher.finish()
+    }
 
     /// Nil while the open file is as it was claimed; else what differs (or why it cannot be told).
     package func changeSinceClaim() -> String? {

@@ -16,19 +16,25 @@ enum Invariant: String, CaseIterable, Sendable {
     case filesAndManifestsPaired
     /// Every manifest parses.
     case manifestsParse
-    /// The server never has two requests under way for one Idempotency-Key.
+    /// The server never has requests of two attempts under way at once for one upload (its
+    /// Idempotency-Key; for S3 and tus the manifest id the upload was created under): an S3
+    /// upload's parts run side by side, but only within one attempt.
     case neverTwoUploadsAtOnce
     /// Counted attempts never exceed the requests that reached the server under that key, and
     /// every request was recorded as an attempt, but for those made before the last power cut
-    /// (which may undo a recorded attempt).
+    /// (which may undo a recorded attempt). An S3 or tus attempt is several requests: it is
+    /// counted once, by the first request its job sent for the upload (`SimServer.Request.opens`);
+    /// one that later met a refused connect ends offline and need not be recorded.
     case attemptsMatchRequests
-    /// A manifest in `sent/` says sent only when the server kept exactly the bytes of the file beside it
-    /// under its key. Where a power cut has since undone a careless producer's unsynced write of
-    /// that file (`Producer.torn`), the file holds less than the daemon read and sent: the server
-    /// must then have kept the complete content under the key. A short payload filed as sent for
-    /// a file whose content was durable is always a violation.
+    /// A manifest in `sent/` says sent only when the server kept exactly the bytes of the file
+    /// beside it under its key: the body of a plain PUT or S3 PutObject, the object a
+    /// CompleteMultipartUpload assembled from its parts, or a tus upload that reached its length.
+    /// Where a power cut has since undone a careless producer's unsynced write of that file
+    /// (`Producer.torn`), the file holds less than the daemon read and sent: the server must then
+    /// have kept the complete content under the key. A short payload filed as sent for a file
+    /// whose content was durable is always a violation.
     case sentOnlyWithExactBytes
-    /// The same content reached the server under one Idempotency-Key only.
+    /// The same content was kept under one Idempotency-Key (manifest id) only.
     case duplicatesShareKey
     /// Online means working: with the destination reachable, a free slot never waits beside a claimed file.
     case onlineMeansWorking
@@ -53,11 +59,18 @@ enum Invariant: String, CaseIterable, Sendable {
     /// Every record the daemon moved into `.quarantine/` is there afterwards, across crashes and
     /// power cuts, unless a power cut undid the move and put it back where it came from.
     case quarantineKeepsRecords
+    /// No S3 part is sent again to its multipart upload once the client knew the store held it:
+    /// its 2xx reached the client, or a ListParts answer that named it did (a part whose answer
+    /// was lost may go again; see `SimS3Server`).
+    case s3PartsSentOnce
+    /// No tus PATCH starts below an offset the server already reported to the client for that
+    /// upload (in a PATCH's answer or a HEAD's; see `SimTusServer`).
+    case tusOffsetForward
 
     static let atTheEnd: [Invariant] = [.manifestsParse, .noFileLost, .noFileInTwoPlaces, .filesAndManifestsPaired,
                                         .attemptsMatchRequests, .sentOnlyWithExactBytes, .duplicatesShareKey,
                                         .everyFileSettles, .noLeftoverTemporaries, .maxAttemptsRespected,
-                                        .quarantineKeepsRecords]
+                                        .quarantineKeepsRecords, .s3PartsSentOnce, .tusOffsetForward]
 }
 
 /// A broken invariant: which, what was seen, and after how many trace lines.
@@ -126,6 +139,8 @@ extension Simulation {
             if let early = server.early.first { fail(invariant, early) }
         case .onlineMeansWorking:
             checkOnlineMeansWorking()
+        case .s3PartsSentOnce, .tusOffsetForward:
+            checkProtocol(invariant)
         case .shutdownWithinGrace:
             break
         case .recordsWithinSlots:
@@ -228,7 +243,7 @@ extension Simulation {
                     return fail(invariant, "\(entry.area.rawValue)/\(entry.name): \(counted) attempts counted, \(requests) requests reached the server")
                 }
                 // A power cut may undo the record of an attempt made before it; none made since.
-                let since = server.requestCount(m.id, from: requestsBeforeLastPowerCut)
+                let since = server.recordableCount(m.id, from: requestsBeforeLastPowerCut)
                 if since > m.attempts.count {
                     return fail(invariant, "\(entry.area.rawValue)/\(entry.name): \(since) requests reached the server since the last power cut, "
                                 + "\(m.attempts.count) attempts recorded")
@@ -278,7 +293,7 @@ extension Simulation {
                 return fail(invariant, "\(entry.area.rawValue)/\(entry.name) counts \(m.countedAttempts) attempts (max \(profile.maxAttempts))")
             }
         case .neverTwoUploadsAtOnce, .onlineMeansWorking, .shutdownWithinGrace, .slotBeforeAttempt, .recordsWithinSlots,
-             .noAttemptBeforeDue, .quarantineKeepsRecords:
+             .noAttemptBeforeDue, .quarantineKeepsRecords, .s3PartsSentOnce, .tusOffsetForward:
             break
         }
     }

@@ -64,6 +64,12 @@ package enum Plant: String, CaseIterable, Sendable {
     /// The fsyncs of a move into `.quarantine/` skipped (the directory's entry in the spool's root,
     /// the record's in it): a power cut can lose a record moved aside (`quarantineKeepsRecords`).
     case quarantineUnsynced = "quarantine-unsynced"
+    /// A ListParts answer misread as empty: a resumed S3 multipart upload sends every part again,
+    /// those the store acknowledged too (`s3PartsSentOnce`).
+    case listPartsReadEmpty = "list-parts-read-empty"
+    /// A HEAD's `Upload-Offset` misread as 0: a resumed tus upload sends from the start, below
+    /// what the server reported (`tusOffsetForward`).
+    case headOffsetReadZero = "head-offset-read-zero"
 
     /// The invariant that must catch this plant.
     var target: Invariant {
@@ -85,6 +91,8 @@ package enum Plant: String, CaseIterable, Sendable {
         case .retryAfterIgnored: return .noAttemptBeforeDue
         case .stopOutlastsGrace: return .shutdownWithinGrace
         case .quarantineUnsynced: return .quarantineKeepsRecords
+        case .listPartsReadEmpty: return .s3PartsSentOnce
+        case .headOffsetReadZero: return .tusOffsetForward
         }
     }
 
@@ -98,7 +106,7 @@ package enum Plant: String, CaseIterable, Sendable {
              .temporariesKept, .requeueRecordSkipped, .quarantineUnsynced:
             return true
         case .silentResend, .connectFailureAsReset, .cancelLeavesRequest, .successFor5xx, .oneSlotShort, .maxAttemptsPlusTwo, .oneSlotExtra,
-             .retryAfterIgnored, .maxAttemptsOne, .stopOutlastsGrace:
+             .retryAfterIgnored, .maxAttemptsOne, .stopOutlastsGrace, .listPartsReadEmpty, .headOffsetReadZero:
             return false
         }
     }

@@ -9,18 +9,20 @@ import UploaderValues
 struct SimConfig {
     /// The config file's text, as the schedule wrote it.
     let text: String
-    /// The profile production's loader built from `text`.
+    /// The profile production's loader built from `text` (sizes scaled, see `SimDestination`).
     let profile: Profile
+    let destination: SimDestination
 
     static let path = "/etc/uploader/uploader.conf"
 
     /// Draws the options and loads the text; a text the loader refuses is the simulator's own
     /// mistake, so it stops the run with the loader's messages.
     init(spoolRoot: String, choices: ChoiceSource) {
+        destination = SimDestination.allCases[choices.pick(SimDestination.weights)]
         var lines = [
             "[outbox sim]",
             "spool = \(spoolRoot)",
-            "url = http://127.0.0.1:9/{path}",
+        ] + destination.lines(choices) + [
             "concurrency = \(1 + choices.below(8))",
             "order = \(UploadOrder.allCases[choices.below(UploadOrder.allCases.count)].rawValue)",
             "digest = \(choices.chance(30) ? DigestMode.none.rawValue : DigestMode.sha256.rawValue)",
@@ -38,7 +40,7 @@ struct SimConfig {
         switch ConfigLoader.parse(text: text, path: Self.path, environment: [:]) {
         case .success(let loaded):
             guard let profile = loaded.configuration.profiles.first else { fatalError("simulator config has no profile:\n\(text)") }
-            self.profile = profile
+            self.profile = destination.scaled(profile)
         case .failure(let errors):
             fatalError("simulator config refused by the loader: \(errors)\n\(text)")
         }
@@ -46,6 +48,7 @@ struct SimConfig {
 
     /// The drawn lines, one string, for a trace.
     var summary: String {
-        text.split(separator: "\n").dropFirst(3).joined(separator: "; ")
+        text.split(separator: "\n").dropFirst(2).filter { !$0.hasPrefix("access_key_id") && !$0.hasPrefix("secret_access_key") }
+            .joined(separator: "; ")
     }
 }

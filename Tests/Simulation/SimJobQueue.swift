@@ -22,6 +22,13 @@ final class SimJobQueue: JobQueue, @unchecked Sendable {
     var makeTransport: () -> any Transport = { preconditionFailure("no transport yet") }
     /// Called as a request leaves for the server (its attempt is on record by then).
     var requestLeaves: () -> Void = {}
+    /// A new job number (`SimServer.newJob`), set with the transport.
+    var newJob: () -> Int = { 0 }
+    /// The job each worker's transport sends for now, by the transport: a request's attempt.
+    private var jobOfTransport: [ObjectIdentifier: Int] = [:]
+
+    /// The job `transport` sends for now; nil for a transport no job holds (an S3 part thread's).
+    func job(of transport: AnyObject) -> Int? { jobOfTransport[ObjectIdentifier(transport)] }
 
     init(baton: BatonScheduler) { self.baton = baton }
 
@@ -36,7 +43,10 @@ final class SimJobQueue: JobQueue, @unchecked Sendable {
     func submit(_ job: @escaping @Sendable (any Transport) -> Void, keep: JobKeeping) {
         pool!.submit({ [self] transport in
             midway += 1
+            let key = ObjectIdentifier(transport as AnyObject)
+            jobOfTransport[key] = newJob()
             job(transport)
+            jobOfTransport[key] = nil
             midway -= 1
         }, keep: keep)
     }
@@ -73,5 +83,6 @@ final class SimJobQueue: JobQueue, @unchecked Sendable {
         forget()
         makeTransport = { preconditionFailure("retired") }
         requestLeaves = {}
+        newJob = { 0 }
     }
 }

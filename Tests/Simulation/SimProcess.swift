@@ -61,10 +61,12 @@ final class SimProcess: @unchecked Sendable {
         scheduler.makeTransport = {
             SimTransport(server: server, choices: choices, disk: view, scheduler: scheduler, plant: plant)
         }
+        scheduler.newJob = { server.newJob() }
         let claimer = Claimer(spool: spool, profileName: profile.name, digest: profile.digest, mimeTypes: MimeTypes(byExtension: [:]),
                               lifecycle: lifecycle, logger: logger)
         let parts = ProfileExecutor.Parts(claimer: claimer, lifecycle: lifecycle, rateLimiter: nil, probe: SimProbe(server: server),
-                                          jobs: scheduler, hostname: "sim", environment: [:])
+                                          jobs: scheduler, hostname: "sim", environment: [:],
+                                          threads: DestinationThreads(scheduler: baton, makeTransport: { scheduler.makeTransport() }))
         executor = ProfileExecutor(profile: profile, spool: spool, parts: parts, hooks: HookRunner(clock: clock), logger: logger,
                                    clock: clock, report: { [weak self] event in self?.post(event) },
                                    finished: { [weak self] effect in self?.finishedEffects.withLock { $0.append(effect) } })

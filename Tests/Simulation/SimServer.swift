@@ -4,7 +4,9 @@ import UploaderSupport
 import UploaderTransfer
 
 /// The destination, scripted by the schedule's choices: what it received, per Idempotency-Key,
-/// and which of those bodies it kept (answered 2xx, or kept and then lost the answer).
+/// and which of those bodies it kept (answered 2xx, or kept and then lost the answer). With S3
+/// or tus drawn, `speaking` holds the protocol's own state and each of its requests is logged
+/// here under the upload it belongs to (the manifest's id), its objects as they are assembled.
 final class SimServer: @unchecked Sendable {
     // Used by the thread holding the baton only.
 
@@ -19,11 +21,42 @@ final class SimServer: @unchecked Sendable {
         /// Another version than the one the key names, so it counts neither as a copy of that
         /// version nor as a duplicate of its own content (a server that checks the digest refuses it).
         var torn = false
+        /// Counts as an attempt. A plain PUT is one request per attempt; an S3 or tus attempt is
+        /// counted by its first request (the first its job sent for the upload), and an object those
+        /// protocols assemble (a completed multipart upload, a finished tus upload) is logged as a
+        /// kept request that counts as none.
+        var opens = true
+        /// The attempt (job) it belongs to, for S3 and tus.
+        var job: Int?
+    }
+
+    /// Attempts (jobs) that met a refused connect after an earlier request of theirs reached the
+    /// server: one ends offline, and an attempt that ends offline is not recorded (DESIGN §5,
+    /// "never connected"), though its first request came here.
+    private(set) var endedOffline: Set<Int> = []
+    func refusedConnect(job: Int) { endedOffline.insert(job) }
+
+    /// The resumable protocol this server speaks (nil: plain PUT).
+    var speaking: (any SimProtocolServer)?
+    /// Job numbers, unique over the schedule: each job the executor submits sends under its own.
+    private(set) var jobsStarted = 0
+    func newJob() -> Int {
+        jobsStarted += 1
+        return jobsStarted
+    }
+    /// (upload, job) pairs that sent a request: the next request of the pair does not open an attempt.
+    private var jobsSeen: Set<String> = []
+    /// Whether a request of `job` under `id` is its attempt's first (nil: a part thread's, never).
+    func opens(_ id: String, job: Int?) -> Bool {
+        guard let job else { return false }
+        return jobsSeen.insert("\(id) \(job)").inserted
     }
 
     private(set) var requests: [Request] = []
-    /// Requests under way now, by Idempotency-Key: two at once for one key is a violation.
-    private(set) var open: [String: Int] = [:]
+    /// Requests under way now, by Idempotency-Key and the attempt (job) they belong to: two
+    /// attempts with requests under way at once for one key is a violation (an S3 upload's parts
+    /// run side by side within one attempt).
+    private(set) var open: [String: [Int: Int]] = [:]
     private(set) var overlaps: [String] = []
     /// The destination is gone (connect refused) or the link is down.
     var reachable = true
@@ -36,24 +69,24 @@ final class SimServer: @unchecked Sendable {
     /// `max_backoff`: a `Retry-After` longer than this is cut to it (DESIGN §5).
     var retryAfterCap: Double = .infinity
     /// By Idempotency-Key: the server answered 429 with `Retry-After` for these bytes, so the
-    /// same bytes must not come back before this time.
-    private(set) var notBefore: [String: (at: Date, hash: String)] = [:]
+    /// same bytes must not come back before this time in another attempt (job) than the one answered.
+    private(set) var notBefore: [String: (at: Date, hash: String, job: Int)] = [:]
     /// Requests that came back before the `Retry-After` the server asked for.
     private(set) var early: [String] = []
 
     /// A request under `id` with `body` begins: counted as under way, and held to its key's `Retry-After`.
     /// (Within a millisecond: the manifest keeps times in milliseconds.)
-    func begin(_ id: String, _ body: [UInt8]) {
-        if let wait = notBefore[id], now() < wait.at.addingTimeInterval(-0.001), SHA256.hash(body).hexString == wait.hash {
+    func begin(_ id: String, _ body: [UInt8], job: Int) {
+        if let wait = notBefore[id], now() < wait.at.addingTimeInterval(-0.001), SHA256.hash(body).hexString == wait.hash, job != wait.job {
             early.append("\(id) came back \(LogNumbers.fixed(wait.at.timeIntervalSince(now()), places: 3)) s before its Retry-After")
         }
-        open[id, default: 0] += 1
-        if open[id]! > 1 { overlaps.append(id) }
+        open[id, default: [:]][job, default: 0] += 1
+        if open[id]!.count > 1 { overlaps.append(id) }
     }
 
-    /// The server answered `id` with `Retry-After: seconds` for `body`.
-    func askedToWait(_ id: String, _ seconds: Double, _ body: [UInt8]) {
-        notBefore[id] = (now().addingTimeInterval(min(seconds, retryAfterCap)), SHA256.hash(body).hexString)
+    /// The server answered `id` with `Retry-After: seconds` for `body`, in attempt `job`.
+    func askedToWait(_ id: String, _ seconds: Double, _ body: [UInt8], job: Int) {
+        notBefore[id] = (now().addingTimeInterval(min(seconds, retryAfterCap)), SHA256.hash(body).hexString, job)
     }
 
     /// Due times the daemon may no longer know: all (`retry --all` resets them, a disk fault may
@@ -62,14 +95,23 @@ final class SimServer: @unchecked Sendable {
         notBefore = notBefore.filter { keep.contains($0.key) }
     }
 
-    func end(_ id: String) { open[id, default: 1] -= 1 }
+    func end(_ id: String, job: Int) {
+        open[id, default: [:]][job, default: 1] -= 1
+        if open[id]![job] == 0 { open[id]![job] = nil }
+    }
 
     func record(_ request: Request) { requests.append(request) }
 
     /// The Content-Digest value a body with these bytes carries (RFC 9530, as `BodyDigest` writes it).
     static func digestHeader(_ bytes: [UInt8]) -> String { BodyDigest.header(sha256: SHA256.hash(bytes)) }
 
-    func requestCount(_ id: String, from first: Int = 0) -> Int { requests[first...].filter { $0.id == id }.count }
+    /// Attempts that reached the server under `id` (from request `first` on): see `Request.opens`.
+    func requestCount(_ id: String, from first: Int = 0) -> Int { requests[first...].filter { $0.id == id && $0.opens }.count }
+
+    /// As `requestCount`, less the attempts that may have ended offline (`endedOffline`).
+    func recordableCount(_ id: String, from first: Int = 0) -> Int {
+        requests[first...].filter { $0.id == id && $0.opens && !($0.job.map { endedOffline.contains($0) } ?? false) }.count
+    }
 
     /// SHA-256s of the bodies the server kept for `id`.
     func keptHashes(_ id: String) -> Set<String> {
@@ -111,7 +153,9 @@ final class SimTransport: Transport {
     static let weights = [56, 5, 14, 2, 6, 3, 4, 2, 4, 4, 1, 1, 1, 3]
 
     func send(_ request: UploadRequest) -> Result<UploadResponse, TransferFailure> {
+        if let speaking = server.speaking { return send(request, to: speaking) }
         let id = request.headers.first { $0.name == "Idempotency-Key" }?.value ?? ""
+        let job = scheduler.job(of: self) ?? -1
         scheduler.requestLeaves()
         scheduler.yield()
         if request.cancellation.isCancelled { return .failure(.cancelled(bytesSent: 0, connected: false)) }
@@ -128,10 +172,10 @@ final class SimTransport: Transport {
             server.record(SimServer.Request(id: id, bytes: [], kept: false, status: nil))
             return .failure(.localRead("read: Input/output error"))
         }
-        server.begin(id, body)
+        server.begin(id, body, job: job)
         server.lastBodySize = Int64(body.count)
         var leftRunning = false
-        defer { if !leftRunning { server.end(id) } }
+        defer { if !leftRunning { server.end(id, job: job) } }
         let answer = server.healed ? .created : Answer(rawValue: choices.pick(Self.weights))!
         // Half of the body is on the wire: the network, the process or a cancel may strike here.
         scheduler.yield()
@@ -169,7 +213,7 @@ final class SimTransport: Transport {
                           .internalError: 500, .badGateway: 502, .gatewayTimeout: 504][answer]!
             server.record(SimServer.Request(id: id, bytes: body, kept: false, status: status))
             let retryAfter = answer == .tooManyRequests || (status == 503 && choices.chance(50)) ? String(20 + choices.below(21)) : nil
-            if let retryAfter { server.askedToWait(id, Double(retryAfter)!, body) }
+            if let retryAfter { server.askedToWait(id, Double(retryAfter)!, body, job: job) }
             if plant == .successFor5xx && status >= 500 {
                 // The planted bug: a 5xx taken for success.
                 return .success(UploadResponse(status: 201, bytesSent: sent, effectiveURL: request.url))
@@ -196,7 +240,7 @@ final class SimTransport: Transport {
     }
 
     /// The body's bytes as the server receives them, read through the process's view of the disk.
-    private func readBody(_ body: RequestBody) -> [UInt8]? {
+    func readBody(_ body: RequestBody) -> [UInt8]? {
         var bytes: [UInt8] = []
         for segment in body.segments {
             switch segment {

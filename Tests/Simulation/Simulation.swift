@@ -74,6 +74,7 @@ final class Simulation {
         if collect { disk.logOperations() }
         server.now = { clock.now }
         server.retryAfterCap = profile.maxBackoff
+        server.speak(config.destination, choices: choices)
         // Never careless for another user's files: see `Producer.careless`.
         let foreign = choices.chance(30)
         producer = Producer(disk: disk, outbox: profile.spool.outbox, choices: choices, foreign: foreign, recursive: profile.recursive,
@@ -343,6 +344,7 @@ final class Simulation {
         if process.view.dead { return crashed() }
         check(.neverTwoUploadsAtOnce)
         check(.noAttemptBeforeDue)
+        checkProtocols()
         if trace.count % 25 == 0 { check(.maxAttemptsRespected) }
     }
 
@@ -381,6 +383,7 @@ final class Simulation {
             }
             check(.neverTwoUploadsAtOnce)
             check(.noAttemptBeforeDue)
+            checkProtocols()
         }
         guard violation == nil else { return }
         for invariant in Invariant.atTheEnd { check(invariant) }

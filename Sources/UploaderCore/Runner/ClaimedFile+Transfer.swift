@@ -11,8 +11,10 @@ import UploaderWatch
 extension ClaimedFile {
     /// This file as the transfer layer sends it: the claimed descriptor and the manifest's facts.
     var uploadSource: UploadSource {
-        UploadSource(fd: fd, status: status, path: path, id: manifest.id, sha256: manifest.sha256,
-                     contentType: manifest.contentType) { [fs] fd, path in try fs.status(fd: fd, path: path) }
+        var source = UploadSource(fd: fd, status: status, path: path, id: manifest.id, sha256: manifest.sha256,
+                                  contentType: manifest.contentType) { [fs] fd, path in try fs.status(fd: fd, path: path) }
+        source.read = { [fs] fd, buffer, offset, path in try fs.read(fd: fd, into: buffer, at: offset, path: path) }
+        return source
     }
 
     /// Applies `edit` (the upload's progress) to the manifest and writes it durably; a failure

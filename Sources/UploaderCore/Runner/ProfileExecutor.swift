@@ -54,10 +54,13 @@ package final class ProfileExecutor: Sendable {
         package var route: (any RouteLookup)?
         /// What the destination protocol keeps across reloads (shared by the profile's workers).
         package var memory: DestinationMemory
+        /// Where the destination's own threads (S3 parts) run, and their transports.
+        package var threads: DestinationThreads
 
         package init(claimer: Claimer, lifecycle: FileLifecycle, rateLimiter: RateLimiter?, probe: (any ReachabilityProbe)?,
                      jobs: any JobQueue, hostname: String, environment: [String: String], route: (any RouteLookup)? = nil,
-                     memory: DestinationMemory = DestinationMemory()) {
+                     memory: DestinationMemory = DestinationMemory(), threads: DestinationThreads = DestinationThreads()) {
+            self.threads = threads
             self.route = route
             self.memory = memory
             self.claimer = claimer
@@ -88,7 +91,7 @@ package final class ProfileExecutor: Sendable {
         self.report = report
         self.finished = finished
         builder = RequestBuilder(profile: profile)
-        destination = DestinationFactory.make(for: profile, logger: logger, clock: clock, memory: parts.memory)
+        destination = DestinationFactory.make(for: profile, logger: logger, clock: clock, memory: parts.memory, threads: parts.threads)
         jobs = parts.jobs
         recovery = Recovery(spool: spool, lifecycle: parts.lifecycle, ignore: IgnoreRules(patterns: profile.ignore),
                             recursive: profile.recursive, logger: logger, clock: clock)

@@ -85,7 +85,8 @@ package final class ProfileRunner: Sendable {
             // behind claims; each runs three directory fsyncs after it), for the claims ahead, and for
             // the core's chores (a pass over sent/, a rescan), which may take seconds each.
             jobs: WorkerPool(size: 3 * policy.concurrency + policy.claimAhead + 2, label: profile.name, makeTransport: seams.makeTransport),
-            hostname: hostname, environment: seams.environment, route: route, memory: destinationMemory)
+            hostname: hostname, environment: seams.environment, route: route, memory: destinationMemory,
+            threads: DestinationThreads(makeTransport: seams.makeTransport))
         executor = ProfileExecutor(profile: profile, spool: spool, parts: parts, hooks: self.hooks, logger: logger, clock: seams.clock,
                                    report: { [loop] event in loop.send(event) }, finished: onFinished)
     }

@@ -7,11 +7,12 @@ import UploaderConfig
 /// `Profile.destination` and `Profile.uploadProtocol`. A new protocol is a folder beside
 /// `HTTP/`, `S3/` and `Tus/`, a case here, and its keys in the config builder.
 package enum DestinationFactory {
-    package static func make(for profile: Profile, logger: Logger, clock: any Clock, memory: DestinationMemory) -> any UploadDestination {
+    package static func make(for profile: Profile, logger: Logger, clock: any Clock, memory: DestinationMemory,
+                             threads: DestinationThreads = DestinationThreads()) -> any UploadDestination {
         if case .http(let url) = profile.destination, let added = added.withLock({ $0[url.description] }) { return added(profile) }
         switch profile.destination {
         case .s3(let target):
-            return S3Destination(S3Uploader(profile: profile, target: target, logger: logger, clock: clock))
+            return S3Destination(S3Uploader(profile: profile, target: target, logger: logger, clock: clock, threads: threads))
         case .http where profile.uploadProtocol == .tus:
             return TusDestination(TusUploader(profile: profile, logger: logger, clock: clock))
         case .http:

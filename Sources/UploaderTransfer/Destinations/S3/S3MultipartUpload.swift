@@ -126,21 +126,19 @@ struct S3MultipartUpload {
         }
         guard !jobs.isEmpty else { return (0, nil) }
         let alreadySent = state.parts.reduce(Int64(0)) { $0 + Self.range(of: $1.number, size: size, partSize: state.partSize).length }
-        let board = S3PartBoard(jobs: jobs)
+        let board = S3PartBoard(jobs: jobs, scheduler: uploader.threads.scheduler)
         let stop = CancellationFlag(), drain = CancellationFlag()
         /// Cuts the parts in flight short, and starts no other.
         func halt() {
             drain.cancel()
             stop.cancel()
         }
-        let sender = S3PartSender(uploader: uploader, context: context, uploadID: state.uploadID, fd: source.fd, board: board, stop: stop,
+        let sender = S3PartSender(uploader: uploader, context: context, uploadID: state.uploadID, source: source, board: board, stop: stop,
                                   drain: drain,
                                   progress: progress.map { report in { @Sendable sent in report(alreadySent + sent) } })
         for index in 0..<min(uploader.target.partConcurrency, jobs.count) {
             board.threadStarted()
-            let thread = Thread { sender.runThread() }
-            thread.name = "\(uploader.profile.name)-s3part-\(index)"
-            thread.start()
+            uploader.threads.scheduler.startThread(named: "\(uploader.profile.name)-s3part-\(index)") { sender.runThread() }
         }
 
         var bytes: Int64 = 0
@@ -266,7 +264,7 @@ struct S3PartSender: Sendable {
     let uploader: S3Uploader
     let context: S3Requests.Context
     let uploadID: String
-    let fd: Int32
+    let source: UploadSource
     let board: S3PartBoard
     /// Cancels the parts in flight.
     let stop: CancellationFlag
@@ -275,7 +273,7 @@ struct S3PartSender: Sendable {
     let progress: (@Sendable (Int64) -> Void)?
 
     func runThread() {
-        let transport = CurlTransport()
+        let transport = uploader.threads.makeTransport()
         while let job = board.take(stopping: drain) {
             board.post(send(job, transport: transport))
         }
@@ -286,7 +284,7 @@ struct S3PartSender: Sendable {
         var sha256: [UInt8]?
         if uploader.profile.digest == .sha256 {
             do {
-                sha256 = try SHA256.hash(fd: fd, offset: job.offset, length: job.length, path: context.sourcePath ?? "")
+                sha256 = try source.sha256(offset: job.offset, length: job.length, path: context.sourcePath ?? "")
             } catch {
                 return .failed(number: job.number, .permanent(reason: "\(error)"), response: nil, bytes: 0)
             }
@@ -294,7 +292,7 @@ struct S3PartSender: Sendable {
         var c = context
         c.cancellation = stop
         var request = uploader.requests.uploadPart(c, uploadID: uploadID, number: job.number,
-                                                   body: RequestBody([.file(fd: fd, offset: job.offset, length: job.length)]), sha256: sha256)
+                                                   body: RequestBody([.file(fd: source.fd, offset: job.offset, length: job.length)]), sha256: sha256)
         let board = self.board, number = job.number, progress = self.progress
         request.progress = { sent in progress?(board.progress(part: number, sent: sent)) }
         let result = transport.send(request)

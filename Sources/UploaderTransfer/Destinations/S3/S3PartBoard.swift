@@ -43,8 +43,8 @@ final class S3PartBoard: Sendable {
     private let parts: Monitor<Parts>
     private let cancelAsNews: CancelAsNews
 
-    init(jobs: [Job]) {
-        parts = Monitor(Parts(jobs: jobs))
+    init(jobs: [Job], scheduler: any Scheduler = .system) {
+        parts = Monitor(Parts(jobs: jobs), scheduler: scheduler)
         cancelAsNews = CancelAsNews(parts)
     }
 

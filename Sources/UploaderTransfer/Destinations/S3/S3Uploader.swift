@@ -19,8 +19,11 @@ package final class S3Uploader: Sendable {
     let logger: Logger
     /// Signs requests and dates Retry-After.
     let clock: any Clock
+    /// Where the part threads run and what they send on.
+    let threads: DestinationThreads
 
-    package init(profile: Profile, target: S3Target, logger: Logger, clock: any Clock) {
+    package init(profile: Profile, target: S3Target, logger: Logger, clock: any Clock, threads: DestinationThreads = DestinationThreads()) {
+        self.threads = threads
         self.profile = profile
         self.target = target
         self.logger = logger

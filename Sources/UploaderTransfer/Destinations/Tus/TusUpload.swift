@@ -114,7 +114,7 @@ struct TusUpload {
             var sha256: [UInt8]?
             if uploader.profile.digest == .sha256 {
                 do {
-                    sha256 = try SHA256.hash(fd: source.fd, offset: start, length: length, path: context.sourcePath ?? "")
+                    sha256 = try source.sha256(offset: start, length: length, path: context.sourcePath ?? "")
                 } catch {
                     return ended(.failure(.localRead("\(error)")))
                 }
