@@ -43,10 +43,20 @@ enum Invariant: String, CaseIterable, Sendable {
     /// (capped by `max_backoff`), unless the daemon could no longer know it: `retry --all` reset
     /// it, a crash took its record, or the disk refused to write it.
     case noAttemptBeforeDue
+    /// With hooks configured, every file that reached sent/ or failed had its hook's command
+    /// started at least once (`on_failed` again after the operator took it back), by the end.
+    case hooksRunAtLeastOnce
+    /// A hook never runs again once a finished run of it is recorded in the file's manifest.
+    case hooksNeverAfterFinished
+    /// No request leaves for an upload ordered while every `upload_window` was closed.
+    case uploadsWithinWindows
+    /// A delivered file leaves sent/ only as `after_send = delete` (after its `on_sent` run) or
+    /// `keep_sent` / `keep_sent_bytes` allow.
+    case sentRemovedOnlyAsAllowed
 
     static let atTheEnd: [Invariant] = [.manifestsParse, .noFileLost, .noFileInTwoPlaces, .filesAndManifestsPaired,
                                         .attemptsMatchRequests, .sentOnlyWithExactBytes, .duplicatesShareKey,
-                                        .everyFileSettles, .noLeftoverTemporaries, .maxAttemptsRespected]
+                                        .everyFileSettles, .noLeftoverTemporaries, .maxAttemptsRespected, .hooksRunAtLeastOnce]
 }
 
 /// A broken invariant: which, what was seen, and after how many trace lines.
@@ -115,8 +125,10 @@ extension Simulation {
             if let early = server.early.first { fail(invariant, early) }
         case .onlineMeansWorking:
             checkOnlineMeansWorking()
-        case .shutdownWithinGrace:
-            break
+        case .shutdownWithinGrace, .hooksNeverAfterFinished, .sentRemovedOnlyAsAllowed:
+            break  // judged as it happens (`stoppedCleanly`, `hookStarted`, `sentUnlink`)
+        case .uploadsWithinWindows:
+            checkWindowAtRequest()
         case .recordsWithinSlots:
             checkRecordsWithinSlots()
         case .slotBeforeAttempt:
@@ -247,6 +259,7 @@ extension Simulation {
         case .everyFileSettles:
             for hash in producer.expected {
                 guard let file = hashes[hash] else {
+                    if removedFromSent(hash) { continue }
                     return fail(invariant, "content \(hash.prefix(12)) is not in sent/ or retry/ after the faults stopped")
                 }
                 let manifest = view.manifests.first { $0.area == file.area && $0.name == file.name + Spool.manifestSuffix }?.manifest
@@ -261,6 +274,8 @@ extension Simulation {
                 }
             }
             if let left = view.manifests.first(where: { $0.area == .outbox }) { fail(invariant, "outbox/\(left.name) left behind") }
+        case .hooksRunAtLeastOnce:
+            checkHooksRan(view)
         case .noLeftoverTemporaries:
             if let left = view.temporaries.first { fail(invariant, "\(left) left behind") }
         case .maxAttemptsRespected:
@@ -269,7 +284,7 @@ extension Simulation {
                 return fail(invariant, "\(entry.area.rawValue)/\(entry.name) counts \(m.countedAttempts) attempts (max \(profile.maxAttempts))")
             }
         case .neverTwoUploadsAtOnce, .onlineMeansWorking, .shutdownWithinGrace, .slotBeforeAttempt, .recordsWithinSlots,
-             .noAttemptBeforeDue:
+             .noAttemptBeforeDue, .hooksNeverAfterFinished, .uploadsWithinWindows, .sentRemovedOnlyAsAllowed:
             break
         }
     }

@@ -62,6 +62,17 @@ package enum Plant: String, CaseIterable, Sendable {
     /// The configured `max_attempts` misread as 1: a file fails on its first retryable answer
     /// (`everyFileSettles`, which accepts `failed` only for a permanent error or attempts spent).
     case maxAttemptsOne = "max-attempts-one"
+    /// A hook queue of one: a run handed over while another waits is dropped, so its hook never
+    /// runs (until a restart, which the end of a schedule does not bring) (`hooksRunAtLeastOnce`).
+    case hookJobsLost = "hook-jobs-lost"
+    /// The ledger trusted without its manifests: a marker is never removed, and a run's end is not
+    /// read back (`ended_at` dropped on reading a manifest), so each start runs every hook again
+    /// (`hooksNeverAfterFinished`).
+    case hookRerunAfterFinish = "hook-rerun-after-finish"
+    /// The core given no upload windows: uploads start while every window is closed (`uploadsWithinWindows`).
+    case windowIgnored = "window-ignored"
+    /// Retention given a tenth of `keep_sent`: delivered files leave sent/ too young (`sentRemovedOnlyAsAllowed`).
+    case keepSentTenth = "keep-sent-tenth"
 
     /// The invariant that must catch this plant.
     var target: Invariant {
@@ -81,6 +92,10 @@ package enum Plant: String, CaseIterable, Sendable {
         case .maxAttemptsPlusTwo: return .maxAttemptsRespected
         case .oneSlotExtra: return .recordsWithinSlots
         case .retryAfterIgnored: return .noAttemptBeforeDue
+        case .hookJobsLost: return .hooksRunAtLeastOnce
+        case .hookRerunAfterFinish: return .hooksNeverAfterFinished
+        case .windowIgnored: return .uploadsWithinWindows
+        case .keepSentTenth: return .sentRemovedOnlyAsAllowed
         }
     }
 
@@ -91,10 +106,10 @@ package enum Plant: String, CaseIterable, Sendable {
     var wrapsFileSystem: Bool {
         switch self {
         case .moveDeletes, .outboxNameKept, .manifestDroppedInMove, .shortManifestWrite, .mtimeShiftsPerBoot, .listingDropsLast,
-             .temporariesKept, .requeueRecordSkipped:
+             .temporariesKept, .requeueRecordSkipped, .hookRerunAfterFinish:
             return true
         case .silentResend, .connectFailureAsReset, .cancelLeavesRequest, .successFor5xx, .oneSlotShort, .maxAttemptsPlusTwo, .oneSlotExtra,
-             .retryAfterIgnored, .maxAttemptsOne:
+             .retryAfterIgnored, .maxAttemptsOne, .hookJobsLost, .windowIgnored, .keepSentTenth:
             return false
         }
     }

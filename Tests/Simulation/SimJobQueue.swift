@@ -1,3 +1,4 @@
+@preconcurrency import Glibc
 import Foundation
 import Synchronization
 import UploaderSupport
@@ -20,6 +21,12 @@ final class SimJobQueue: JobQueue, @unchecked Sendable {
     var makeTransport: () -> any Transport = { preconditionFailure("no transport yet") }
     /// Called as a request leaves for the server (its attempt is on record by then).
     var requestLeaves: () -> Void = {}
+    /// The process's hooks, which end with it.
+    var hooks: SimHookHost?
+    /// The wall clock, to tell when each job was ordered.
+    var now: () -> Date = { .distantPast }
+    /// When the job each thread runs now was handed over (as the core ordered it), by thread.
+    private var orderedAt: [pthread_t: Date] = [:]
 
     init(baton: BatonScheduler) { self.baton = baton }
 
@@ -32,12 +39,19 @@ final class SimJobQueue: JobQueue, @unchecked Sendable {
     private(set) var midway = 0
 
     func submit(_ job: @escaping @Sendable (any Transport) -> Void, keep: JobKeeping) {
+        let ordered = now()
         pool!.submit({ [self] transport in
             midway += 1
+            let thread = pthread_self()
+            orderedAt[thread] = ordered
             job(transport)
+            orderedAt[thread] = nil
             midway -= 1
         }, keep: keep)
     }
+
+    /// When the job running on this thread was ordered (nil off a job's thread).
+    var jobOrderedAt: Date? { orderedAt[pthread_self()] }
     func probe(_ work: @escaping @Sendable () -> Void) { probes.append(work) }
 
     /// Lets the jobs already queued finish (on a dead process they fail at once), then ends the workers.
@@ -61,6 +75,7 @@ final class SimJobQueue: JobQueue, @unchecked Sendable {
     /// The process died or stopped: its workers end (what never started fails at once), its probes are dropped.
     func forget() {
         shutDown()
+        hooks?.shutDown()
         probes = []
     }
 
@@ -70,5 +85,6 @@ final class SimJobQueue: JobQueue, @unchecked Sendable {
         forget()
         makeTransport = { preconditionFailure("retired") }
         requestLeaves = {}
+        hooks = nil
     }
 }

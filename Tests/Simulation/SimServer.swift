@@ -125,6 +125,11 @@ final class SimTransport: Transport {
         guard let body = readBody(request.body) else { return .failure(.localRead("read: Input/output error")) }
         server.begin(id, body)
         server.lastBodySize = Int64(body.count)
+        // `max_rate`: the body goes out as the limiter grants it, as libcurl's read callback asks it.
+        if let limiter = request.rateLimiter {
+            var left = body.count
+            while left > 0 && !request.cancellation.isCancelled { left -= limiter.acquire(left) }
+        }
         var leftRunning = false
         defer { if !leftRunning { server.end(id) } }
         let answer = server.healed ? .created : Answer(rawValue: choices.pick(Self.weights))!

@@ -51,6 +51,8 @@ final class Simulation {
     var faultsAtBoot = 0
     /// How many requests had reached the server at the last power cut.
     private(set) var requestsBeforeLastPowerCut = 0
+    /// The hooks' commands the world saw start.
+    let hookLog = SimHookLog()
 
     static let spoolRoot = "/spool"
 
@@ -116,7 +118,12 @@ final class Simulation {
         process.stepOnSender = { [unowned self] in stepOnSender() }
         process.view.splitInside = { [choices] n in choices.below(n) }
         // The one moment a record may newly say `uploading` with a request behind it.
-        process.scheduler.requestLeaves = { [unowned self] in check(.recordsWithinSlots) }
+        process.scheduler.requestLeaves = { [unowned self] in
+            check(.recordsWithinSlots)
+            check(.uploadsWithinWindows)
+        }
+        process.hookHost.ran = { [unowned self] run in hookStarted(run) }
+        process.view.unlinking = { [unowned self] path, directory in sentUnlink(path, in: directory) }
         // A restart takes a moment: what the dead process wrote is stamped before this one started.
         clock.advance(by: 0.01)
         // Past any jump of the wall clock back: an attempt stamped before it is not this process's.
@@ -128,6 +135,8 @@ final class Simulation {
                                 recursive: profile.recursive, logger: logger, clock: clock)
         let retries = recovery.scanRetry()
         let scan = recovery.scanOutbox()
+        // As the runner does: after recovery (which finishes cut moves and writes their markers), before any claim.
+        process.executor.queueDueHooks()
         if process.view.dead { return crashed() }
         process.post(.recovered(files: process.spool.queuedFiles(retries.requeued + scan.files),
                                 retries: (retries.due + scan.retries).map { RetryEntry(path: $0.path, due: $0.at) },
@@ -155,6 +164,7 @@ final class Simulation {
             requestsBeforeLastPowerCut = server.requests.count
             var generator = ChoiceGenerator(source: choices)
             disk.powerCut(&generator)
+            rememberFinishedHooks()
             server.reachable = server.reachable || choices.chance(50)
         }
         note("\(process.view.crashKind.rawValue)")
@@ -255,6 +265,8 @@ final class Simulation {
         var limit = limit
         if let stop = process.stopRequested, process.stopTaken {
             limit = min(limit, stop.at + stop.grace - clock.monotonic)
+            // A job waiting on the clock (the rate limiter's short sleeps) still moves in its own time.
+            if limit <= 0 && clock.sleeping > 0 { limit = 0.1 }
             if limit <= 0 { return }
         }
         let deadline = ProfileCore.nextDeadline(process.state, policy: process.policy, now: clock.current)
@@ -286,6 +298,7 @@ final class Simulation {
             server.forgetDueTimes()
             for entry in SpoolView(disk: disk, paths: profile.spool).manifests where entry.area == .retry {
                 let file = Spool.fileName(forManifest: RelativePath(entry.name))
+                if let m = entry.manifest, m.state == .failed { hookLog.tookBack(m.id) }
                 if let back = try? process.lifecycle.moveBack(fromRetry: file, resetBackoff: true) { process.post(.found(process.spool.queuedFiles([back]))) }
             }
         case 1 where process.stopRequested == nil:
@@ -337,6 +350,12 @@ final class Simulation {
             process.post(.networkChanged)
         }
         note("faults stop")
+        // With upload windows the owner always has a deadline (the next edge), so the quiet below
+        // never comes: one look now finds what an overflowed inotify queue left unseen.
+        if !profile.uploadWindows.isAlways {
+            rescan(Recovery(spool: process.spool, lifecycle: process.lifecycle, ignore: IgnoreRules(patterns: profile.ignore),
+                            recursive: profile.recursive, logger: logger, clock: clock))
+        }
         var rescans = 0
         for _ in 0..<20_000 where violation == nil {
             if process.view.dead { crashed(); continue }
@@ -346,6 +365,9 @@ final class Simulation {
                 deliverEvent()
             } else if runnable.workers + runnable.probes > 0 {
                 runJob()
+            } else if clock.sleeping > 0 {
+                // A job waits on the clock (the rate limiter's short sleeps): time moves for it, in small steps.
+                advanceClock(limit: 0.1)
             } else if ProfileCore.nextDeadline(process.state, policy: process.policy, now: clock.current) != nil {
                 advanceClock(limit: 3600)
             } else {
