@@ -69,6 +69,13 @@ extension Simulation {
         }
     }
 
+    /// `uploader retry --all` took a failed file back (its record no longer says failed, even if
+    /// the move went no further): its `on_failed` is due again once it fails again.
+    func tookBack(_ failed: Manifest, from name: String) {
+        let now = disk.contents(profile.spool.retry + "/" + name).flatMap { try? Manifest.decode(Data($0)) }
+        if now?.state != .failed { hookLog.tookBack(failed.id) }
+    }
+
     /// After a power cut the disk holds only what lasts: every finished run seen now stays recorded.
     func rememberFinishedHooks() {
         guard hooksConfigured else { return }

@@ -298,8 +298,9 @@ final class Simulation {
             server.forgetDueTimes()
             for entry in SpoolView(disk: disk, paths: profile.spool).manifests where entry.area == .retry {
                 let file = Spool.fileName(forManifest: RelativePath(entry.name))
-                if let m = entry.manifest, m.state == .failed { hookLog.tookBack(m.id) }
-                if let back = try? process.lifecycle.moveBack(fromRetry: file, resetBackoff: true) { process.post(.found(process.spool.queuedFiles([back]))) }
+                let back = try? process.lifecycle.moveBack(fromRetry: file, resetBackoff: true)
+                if let m = entry.manifest, m.state == .failed { tookBack(m, from: entry.name) }
+                if let back { process.post(.found(process.spool.queuedFiles([back]))) }
             }
         case 1 where process.stopRequested == nil:
             let grace = profile.shutdownGrace
