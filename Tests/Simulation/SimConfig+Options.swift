@@ -34,7 +34,8 @@ extension SimConfig {
         return String(format: "%02d:%02d", m / 60, m % 60)
     }
 
-    /// One or two spans near 08:00 (the first may be open at the start), now and then one wrapping midnight.
+    /// One or two spans near 08:00 (the first may be open at the start), a longer one after, now and
+    /// then one wrapping midnight.
     private static func windows(_ choices: ChoiceSource) -> String {
         let eight = 8 * 60
         let start = eight - 2 + choices.below(6)
@@ -45,6 +46,11 @@ extension SimConfig {
             spans.append("\(clock(second))-\(clock(second + 1 + choices.below(10)))")
         }
         if choices.chance(20) { spans.insert("22:00-\(clock(eight - 3 - choices.below(5)))", at: 0) }
+        // A later, longer one: what is left once the faults stop goes within the hour, not the next
+        // day (the end of a schedule has only so many steps, and a pass over sent/ every few seconds
+        // takes some of them).
+        let later = eight + 15 + choices.below(10)
+        spans.append("\(clock(later))-\(clock(later + 30 + choices.below(60)))")
         return spans.joined(separator: " ")
     }
 

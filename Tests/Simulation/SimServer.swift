@@ -128,7 +128,7 @@ final class SimTransport: Transport {
         // `max_rate`: the body goes out as the limiter grants it, as libcurl's read callback asks it.
         if let limiter = request.rateLimiter {
             var left = body.count
-            while left > 0 && !request.cancellation.isCancelled { left -= limiter.acquire(left) }
+            while left > 0 && !request.cancellation.isCancelled && !disk.dead { left -= limiter.acquire(left) }
         }
         var leftRunning = false
         defer { if !leftRunning { server.end(id) } }

@@ -154,6 +154,8 @@ final class Simulation {
     /// The process died at its armed disk call: the threads of the dead process end (their
     /// calls fail), the disk keeps what the crash lets it keep, and the daemon starts again.
     private func crashed() {
+        // A job of the dead process asleep on the clock (the rate limiter) wakes to end with it.
+        if clock.sleeping > 0 { clock.advance(by: 0.1) }
         process.scheduler.forget()
         switch process.view.crashKind {
         case .kill:
