@@ -12,8 +12,9 @@ final class SimHookLog {
     private var failedRunsSinceTakenBack: Set<String> = []
     /// How often the operator took each failed file back (`uploader retry --all`), by key.
     private(set) var takenBack: [String: Int] = [:]
-    /// Finished runs a power cut left on the disk, by hook and manifest.
-    private(set) var durablyFinished: [String: Int] = [:]
+    /// Finished runs a power cut left on the disk, by manifest (its path), hook and file (its key);
+    /// forgotten when the daemon unlinks that manifest (a file under the name later is another).
+    private var durablyFinished: [String: [String: Int]] = [:]
 
     func started(_ run: SimHookRun) {
         runs.append(run)
@@ -28,10 +29,14 @@ final class SimHookLog {
     func ranOnSent(_ id: String) -> Bool { runs.contains { $0.hook == "on_sent" && $0.id == id } }
     func ranOnFailedSinceTakenBack(_ id: String) -> Bool { failedRunsSinceTakenBack.contains(id) }
 
-    func rememberFinished(_ count: Int, of hook: String, in manifest: String) {
-        let key = hook + " " + manifest
-        durablyFinished[key] = max(durablyFinished[key] ?? 0, count)
+    func rememberFinished(_ count: Int, of hook: String, id: String, in manifest: String) {
+        let key = hook + " " + id
+        durablyFinished[manifest, default: [:]][key] = max(durablyFinished[manifest]?[key] ?? 0, count)
     }
+
+    func finished(_ run: SimHookRun) -> Int { durablyFinished[run.manifest]?[run.hook + " " + run.id] ?? 0 }
+
+    func forget(manifest: String) { durablyFinished[manifest] = nil }
 }
 
 extension SimDisk {
@@ -58,7 +63,7 @@ extension Simulation {
     func hookStarted(_ run: SimHookRun) {
         hookLog.started(run)
         note("hook \(run.hook) runs for \(run.file) (boot #\(run.boot))")
-        var finished = hookLog.durablyFinished[run.hook + " " + run.manifest] ?? 0
+        var finished = hookLog.finished(run)
         if let bytes = disk.contents(run.manifest), let m = try? Manifest.decode(Data(bytes)) {
             finished = max(finished, Self.finishedRuns(m, run.hook))
         }
@@ -85,7 +90,7 @@ extension Simulation {
             let directory = entry.area == .sent ? paths.sent : paths.retry
             for hook in ["on_sent", "on_failed"] {
                 let count = Self.finishedRuns(m, hook)
-                if count > 0 { hookLog.rememberFinished(count, of: hook, in: directory + "/" + entry.name) }
+                if count > 0 { hookLog.rememberFinished(count, of: hook, id: m.id, in: directory + "/" + entry.name) }
             }
         }
     }
@@ -123,7 +128,8 @@ extension Simulation {
     /// The daemon unlinks a file in sent/ whose last name it is, beside a manifest saying sent: only
     /// `after_send = delete` once its `on_sent` has a finished run (or none is configured), or
     /// retention: older than `keep_sent` by its manifest's time, or sent/ beyond `keep_sent_bytes`.
-    func sentUnlink(_ path: RelativePath, in directory: String) {
+    func daemonUnlinks(_ path: RelativePath, in directory: String) {
+        if Spool.isManifestName(path) { hookLog.forget(manifest: path.displayed(in: directory)) }
         let sent = profile.spool.sent
         guard violation == nil, directory == sent || directory.hasPrefix(sent + "/"), !Spool.isManifestName(path),
               !path.name.bytes.starts(with: [UInt8(ascii: ".")]) else { return }

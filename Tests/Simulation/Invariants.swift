@@ -126,7 +126,7 @@ extension Simulation {
         case .onlineMeansWorking:
             checkOnlineMeansWorking()
         case .shutdownWithinGrace, .hooksNeverAfterFinished, .sentRemovedOnlyAsAllowed:
-            break  // judged as it happens (`stoppedCleanly`, `hookStarted`, `sentUnlink`)
+            break  // judged as it happens (`stoppedCleanly`, `hookStarted`, `daemonUnlinks`)
         case .uploadsWithinWindows:
             checkWindowAtRequest()
         case .recordsWithinSlots:

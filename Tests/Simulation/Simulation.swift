@@ -123,7 +123,7 @@ final class Simulation {
             check(.uploadsWithinWindows)
         }
         process.hookHost.ran = { [unowned self] run in hookStarted(run) }
-        process.view.unlinking = { [unowned self] path, directory in sentUnlink(path, in: directory) }
+        process.view.unlinking = { [unowned self] path, directory in daemonUnlinks(path, in: directory) }
         // A restart takes a moment: what the dead process wrote is stamped before this one started.
         clock.advance(by: 0.01)
         // Past any jump of the wall clock back: an attempt stamped before it is not this process's.
@@ -353,12 +353,11 @@ final class Simulation {
             process.post(.networkChanged)
         }
         note("faults stop")
-        // With upload windows the owner always has a deadline (the next edge), so the quiet below
-        // never comes: one look now finds what an overflowed inotify queue left unseen.
-        if !profile.uploadWindows.isAlways {
-            rescan(Recovery(spool: process.spool, lifecycle: process.lifecycle, ignore: IgnoreRules(patterns: profile.ignore),
-                            recursive: profile.recursive, logger: logger, clock: clock))
-        }
+        // With upload windows or retention the owner always has a deadline (a window's edge, the
+        // next pass over sent/), so the quiet below may never come: one look now finds what an
+        // overflowed inotify queue left unseen.
+        rescan(Recovery(spool: process.spool, lifecycle: process.lifecycle, ignore: IgnoreRules(patterns: profile.ignore),
+                        recursive: profile.recursive, logger: logger, clock: clock))
         var rescans = 0
         for _ in 0..<20_000 where violation == nil {
             if process.view.dead { crashed(); continue }
