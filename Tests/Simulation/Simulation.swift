@@ -359,7 +359,10 @@ final class Simulation {
         rescan(Recovery(spool: process.spool, lifecycle: process.lifecycle, ignore: IgnoreRules(patterns: profile.ignore),
                         recursive: profile.recursive, logger: logger, clock: clock))
         var rescans = 0
-        for _ in 0..<20_000 where violation == nil {
+        // Outside its windows the owner sleeps until the next day's, which with a pass over sent/
+        // every few seconds takes many more steps.
+        let budget = profile.uploadWindows.isAlways ? 20_000 : 100_000
+        for _ in 0..<budget where violation == nil {
             if process.view.dead { crashed(); continue }
             if restartIfStopped() { continue }
             let runnable = process.scheduler.runnable
