@@ -117,6 +117,14 @@ extension Simulation {
         }
     }
 
+    /// `after_send = delete` removes a delivered file before its manifest, and a deletion the disk
+    /// refused stays due (its marker in `.hooks-due/`) for the next start: such a manifest may be alone.
+    func deletionDue(_ name: String, in area: Spool.Area) -> Bool {
+        guard profile.afterSend == .delete, area == .sent else { return false }
+        let place = SHA256.hash(Array("sent/".utf8) + Array(name.utf8)).hexString.prefix(32)
+        return disk.exists(path: profile.spool.hooksDue + "/" + place + ".on_sent")
+    }
+
     /// A delivered file whose content is no longer in the spool is accounted for when the server
     /// kept it and something removes delivered files from sent/ (`after_send = delete`,
     /// `keep_sent`, `keep_sent_bytes`); whether each removal was allowed is `sentRemovedOnlyAsAllowed`'s.

@@ -221,7 +221,9 @@ extension Simulation {
                 let files = Set(view.files.filter { $0.area == area }.map(\.name))
                 let manifests = Set(view.manifests.filter { $0.area == area }.map { Spool.fileName(forManifest: RelativePath($0.name)).display })
                 if let lonely = files.subtracting(manifests).sorted().first { return fail(invariant, "\(area.rawValue)/\(lonely) has no manifest") }
-                if let orphan = manifests.subtracting(files).sorted().first { return fail(invariant, "\(area.rawValue)/\(orphan).manifest.json has no file") }
+                if let orphan = manifests.subtracting(files).sorted().first(where: { !deletionDue($0, in: area) }) {
+                    return fail(invariant, "\(area.rawValue)/\(orphan).manifest.json has no file")
+                }
             }
         case .attemptsMatchRequests:
             for entry in view.manifests where entry.area != .outbox {

@@ -7,8 +7,8 @@
 /// stop completes in the jobs' own time, so no bug in today's single-threaded schedule can make a
 /// stop outlast its grace; that waits for jobs that run concurrently in the simulator.
 package enum Plant: String, CaseIterable, Sendable {
-    /// libcurl's silent re-send on a dead kept-alive connection: a second request the daemon
-    /// never recorded (`attemptsMatchRequests`, whose check of unrecorded requests counts those
+    /// libcurl's silent re-send on a dead kept-alive connection (after a lost answer, or before a
+    /// good one): a second request the daemon never recorded (`attemptsMatchRequests`, whose check of unrecorded requests counts those
     /// made since the last power cut, as a cut may undo a recorded attempt).
     case silentResend = "silent-resend"
     /// A refused connect reported as a reset mid-body, with the byte count of an earlier transfer

@@ -155,6 +155,10 @@ final class SimTransport: Transport {
         switch answer {
         case .created, .ok, .noContent:
             let status = [Answer.created: 201, .ok: 200, .noContent: 204][answer]!
+            if plant == .silentResend {
+                // The planted bug: the body went out first on a dead kept-alive connection, and libcurl sent it again by itself.
+                server.record(SimServer.Request(id: id, bytes: body, kept: true, status: nil, torn: torn))
+            }
             server.record(SimServer.Request(id: id, bytes: body, kept: true, status: status, torn: torn))
             return .success(UploadResponse(status: status, bytesSent: sent, effectiveURL: request.url))
         case .storedThen5xx:
