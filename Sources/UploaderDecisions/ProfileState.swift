@@ -102,6 +102,8 @@ package struct ProfileState: Sendable, Equatable {
 package struct WindowPhase: Sendable, Equatable {
     package var open: Bool
     package var until: Date?
+    /// When it was looked at (wall clock): a wall clock set back before it looks again.
+    package var since: Date
 }
 
 /// Where the route to the destination leaves, as far as `interfaces` is concerned.

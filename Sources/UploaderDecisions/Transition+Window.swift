@@ -21,14 +21,14 @@ extension ProfileState {
 /// `upload_window`: when uploads may start.
 extension Transition {
     /// Looks at the windows again when the last look has run out (the owner wakes then: see
-    /// `ProfileCore.nextDeadline`). Closing lets go of claimed files, as a pause does; uploads in
+    /// `ProfileCore.nextDeadline`), or when the wall clock was set back before it. Closing lets go of claimed files, as a pause does; uploads in
     /// flight run to their end. `run --once` outside its windows starts nothing and ends (exit 0).
     mutating func refreshWindow() {
         guard !policy.windows.isAlways, state.phase == .running else { return }
-        if let window = state.window, window.until.map({ now.wall < $0 }) ?? true { return }
+        if let window = state.window, now.wall >= window.since, window.until.map({ now.wall < $0 }) ?? true { return }
         let was = state.window
         let phase = policy.windows.phase(at: now.wall, in: policy.timeZone)
-        state.window = WindowPhase(open: phase.open, until: phase.until)
+        state.window = WindowPhase(open: phase.open, until: phase.until, since: now.wall)
         let at = phase.until.map { LocalCalendar.format($0, in: policy.timeZone) } ?? "-"
         if phase.open {
             if was?.open == false { log(.info, "upload window open; uploads start", ["window_closes_at": at]) }

@@ -10,6 +10,12 @@ import UploaderConfig
 /// and so is one whose hook is still due (its marker is in `.hooks-due/`). The size counted is each
 /// file's plus its manifest's.
 ///
+/// A deletion removes the file, makes that durable (fsync of its directory), then removes the
+/// manifest: whatever a power cut keeps, a file never stays without its manifest (which no pass
+/// would judge again). A manifest left alone by a cut between the two is a deletion to finish: the
+/// next pass removes it, whatever the bounds (a move into sent/ links the file before its manifest,
+/// so no other manifest there is without its file).
+///
 /// sent/ may hold a million files, so a pass reads it as a stream — readdir one entry at a time and
 /// an lstat of each manifest and its file — and never holds its listing. The age bound needs
 /// nothing more. The size bound needs the total and the oldest files: a pass keeps the `window`
@@ -90,6 +96,11 @@ package struct Retention: Sendable {
                 return
             }
             let file = Spool.fileName(forManifest: manifest)
+            if !fs.exists(file, in: sent) {
+                // A deletion cut after its file had gone.
+                if delete(file) { removed += 1 }
+                return
+            }
             if keep > 0 && now.timeIntervalSince(record.mtime) > keep {
                 if delete(file) { removed += 1 }
                 return
@@ -145,7 +156,10 @@ package struct Retention: Sendable {
         let marker = HookLedger.Marker(area: .sent, path: file, hook: "on_sent")
         if fs.exists(marker.name, in: spool.paths.hooksDue) { return false }
         do {
-            if fs.exists(file, in: sent) { try fs.unlink(file, in: sent) }
+            if fs.exists(file, in: sent) {
+                try fs.unlink(file, in: sent)
+                try spool.syncDirectory(of: file, in: .sent)
+            }
             try fs.unlink(Spool.manifestName(for: file), in: sent)
             return true
         } catch {

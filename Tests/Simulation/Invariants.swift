@@ -66,11 +66,21 @@ enum Invariant: String, CaseIterable, Sendable {
     /// No tus PATCH starts below an offset the server already reported to the client for that
     /// upload (in a PATCH's answer or a HEAD's; see `SimTusServer`).
     case tusOffsetForward
+    /// With hooks configured, every file that reached sent/ or failed had its hook's command
+    /// started at least once (`on_failed` again after the operator took it back), by the end.
+    case hooksRunAtLeastOnce
+    /// A hook never runs again once a finished run of it is recorded in the file's manifest.
+    case hooksNeverAfterFinished
+    /// No request leaves for an upload ordered while every `upload_window` was closed.
+    case uploadsWithinWindows
+    /// A delivered file leaves sent/ only as `after_send = delete` (after its `on_sent` run) or
+    /// `keep_sent` / `keep_sent_bytes` allow.
+    case sentRemovedOnlyAsAllowed
 
     static let atTheEnd: [Invariant] = [.manifestsParse, .noFileLost, .noFileInTwoPlaces, .filesAndManifestsPaired,
                                         .attemptsMatchRequests, .sentOnlyWithExactBytes, .duplicatesShareKey,
                                         .everyFileSettles, .noLeftoverTemporaries, .maxAttemptsRespected,
-                                        .quarantineKeepsRecords, .s3PartsSentOnce, .tusOffsetForward]
+                                        .quarantineKeepsRecords, .s3PartsSentOnce, .tusOffsetForward, .hooksRunAtLeastOnce]
 }
 
 /// A broken invariant: which, what was seen, and after how many trace lines.
@@ -141,8 +151,10 @@ extension Simulation {
             checkOnlineMeansWorking()
         case .s3PartsSentOnce, .tusOffsetForward:
             checkProtocol(invariant)
-        case .shutdownWithinGrace:
-            break
+        case .shutdownWithinGrace, .hooksNeverAfterFinished, .sentRemovedOnlyAsAllowed:
+            break  // judged as it happens (`stoppedCleanly`, `hookStarted`, `daemonUnlinks`)
+        case .uploadsWithinWindows:
+            checkWindowAtRequest()
         case .recordsWithinSlots:
             checkRecordsWithinSlots()
         case .quarantineKeepsRecords:
@@ -232,7 +244,9 @@ extension Simulation {
                 let files = Set(view.files.filter { $0.area == area }.map(\.name))
                 let manifests = Set(view.manifests.filter { $0.area == area }.map { Spool.fileName(forManifest: RelativePath($0.name)).display })
                 if let lonely = files.subtracting(manifests).sorted().first { return fail(invariant, "\(area.rawValue)/\(lonely) has no manifest") }
-                if let orphan = manifests.subtracting(files).sorted().first { return fail(invariant, "\(area.rawValue)/\(orphan).manifest.json has no file") }
+                if let orphan = manifests.subtracting(files).sorted().first(where: { !deletionDue($0, in: area) }) {
+                    return fail(invariant, "\(area.rawValue)/\(orphan).manifest.json has no file")
+                }
             }
         case .attemptsMatchRequests:
             for entry in view.manifests where entry.area != .outbox {
@@ -271,6 +285,7 @@ extension Simulation {
         case .everyFileSettles:
             for hash in producer.expected {
                 guard let file = hashes[hash] else {
+                    if removedFromSent(hash) { continue }
                     return fail(invariant, "content \(hash.prefix(12)) is not in sent/ or retry/ after the faults stopped")
                 }
                 let manifest = view.manifests.first { $0.area == file.area && $0.name == file.name + Spool.manifestSuffix }?.manifest
@@ -285,6 +300,8 @@ extension Simulation {
                 }
             }
             if let left = view.manifests.first(where: { $0.area == .outbox }) { fail(invariant, "outbox/\(left.name) left behind") }
+        case .hooksRunAtLeastOnce:
+            checkHooksRan(view)
         case .noLeftoverTemporaries:
             if let left = view.temporaries.first { fail(invariant, "\(left) left behind") }
         case .maxAttemptsRespected:
@@ -293,7 +310,8 @@ extension Simulation {
                 return fail(invariant, "\(entry.area.rawValue)/\(entry.name) counts \(m.countedAttempts) attempts (max \(profile.maxAttempts))")
             }
         case .neverTwoUploadsAtOnce, .onlineMeansWorking, .shutdownWithinGrace, .slotBeforeAttempt, .recordsWithinSlots,
-             .noAttemptBeforeDue, .quarantineKeepsRecords, .s3PartsSentOnce, .tusOffsetForward:
+             .noAttemptBeforeDue, .quarantineKeepsRecords, .s3PartsSentOnce, .tusOffsetForward,
+             .hooksNeverAfterFinished, .uploadsWithinWindows, .sentRemovedOnlyAsAllowed:
             break
         }
     }

@@ -3,8 +3,8 @@
 /// world or into a thin wrapper around a seam the simulator injects (`PlantedFileSystem` around
 /// the spool's file system, `SimTransport`, the policy the core is given), never into `Sources/`.
 package enum Plant: String, CaseIterable, Sendable {
-    /// libcurl's silent re-send on a dead kept-alive connection: a second request the daemon
-    /// never recorded (`attemptsMatchRequests`, whose check of unrecorded requests counts those
+    /// libcurl's silent re-send on a dead kept-alive connection (after a lost answer, or before a
+    /// good one): a second request the daemon never recorded (`attemptsMatchRequests`, whose check of unrecorded requests counts those
     /// made since the last power cut, as a cut may undo a recorded attempt).
     case silentResend = "silent-resend"
     /// A refused connect reported as a reset mid-body, with the byte count of an earlier transfer
@@ -70,6 +70,17 @@ package enum Plant: String, CaseIterable, Sendable {
     /// A HEAD's `Upload-Offset` misread as 0: a resumed tus upload sends from the start, below
     /// what the server reported (`tusOffsetForward`).
     case headOffsetReadZero = "head-offset-read-zero"
+    /// A hook queue of one: a run handed over while another waits is dropped, so its hook never
+    /// runs (until a restart, which the end of a schedule does not bring) (`hooksRunAtLeastOnce`).
+    case hookJobsLost = "hook-jobs-lost"
+    /// The ledger trusted without its manifests: a marker is never removed, and a run's end is not
+    /// read back (`ended_at` dropped on reading a manifest), so each start runs every hook again
+    /// (`hooksNeverAfterFinished`).
+    case hookRerunAfterFinish = "hook-rerun-after-finish"
+    /// The core given no upload windows: uploads start while every window is closed (`uploadsWithinWindows`).
+    case windowIgnored = "window-ignored"
+    /// Retention given a tenth of `keep_sent`: delivered files leave sent/ too young (`sentRemovedOnlyAsAllowed`).
+    case keepSentTenth = "keep-sent-tenth"
 
     /// The invariant that must catch this plant.
     var target: Invariant {
@@ -93,6 +104,10 @@ package enum Plant: String, CaseIterable, Sendable {
         case .quarantineUnsynced: return .quarantineKeepsRecords
         case .listPartsReadEmpty: return .s3PartsSentOnce
         case .headOffsetReadZero: return .tusOffsetForward
+        case .hookJobsLost: return .hooksRunAtLeastOnce
+        case .hookRerunAfterFinish: return .hooksNeverAfterFinished
+        case .windowIgnored: return .uploadsWithinWindows
+        case .keepSentTenth: return .sentRemovedOnlyAsAllowed
         }
     }
 
@@ -103,10 +118,11 @@ package enum Plant: String, CaseIterable, Sendable {
     var wrapsFileSystem: Bool {
         switch self {
         case .moveDeletes, .outboxNameKept, .manifestDroppedInMove, .shortManifestWrite, .mtimeShiftsPerBoot, .listingDropsLast,
-             .temporariesKept, .requeueRecordSkipped, .quarantineUnsynced:
+             .temporariesKept, .requeueRecordSkipped, .quarantineUnsynced, .hookRerunAfterFinish:
             return true
         case .silentResend, .connectFailureAsReset, .cancelLeavesRequest, .successFor5xx, .oneSlotShort, .maxAttemptsPlusTwo, .oneSlotExtra,
-             .retryAfterIgnored, .maxAttemptsOne, .stopOutlastsGrace, .listPartsReadEmpty, .headOffsetReadZero:
+             .retryAfterIgnored, .maxAttemptsOne, .stopOutlastsGrace, .listPartsReadEmpty, .headOffsetReadZero, .hookJobsLost,
+             .windowIgnored, .keepSentTenth:
             return false
         }
     }

@@ -42,7 +42,14 @@ struct PlantedFileSystem: SpoolFileSystem {
         try inner.read(fd: fd, into: buffer, at: offset, path: path)
     }
 
-    func readAll(_ path: RelativePath, in directory: String) throws -> [UInt8] { try inner.readAll(path, in: directory) }
+    func readAll(_ path: RelativePath, in directory: String) throws -> [UInt8] {
+        let bytes = try inner.readAll(path, in: directory)
+        guard plant == .hookRerunAfterFinish, Spool.isManifestName(path), directory.hasPrefix(paths.sent) || directory.hasPrefix(paths.retry),
+              var manifest = try? Manifest.decode(Data(bytes)), let runs = manifest.hooks else { return bytes }
+        // The planted bug: the runs' ends are not read back.
+        manifest.hooks = runs.map { Manifest.HookRun(name: $0.name, startedAt: $0.startedAt) }
+        return (try? manifest.encodedLine()) ?? bytes
+    }
 
     func createFile(_ data: [UInt8], named name: RelativePath, in directory: String, sync: Bool) throws {
         let short = plant == .shortManifestWrite && isTemporary(name)
@@ -75,6 +82,8 @@ struct PlantedFileSystem: SpoolFileSystem {
         case .outboxNameKept where directory == paths.outbox && !Spool.isManifestName(path) && !path.name.bytes.starts(with: [0x2E]):
             return
         case .temporariesKept where isTemporary(path):
+            return
+        case .hookRerunAfterFinish where directory == paths.hooksDue:
             return
         default:
             try inner.unlink(path, in: directory)

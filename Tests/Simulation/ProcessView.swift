@@ -119,8 +119,12 @@ final class ProcessView: SpoolFileSystem, @unchecked Sendable {
         try disk.link(existing, in: fromDir, to: new, in: toDir)
     }
 
+    /// Hears each unlink the process makes, just before it happens (the world judges removals from sent/).
+    var unlinking: (RelativePath, String) -> Void = { _, _ in }
+
     func unlink(_ path: RelativePath, in directory: String) throws {
         guard enter() else { throw dieError("unlink", directory) }
+        unlinking(path, directory)
         try disk.unlink(path, in: directory)
     }
 

@@ -38,6 +38,9 @@ final class SimClock: Clock {
     }
     private let latest = Mutex(Date.distantPast)
 
+    /// How many threads wait on this clock now.
+    var sleeping: Int { sleepers.count }
+
     func wait(for latch: Latch?, until deadline: Double) -> Bool {
         sleepers.wait(for: latch, until: deadline) { monotonic }
     }

@@ -36,6 +36,7 @@ struct SimConfig {
             "max_backoff = 60s",
             "shutdown_grace = \(choices.below(4))s",
         ]
+        lines += Self.optionLines(choices)
         text = lines.joined(separator: "\n") + "\n"
         switch ConfigLoader.parse(text: text, path: Self.path, environment: [:]) {
         case .success(let loaded):

@@ -1,3 +1,4 @@
+@preconcurrency import Glibc
 import Foundation
 import Synchronization
 import UploaderSupport
@@ -30,6 +31,13 @@ final class SimJobQueue: JobQueue, @unchecked Sendable {
     /// The job `transport` sends for now; nil for a transport no job holds (an S3 part thread's).
     func job(of transport: AnyObject) -> Int? { jobOfTransport[ObjectIdentifier(transport)] }
 
+    /// The process's hooks, which end with it.
+    var hooks: SimHookHost?
+    /// The wall clock, to tell when each job was ordered.
+    var now: () -> Date = { .distantPast }
+    /// When the job each thread runs now was handed over (as the core ordered it), by thread.
+    private var orderedAt: [pthread_t: Date] = [:]
+
     init(baton: BatonScheduler) { self.baton = baton }
 
     /// Starts the process's workers: as many as the runner starts for this policy.
@@ -41,15 +49,22 @@ final class SimJobQueue: JobQueue, @unchecked Sendable {
     private(set) var midway = 0
 
     func submit(_ job: @escaping @Sendable (any Transport) -> Void, keep: JobKeeping) {
+        let ordered = now()
         pool!.submit({ [self] transport in
             midway += 1
             let key = ObjectIdentifier(transport as AnyObject)
             jobOfTransport[key] = newJob()
+            let thread = pthread_self()
+            orderedAt[thread] = ordered
             job(transport)
+            orderedAt[thread] = nil
             jobOfTransport[key] = nil
             midway -= 1
         }, keep: keep)
     }
+
+    /// When the job running on this thread was ordered (nil off a job's thread).
+    var jobOrderedAt: Date? { orderedAt[pthread_self()] }
     func probe(_ work: @escaping @Sendable () -> Void) { probes.append(work) }
 
     /// Lets the jobs already queued finish (on a dead process they fail at once), then ends the workers.
@@ -74,6 +89,7 @@ final class SimJobQueue: JobQueue, @unchecked Sendable {
     func forget() {
         wire.releaseAll()
         shutDown()
+        hooks?.shutDown()
         probes = []
     }
 
@@ -84,5 +100,6 @@ final class SimJobQueue: JobQueue, @unchecked Sendable {
         makeTransport = { preconditionFailure("retired") }
         requestLeaves = {}
         newJob = { 0 }
+        hooks = nil
     }
 }

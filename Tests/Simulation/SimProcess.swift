@@ -5,6 +5,7 @@ import UploaderConfig
 import UploaderSpool
 import UploaderTransfer
 import UploaderCore
+import UploaderValues
 
 /// One run of the daemon process on the simulated machine: its view of the disk, its jobs, the
 /// real executor, and the owner's state stepped by the real transition function. A crash ends
@@ -33,6 +34,8 @@ final class SimProcess: @unchecked Sendable {
     /// Files the core had claimed in a transfer slot (`.claimAndUpload`): their claim's job opens
     /// the attempt before it reports the claim.
     var claimedInSlot: Set<RelativePath> = []
+    /// Where production's hook runner runs its hooks, and the hook commands.
+    let hookHost: SimHookHost
 
     init(disk: SimDisk, server: SimServer, choices: ChoiceSource, baton: BatonScheduler, profile: Profile, clock: SimClock, logger: Logger,
          plant: Plant?, boot: Int, seed: UInt64) {
@@ -47,6 +50,7 @@ final class SimProcess: @unchecked Sendable {
         case .oneSlotExtra?: policy.concurrency += 1
         case .maxAttemptsPlusTwo?: policy.maxAttempts += 2
         case .maxAttemptsOne?: policy.maxAttempts = 1
+        case .windowIgnored?: policy.windows = UploadWindows()
         default: break
         }
         self.policy = policy
@@ -55,7 +59,7 @@ final class SimProcess: @unchecked Sendable {
         // Temporary names counted from the seed, so a run replays exactly.
         // Directory fsyncs grouped, moves batched and ledger lines appended by production's code, its waits under the baton.
         spool = Spool(paths: profile.spool, fs: fs, temporaries: TemporaryNames(start: seed >> 8), scheduler: baton)
-        lifecycle = FileLifecycle(spool: spool, logger: logger, scheduler: baton)
+        lifecycle = FileLifecycle(spool: spool, logger: logger, afterSend: profile.afterSend, scheduler: baton)
         state = ProfileState(seed: seed)
         let view = self.view, scheduler = self.scheduler
         scheduler.makeTransport = {
@@ -64,10 +68,17 @@ final class SimProcess: @unchecked Sendable {
         scheduler.newJob = { server.newJob() }
         let claimer = Claimer(spool: spool, profileName: profile.name, digest: profile.digest, mimeTypes: MimeTypes(byExtension: [:]),
                               lifecycle: lifecycle, logger: logger)
-        let parts = ProfileExecutor.Parts(claimer: claimer, lifecycle: lifecycle, rateLimiter: nil, probe: SimProbe(server: server),
+        // As the runner makes them: a rate limiter when `max_rate` ever limits, hooks on a runner of their own.
+        let limiter = profile.maxRate.limitsSometimes ? RateLimiter(schedule: profile.maxRate, timeZone: .gmt, clock: clock) : nil
+        let parts = ProfileExecutor.Parts(claimer: claimer, lifecycle: lifecycle, rateLimiter: limiter, probe: SimProbe(server: server),
                                           jobs: scheduler, hostname: "sim", environment: [:],
                                           threads: DestinationThreads(scheduler: baton, makeTransport: { scheduler.makeTransport() }))
-        executor = ProfileExecutor(profile: profile, spool: spool, parts: parts, hooks: HookRunner(clock: clock), logger: logger,
+        hookHost = SimHookHost(baton: baton, choices: choices, boot: boot, plant: plant, enabled: profile.onSent != nil || profile.onFailed != nil)
+        scheduler.hooks = hookHost
+        scheduler.now = { clock.now }
+        var executed = profile
+        if plant == .keepSentTenth { executed.keepSent /= 10 }
+        executor = ProfileExecutor(profile: executed, spool: spool, parts: parts, hooks: HookRunner(clock: clock, host: hookHost), logger: logger,
                                    clock: clock, report: { [weak self] event in self?.post(event) },
                                    finished: { [weak self] effect in self?.finishedEffects.withLock { $0.append(effect) } })
         // As many workers as the runner starts for this policy.

@@ -174,6 +174,11 @@ final class SimTransport: Transport {
         }
         server.begin(id, body, job: job)
         server.lastBodySize = Int64(body.count)
+        // `max_rate`: the body goes out as the limiter grants it, as libcurl's read callback asks it.
+        if let limiter = request.rateLimiter {
+            var left = body.count
+            while left > 0 && !request.cancellation.isCancelled && !disk.dead { left -= limiter.acquire(left) }
+        }
         var leftRunning = false
         defer { if !leftRunning { server.end(id, job: job) } }
         let answer = server.healed ? .created : Answer(rawValue: choices.pick(Self.weights))!
@@ -201,6 +206,10 @@ final class SimTransport: Transport {
         switch answer {
         case .created, .ok, .noContent:
             let status = [Answer.created: 201, .ok: 200, .noContent: 204][answer]!
+            if plant == .silentResend {
+                // The planted bug: the body went out first on a dead kept-alive connection, and libcurl sent it again by itself.
+                server.record(SimServer.Request(id: id, bytes: body, kept: true, status: nil, torn: torn))
+            }
             server.record(SimServer.Request(id: id, bytes: body, kept: true, status: status, torn: torn))
             return .success(UploadResponse(status: status, bytesSent: sent, effectiveURL: request.url))
         case .storedThen5xx:

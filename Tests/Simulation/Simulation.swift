@@ -53,6 +53,8 @@ final class Simulation {
     var faultsAtBoot = 0
     /// How many requests had reached the server at the last power cut.
     private(set) var requestsBeforeLastPowerCut = 0
+    /// The hooks' commands the world saw start.
+    let hookLog = SimHookLog()
 
     static let spoolRoot = "/spool"
 
@@ -124,8 +126,13 @@ final class Simulation {
         process.stepOnSender = { [unowned self] in stepOnSender() }
         process.view.splitInside = { [choices] n in choices.below(n) }
         // The one moment a record may newly say `uploading` with a request behind it.
-        process.scheduler.requestLeaves = { [unowned self] in check(.recordsWithinSlots) }
+        process.scheduler.requestLeaves = { [unowned self] in
+            check(.recordsWithinSlots)
+            check(.uploadsWithinWindows)
+        }
         process.scheduler.wire.duration = { [unowned self] in wireTime() }
+        process.hookHost.ran = { [unowned self] run in hookStarted(run) }
+        process.view.unlinking = { [unowned self] path, directory in daemonUnlinks(path, in: directory) }
         // A restart takes a moment: what the dead process wrote is stamped before this one started.
         clock.advance(by: 0.01)
         // Past any jump of the wall clock back: an attempt stamped before it is not this process's.
@@ -137,6 +144,8 @@ final class Simulation {
                                 recursive: profile.recursive, logger: logger, clock: clock)
         let retries = recovery.scanRetry()
         let scan = recovery.scanOutbox()
+        // As the runner does: after recovery (which finishes cut moves and writes their markers), before any claim.
+        process.executor.queueDueHooks()
         if process.view.dead { return crashed() }
         process.post(.recovered(files: process.spool.queuedFiles(retries.requeued + scan.files),
                                 retries: (retries.due + scan.retries).map { RetryEntry(path: $0.path, due: $0.at) },
@@ -155,6 +164,8 @@ final class Simulation {
     /// calls fail), the disk keeps what the crash lets it keep, and the daemon starts again.
     private func crashed() {
         quarantineWatch.look(disk)
+        // A job of the dead process asleep on the clock (the rate limiter) wakes to end with it.
+        if clock.sleeping > 0 { clock.advance(by: 0.1) }
         process.scheduler.forget()
         switch process.view.crashKind {
         case .kill:
@@ -165,6 +176,7 @@ final class Simulation {
             requestsBeforeLastPowerCut = server.requests.count
             var generator = ChoiceGenerator(source: choices)
             disk.powerCut(&generator)
+            rememberFinishedHooks()
             server.reachable = server.reachable || choices.chance(50)
         }
         note("\(process.view.crashKind.rawValue)")
@@ -274,6 +286,9 @@ final class Simulation {
             let left = stop.at + stop.grace - clock.monotonic
             if left > 0 {
                 limit = min(limit, left)
+            } else if clock.sleeping > 0 {
+                // A job waiting on the clock (the rate limiter's short sleeps) still moves in its own time.
+                limit = min(limit, 0.1)
             } else if process.scheduler.runnable.workers > 0 || process.pendingEvents > 0 {
                 return
             }
@@ -308,7 +323,9 @@ final class Simulation {
             server.forgetDueTimes()
             for entry in SpoolView(disk: disk, paths: profile.spool).manifests where entry.area == .retry {
                 let file = Spool.fileName(forManifest: RelativePath(entry.name))
-                if let back = try? process.lifecycle.moveBack(fromRetry: file, resetBackoff: true) { process.post(.found(process.spool.queuedFiles([back]))) }
+                let back = try? process.lifecycle.moveBack(fromRetry: file, resetBackoff: true)
+                if let m = entry.manifest, m.state == .failed { tookBack(m, from: entry.name) }
+                if let back { process.post(.found(process.spool.queuedFiles([back]))) }
             }
         case 1 where process.stopRequested == nil:
             let grace = profile.shutdownGrace
@@ -360,8 +377,16 @@ final class Simulation {
             process.post(.networkChanged)
         }
         note("faults stop")
+        // With upload windows or retention the owner always has a deadline (a window's edge, the
+        // next pass over sent/), so the quiet below may never come: one look now finds what an
+        // overflowed inotify queue left unseen.
+        rescan(Recovery(spool: process.spool, lifecycle: process.lifecycle, ignore: IgnoreRules(patterns: profile.ignore),
+                        recursive: profile.recursive, logger: logger, clock: clock))
         var rescans = 0
-        for _ in 0..<20_000 where violation == nil {
+        // Outside its windows the owner sleeps until the next day's, which with a pass over sent/
+        // every few seconds takes many more steps.
+        let budget = profile.uploadWindows.isAlways ? 20_000 : 100_000
+        for _ in 0..<budget where violation == nil {
             if process.view.dead { crashed(); continue }
             if restartIfStopped() { continue }
             let runnable = process.scheduler.runnable
@@ -369,6 +394,9 @@ final class Simulation {
                 deliverEvent()
             } else if runnable.workers + runnable.probes > 0 {
                 runJob()
+            } else if clock.sleeping > 0 {
+                // A job waits on the clock (the rate limiter's short sleeps): time moves for it, in small steps.
+                advanceClock(limit: 0.1)
             } else if ProfileCore.nextDeadline(process.state, policy: process.policy, now: clock.current) != nil
                         || process.scheduler.wire.nextDeadline != nil {
                 advanceClock(limit: 3600)

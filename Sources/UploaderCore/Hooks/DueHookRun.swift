@@ -6,7 +6,8 @@ import UploaderTransfer
 import UploaderWatch
 
 /// One due hook carried out, in the order `HookLedger` explains: the manifest read again (a hook
-/// whose run is recorded as finished never runs again), the run's start recorded, the command
+/// whose run is recorded as finished never runs again; nor does one whose move into sent/ or
+/// retry/ is not finished, until the claim that finishes it), the run's start recorded, the command
 /// run, its end and exit status recorded durably, then (with `after_send = delete`) the file and
 /// its manifest removed from sent/, and only then the marker dropped. A crash anywhere before
 /// that leaves the marker, and start-up runs what is left: the hook again, or only the deletion.
@@ -33,6 +34,12 @@ struct DueHookRun: Sendable {
             return
         case .failure(let problem):
             logger.log(.warn, "hook due, but its manifest cannot be read; not run now", pairs: context + [("error", "\(problem)")])
+            return
+        }
+        if moveUnfinished(manifest, marker) {
+            // Its run would rewrite the manifest the move is still to link (another file under that
+            // name: the move could never finish). The claim that finishes the move queues the hook.
+            logger.log(.debug, "hook due, but the move that filed the file is not finished; not run now", pairs: context)
             return
         }
         if manifest.dueHook == marker.hook {
@@ -79,6 +86,15 @@ struct DueHookRun: Sendable {
                        pairs: context + [("outcome", outcome.description), ("duration", duration)])
         }
         return recorded
+    }
+
+    /// The move that filed this file is not finished: its record is still in the outbox, naming
+    /// this place (`stored_as`). A record that cannot be read counts as none: the hook runs.
+    private func moveUnfinished(_ manifest: Manifest, _ marker: HookLedger.Marker) -> Bool {
+        let path = manifest.pathBase64.flatMap { Data(base64Encoded: $0) }.map { RelativePath(bytes: Array($0)) } ?? RelativePath(manifest.path)
+        guard case .success(let record) = spool.readManifest(for: path, in: .outbox), let stored = record.storedAs,
+              let (area, target) = spool.resolveStoredAs(stored) else { return false }
+        return area == marker.area && target == marker.path
     }
 
     private func command(_ hook: String) -> String? {

@@ -12,9 +12,9 @@ import UploaderWatch
 /// `posix_spawn`, not Foundation's `Process`: the daemon blocks SIGTERM/SIGINT/SIGHUP in every
 /// thread and a child inherits that mask, so it could not be stopped; here the child starts
 /// with an empty mask and default dispositions (POSIX_SPAWN_SETSIGMASK | SETSIGDEF | SETPGROUP).
-struct HookProcess {
+package struct HookProcess: Sendable {
     /// How a hook ended.
-    enum Outcome: Equatable, CustomStringConvertible {
+    package enum Outcome: Equatable, Sendable, CustomStringConvertible {
         case exited(Int32)
         case signaled(Int32)
         case timedOut
@@ -22,7 +22,7 @@ struct HookProcess {
 
         /// As the manifest records it: the exit status, or the shell's numbers for the rest
         /// (128 + signal, 124 for a timeout as timeout(1) says it, 127 for a command that cannot start).
-        var exitStatus: Int {
+        package var exitStatus: Int {
             switch self {
             case .exited(let code): return Int(code)
             case .signaled(let signal): return 128 + Int(signal)
@@ -31,7 +31,7 @@ struct HookProcess {
             }
         }
 
-        var description: String {
+        package var description: String {
             switch self {
             case .exited(let code): return "exit \(code)"
             case .signaled(let signal): return "killed by signal \(signal)"
@@ -42,13 +42,13 @@ struct HookProcess {
     }
 
     /// The command: a path (holding `/`) or a name looked up in PATH.
-    var command: String
+    package var command: String
     /// Arguments after the command itself, as raw bytes (file names need not be UTF-8).
-    var arguments: [[UInt8]]
+    package var arguments: [[UInt8]]
     /// The whole environment of the child, `NAME=value` byte strings.
-    var environment: [[UInt8]]
-    var workingDirectory: String
-    var timeout: TimeInterval
+    package var environment: [[UInt8]]
+    package var workingDirectory: String
+    package var timeout: TimeInterval
 
     /// Runs the hook and waits for it (at most `timeout` on `clock`, plus one second for SIGTERM
     /// to work). `started` gets the child's pid (also its process group) while it runs, nil once reaped.
@@ -56,7 +56,7 @@ struct HookProcess {
     /// A thread of its own waits for the child's exit (`waitid` with `WNOWAIT`: the child stays
     /// a zombie, so its pid cannot be reused while a kill may still name its group) and opens a
     /// latch; this thread waits on the clock for that latch, then reaps.
-    func run(clock: any Clock, started: (pid_t?) -> Void = { _ in }) -> Outcome {
+    package func run(clock: any Clock, started: (pid_t?) -> Void = { _ in }) -> Outcome {
         let pid: pid_t
         switch spawn() {
         case .failure(let reason): return .cannotStart(reason.message)

@@ -18,20 +18,20 @@ package final class HookRunner: Sendable {
     /// up must not grow the daemon's memory without bound. They stay due and run at the next start.
     static let maxBacklog = 10_000
 
-    private let queue: DispatchQueue
+    private let host: any HookHost
     let backlog = Mutex(0)
     /// The process group of the hook running now, to kill it when the daemon exits.
     private let running = Mutex<pid_t?>(nil)
     /// Set at exit just before the hook still running is killed: that run is not recorded as
     /// finished, so the hook runs again at the next start.
     private let exiting = Atomic<Bool>(false)
-    private let group = DispatchGroup()
 
     let clock: any Clock
 
-    package init(label: String = "hooks", clock: any Clock = SystemClock()) {
+    /// `host`: where the runs happen and how a command runs (the system's unless given).
+    package init(label: String = "hooks", clock: any Clock = SystemClock(), host: (any HookHost)? = nil) {
         self.clock = clock
-        queue = DispatchQueue(label: "uploader.\(label)")
+        self.host = host ?? SystemHookHost(label: label)
     }
 
     /// Queues `job` (one hook's whole run); false when the backlog is full.
@@ -42,7 +42,7 @@ package final class HookRunner: Sendable {
             return true
         }
         guard accepted else { return false }
-        queue.async(group: group) { [self] in
+        host.async { [self] in
             job()
             backlog.withLock { $0 -= 1 }
         }
@@ -51,7 +51,7 @@ package final class HookRunner: Sendable {
 
     /// Runs `process` to its end (from a queued job), where the exit path can kill it.
     func run(_ process: HookProcess) -> HookProcess.Outcome {
-        process.run(clock: clock) { pid in running.withLock { $0 = pid } }
+        host.launch(process, clock: clock) { pid in running.withLock { $0 = pid } }
     }
 
     /// True once the daemon has killed the hook running at its exit.
@@ -59,7 +59,7 @@ package final class HookRunner: Sendable {
 
     /// Waits until every queued hook has finished, at most until `deadline`; true when all did.
     package func waitUntilIdle(deadline: DispatchTime) -> Bool {
-        group.wait(timeout: deadline) == .success
+        host.waitUntilIdle(deadline: deadline)
     }
 
     /// At exit: gives the hooks still queued or running time to finish — a full `hook_timeout`

@@ -46,6 +46,13 @@ struct EmbeddedProfile {
         return send(.tick)
     }
 
+    /// The wall clock is set forward or back (an operator, NTP); monotonic time goes on. Sends a tick.
+    @discardableResult
+    mutating func jumpWall(by seconds: Double) -> [ProfileEffect] {
+        now = Instant(wall: now.wall.addingTimeInterval(seconds), mono: now.mono)
+        return send(.tick)
+    }
+
     /// Moves forward to the next timer the core asked for (if any).
     @discardableResult
     mutating func advanceToNextDeadline() -> [ProfileEffect] {

@@ -53,6 +53,18 @@ struct ProfileCoreWindowTests {
         #expect(ProfileCore.nextDeadline(p.state, policy: p.policy, now: p.now) == 22.5 * 3600.0)
     }
 
+    @Test func aWallClockSetBackOutOfTheWindowClosesIt() throws {
+        var p = try Self.profile("08:00-09:00", concurrency: 2)
+        #expect(p.recover(["a"]).uploads == [RelativePath("a")])
+        let back = p.jumpWall(by: -1800)
+        #expect(p.state.pausedReason == .outsideWindow, "07:30 is outside the window")
+        #expect(back.logged("outside every upload window; uploads wait until it opens").count == 1)
+        let found = p.send(.found([QueuedFile(RelativePath("b"))]))
+        #expect(found.claims.isEmpty && found.uploads.isEmpty, "nothing starts at 07:30")
+        #expect(ProfileCore.nextDeadline(p.state, policy: p.policy, now: p.now) == 1800.0, "and the owner wakes at 08:00")
+        #expect(p.advanceToNextDeadline().claims == [RelativePath("b")])
+    }
+
     @Test func aWindowThatWrapsPastMidnightIsOpenAtOneInTheMorning() throws {
         var p = try Self.profile("22:00-02:00")
         p.recover(["a"])

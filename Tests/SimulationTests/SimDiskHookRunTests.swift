@@ -1,0 +1,66 @@
+@preconcurrency import Glibc
+import Foundation
+import Testing
+@testable import UploaderSimulation
+import UploaderSupport
+@testable import UploaderCore
+import UploaderConfig
+import UploaderValues
+@testable import UploaderSpool
+
+/// A hook due whose move into sent/ is not finished (its record still in the outbox: a kill -9
+/// cut the move, and the start-up's recovery could not finish it, a disk error), run by
+/// `DueHookRun` before the claim that finishes the move: whatever point the move was cut at, the
+/// claim then finishes it, and the file ends in sent/ only, its hook run.
+@Suite struct SimDiskHookRunTests {
+    /// Each hook job run at once on the caller's thread; each command exits 0, and is counted.
+    final class InlineHooks: HookHost, @unchecked Sendable {
+        // Used by the test's one thread.
+        var launched = 0
+        func async(_ job: @escaping @Sendable () -> Void) { job() }
+        func waitUntilIdle(deadline: DispatchTime) -> Bool { true }
+        func launch(_ process: HookProcess, clock: any Clock, started: (pid_t?) -> Void) -> HookProcess.Outcome {
+            launched += 1
+            return .exited(0)
+        }
+    }
+
+    static func profile() throws -> Profile {
+        var profile = Profile(name: "sim", spool: SpoolPaths(root: "/spool"),
+                              destination: .http(URLTemplate(try Template(parsing: "http://127.0.0.1:1/{path}"))))
+        profile.onSent = "sim-on-sent"
+        return profile
+    }
+
+    @Test(arguments: [SimDisk.Model.journalled, .noJournal])
+    func aHookRunBeforeItsMoveIsFinishedLeavesTheMoveFinishable(_ model: SimDisk.Model) throws {
+        let whole = try SimDiskHookLedgerTests.Scenario(model)
+        let before = whole.disk.operations
+        try whole.lifecycle.finish(SimDiskHookLedgerTests.Scenario.path, manifest: whole.manifest, to: .sent)
+        let length = whole.disk.operations - before
+        var ranBeforeTheMoveEnded = 0
+        for k in 0...length {
+            let scenario = try SimDiskHookLedgerTests.Scenario(model)
+            let disk = scenario.disk
+            disk.crash(atOperation: disk.operations + k)
+            _ = try? scenario.lifecycle.finish(SimDiskHookLedgerTests.Scenario.path, manifest: scenario.manifest, to: .sent)
+            disk.killProcess()
+            let host = InlineHooks()
+            let runner = HookRunner(clock: FixedClock(), host: host)
+            let logger = Logger(level: .error, sink: { _ in })
+            for marker in HookLedger(spool: scenario.spool).dueMarkers(problem: { _ in }) {
+                DueHookRun(profile: try Self.profile(), spool: scenario.spool, hooks: runner, environment: [:], logger: logger).run(marker)
+            }
+            if disk.exists(path: "/spool/outbox/a.bin.manifest.json") { ranBeforeTheMoveEnded += host.launched }
+            var claims: [Claimer.Outcome] = []
+            for file in SimDiskTesting.recovery(scenario.spool, scenario.lifecycle).scanOutbox().files {
+                claims.append(scenario.claimer.claim(file, now: SimDiskTesting.start))
+            }
+            let inOutbox = disk.exists(path: "/spool/outbox/a.bin"), inSent = disk.exists(path: "/spool/sent/a.bin")
+            #expect(!(inOutbox && inSent), "killed at operation \(k): a.bin in the outbox and in sent/; claims: \(claims)")
+            #expect(!claims.contains { if case .refused = $0 { true } else { false } }, "killed at operation \(k): \(claims)")
+        }
+        // The scenario reaches the case: the hook's marker is written before the move's links.
+        #expect(ranBeforeTheMoveEnded == 0, "a hook ran while its file's move was unfinished")
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import UploaderSimulation
+import UploaderSupport
+import UploaderConfig
+import UploaderDecisions
+@testable import UploaderSpool
+
+/// `keep_sent` and `keep_sent_bytes` on the simulated disk: a pass over sent/ deleting a delivered
+/// file and its manifest, the power cut at each of its operations (in both disk models), then the
+/// next pass. Whatever the cut keeps, no file stays in sent/ without its manifest, and the next pass
+/// leaves nothing of the deletion behind.
+@Suite struct SimDiskRetentionTests {
+    static let sent = "/spool/sent"
+
+    /// `a.bin` delivered an hour before `b.bin`, each with its manifest, all durable.
+    static func spool(_ model: SimDisk.Model) throws -> (SimDisk, Spool) {
+        let now = Mutex(SimDiskTesting.start)
+        let disk = SimDisk(model: model, now: { now.withLock { $0 } })
+        let spool = Spool(paths: SpoolPaths(root: "/spool"), fs: disk, temporaries: TemporaryNames(start: 0))
+        try spool.prepare()
+        for name in ["a.bin", "b.bin"] {
+            disk.createFile("\(sent)/\(name)", data: SimDiskTesting.bytes("payload of \(name)"), sync: true)
+            disk.createFile("\(sent)/\(name).manifest.json", data: SimDiskTesting.bytes("{\"record\": \"\(name)\"}"), sync: true)
+            now.withLock { $0 = $0.addingTimeInterval(3600) }
+        }
+        try disk.syncAll()
+        return (disk, spool)
+    }
+
+    static func retention(_ spool: Spool, keep: TimeInterval, keepBytes: Int64) -> Retention {
+        Retention(spool: spool, keep: keep, keepBytes: keepBytes, logger: Logger(level: .error, sink: { _ in }))
+    }
+
+    /// The names in sent/ with no partner: a file without its manifest, or a manifest without its file.
+    static func unpaired(_ disk: SimDisk) -> [String] {
+        let names = Set(disk.names(in: sent))
+        return names.sorted().filter { name in
+            name.hasSuffix(".manifest.json") ? !names.contains(String(name.dropLast(".manifest.json".count))) : !names.contains(name + ".manifest.json")
+        }
+    }
+
+    /// The bound a pass enforces: keep_sent (`a.bin` is past it, `b.bin` not), or keep_sent_bytes (only one of the two fits).
+    enum Bound: CaseIterable, Sendable {
+        case age, size
+        var keep: TimeInterval { self == .age ? 60 : 0 }
+        var keepBytes: Int64 { self == .size ? 60 : 0 }
+    }
+
+    @Test(arguments: SimDisk.Model.allCases, Bound.allCases)
+    func aPassCutByAPowerCutNeverLeavesAFileWithoutItsManifest(_ model: SimDisk.Model, _ bounds: Bound) throws {
+        // The deletion's own operations, and a few more: the cut falls at each of them.
+        for k in 0..<6 {
+            for seed in 0..<UInt64(16) {
+                // b.bin's record is an hour younger than a.bin's: the oldest goes first, and only a.bin is past `keep`.
+                let (disk, spool) = try Self.spool(model)
+                let retention = Self.retention(spool, keep: bounds.keep, keepBytes: bounds.keepBytes)
+                disk.crash(atOperation: disk.operations + k)
+                retention.sweep(now: SimDiskTesting.start.addingTimeInterval(3600 + 1))
+                disk.killProcess()
+                var rng = SplitMix64(seed: seed)
+                disk.powerCut(&rng)
+                let cut = "\(model), cut at operation \(k), power cut seed \(seed)"
+                #expect(!Self.unpaired(disk).contains { !$0.hasSuffix(".manifest.json") }, "a file without its manifest: \(Self.unpaired(disk)), \(cut)")
+                retention.sweep(now: SimDiskTesting.start.addingTimeInterval(3600 + 2))
+                #expect(Self.unpaired(disk).isEmpty, "after the next pass: \(Self.unpaired(disk)), \(cut)")
+                #expect(disk.names(in: Self.sent).contains("b.bin"), "the younger file went: \(cut)")
+            }
+        }
+    }
+}
