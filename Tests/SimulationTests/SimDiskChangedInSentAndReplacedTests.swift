@@ -16,13 +16,8 @@ import UploaderSpool
         let disk = SimDiskTesting.disk(model)
         let (spool, lifecycle, claimer) = try SimDiskTesting.spool(on: disk)
         let path = RelativePath("a.bin")
-        var record = try SimDiskTesting.begunAttempt(path, data: SimDiskTesting.bytes("the version that was sent"), ending: .sent,
-                                                     on: disk, spool, lifecycle, claimer)
-        record.storedAs = spool.storedAs(path, in: .sent)
-        try spool.writeManifest(record, for: path, in: .outbox, syncDirectory: true)
-        try disk.link("/spool/outbox/a.bin", "/spool/sent/a.bin")
-        try disk.link("/spool/outbox/a.bin.manifest.json", "/spool/sent/a.bin.manifest.json")
-        try disk.remove("/spool/outbox/a.bin")
+        let record = try SimDiskTesting.moveToSentCutAfterLinks(SimDiskTesting.bytes("the version that was sent"), on: disk, spool,
+                                                                lifecycle, claimer)
         let changed = SimDiskTesting.bytes("written to through sent/ after the upload")
         #expect(disk.writeInPlace("/spool/sent/a.bin", data: changed))
         let newer = SimDiskTesting.bytes("a new file under the same name")

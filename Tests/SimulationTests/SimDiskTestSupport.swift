@@ -46,6 +46,21 @@ enum SimDiskTesting {
         return ended
     }
 
+    /// `data` delivered as `a.bin` and its move into sent/ cut after its links and the removal of
+    /// the file's outbox name: the outbox holds the `sent` record alone, sent/ the file and a second
+    /// name of that record. Returns the record.
+    static func moveToSentCutAfterLinks(_ data: [UInt8], on disk: SimDisk, _ spool: Spool, _ lifecycle: FileLifecycle,
+                                        _ claimer: Claimer) throws -> Manifest {
+        let path = RelativePath("a.bin")
+        var record = try begunAttempt(path, data: data, ending: .sent, on: disk, spool, lifecycle, claimer)
+        record.storedAs = spool.storedAs(path, in: .sent)
+        try spool.writeManifest(record, for: path, in: .outbox, syncDirectory: true)
+        try disk.link("/spool/outbox/a.bin", "/spool/sent/a.bin")
+        try disk.link("/spool/outbox/a.bin.manifest.json", "/spool/sent/a.bin.manifest.json")
+        try disk.remove("/spool/outbox/a.bin")
+        return record
+    }
+
     /// The start-up's recovery on `spool`, as the daemon makes it, logging nowhere, its clock still.
     static func recovery(_ spool: Spool, _ lifecycle: FileLifecycle) -> Recovery {
         Recovery(spool: spool, lifecycle: lifecycle, ignore: IgnoreRules(patterns: []), recursive: true,
