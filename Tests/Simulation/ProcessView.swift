@@ -32,6 +32,11 @@ final class ProcessView: SpoolFileSystem, @unchecked Sendable {
 
     var armed: Bool { crashAt != nil && !dead }
 
+    /// The schedule ended with the process still running (a violation stops it mid-step): it dies
+    /// as at a crash, so its threads, whatever they wait for, unwind on their next disk call
+    /// instead of waiting for work the world no longer gives them.
+    func end() { dead = true }
+
     /// For a call made of several disk operations (`createFile` is create, write, fsync): how many
     /// of its `n` operations happen before the armed crash, drawn by the simulator (0: none of them).
     var splitInside: ((_ n: Int) -> Int)?

@@ -107,8 +107,24 @@ final class Simulation {
         }
         if violation == nil { settle() }
         if options.keepLog { log = logLines.lines }
+        if violation != nil { endMidStep() }
         process.scheduler.retire()
         return violation
+    }
+
+    /// A violation ended the schedule with the process mid-step: it dies as at a crash, and its
+    /// threads run until none can (a job asleep on the clock, the rate limiter's, is woken), so
+    /// that none still waits for work the world no longer gives when the process is dropped.
+    private func endMidStep() {
+        process.view.end()
+        for _ in 0..<10_000 {
+            if clock.sleeping > 0 { clock.advance(by: 0.1) }
+            guard process.scheduler.runnable.workers > 0 else {
+                if clock.sleeping == 0 { return }
+                continue
+            }
+            process.scheduler.baton.letWorkersRun()
+        }
     }
 
     // MARK: The process
@@ -435,7 +451,12 @@ final class Simulation {
             loggedInTrace = logLines.lines.count
         }
         trace.append(line)
+        if Self.traceLive { FileHandle.standardError.write(Data((line + "\n").utf8)) }
     }
+
+    /// `SIMULATE_TRACE_LIVE=1`: each trace line goes to stderr as it is made (a replay that dies,
+    /// e.g. on a simulated deadlock, still shows how it got there).
+    private static let traceLive = ProcessInfo.processInfo.environment["SIMULATE_TRACE_LIVE"] == "1"
 
     /// How many log lines the trace already shows (replays only).
     private var loggedInTrace = 0
