@@ -13,6 +13,11 @@ struct PlantCheckTests {
     /// Invariants no plant can break: none.
     static let unplantable: Set<Invariant> = []
 
+    /// Plants whose bug only a rare path reaches, checked over more seeds from the block's start
+    /// than the block's own: `list-parts-read-empty` needs a resumed S3 multipart upload, which
+    /// the block's 200 seeds per model do not draw (its first catch is 281 seeds in, journalled).
+    static let seedsBeyondTheBlock: [Plant: Int] = [.listPartsReadEmpty: 400]
+
     @Test func everyInvariantButTheUnplantableHasAPlantCheckedHere() {
         let covered = Set(Self.checked.map(\.target))
         #expect(Set(Invariant.allCases).subtracting(Self.unplantable) == covered)
@@ -27,7 +32,7 @@ struct PlantCheckTests {
         var seen: [String] = []
         for model in plant.models {
             var next = SimulationBlockTests.from
-            let end = SimulationBlockTests.from + UInt64(SimulationBlockTests.seeds)
+            let end = SimulationBlockTests.from + UInt64(Self.seedsBeyondTheBlock[plant] ?? SimulationBlockTests.seeds)
             while next < end {
                 let count = Int(min(UInt64(threads), end - next))
                 let report = SimulationRunner.run(count: count, from: next, model: model, threads: threads, plant: plant, shrink: 0)
