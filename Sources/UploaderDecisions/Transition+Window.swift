@@ -29,7 +29,8 @@ extension Transition {
         let was = state.window
         let phase = policy.windows.phase(at: now.wall, in: policy.timeZone)
         state.window = WindowPhase(open: phase.open, until: phase.until, since: now.wall)
-        let at = phase.until.map { LocalCalendar.format($0, in: policy.timeZone) } ?? "-"
+        // Formatted only for a line that is logged: a formatter costs more than the rest of a step.
+        var at: String { phase.until.map { LocalCalendar.format($0, in: policy.timeZone) } ?? "-" }
         if phase.open {
             if was?.open == false { log(.info, "upload window open; uploads start", ["window_closes_at": at]) }
             return

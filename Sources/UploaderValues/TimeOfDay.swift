@@ -52,9 +52,6 @@ package enum LocalCalendar {
 
     /// `2026-11-29T22:00:00+01:00`: a moment as the operator's clock shows it, with its offset.
     package static func format(_ date: Date, in zone: TimeZone) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.timeZone = zone
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.string(from: date)
+        date.formatted(Date.ISO8601FormatStyle(timeZoneSeparator: .colon, timeZone: zone))
     }
 }
