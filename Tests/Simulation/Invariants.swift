@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import UploaderSupport
 import UploaderConfig
 import UploaderSpool
@@ -140,7 +141,17 @@ struct SpoolView {
 }
 
 extension Simulation {
-    func check(_ invariant: Invariant) {
+    /// Each of `invariants` in turn, the spool read once for all of them (nothing changes the
+    /// disk between them).
+    func check(_ invariants: [Invariant]) {
+        var view: SpoolView?
+        for invariant in invariants where violation == nil && trialFailed != true {
+            if view == nil { view = SpoolView(disk: disk, paths: profile.spool) }
+            check(invariant, view: view)
+        }
+    }
+
+    func check(_ invariant: Invariant, view: SpoolView? = nil) {
         guard violation == nil else { return }
         switch invariant {
         case .neverTwoUploadsAtOnce:
@@ -163,7 +174,7 @@ extension Simulation {
         case .slotBeforeAttempt:
             break
         default:
-            checkSpool(invariant, SpoolView(disk: disk, paths: profile.spool))
+            checkSpool(invariant, view ?? SpoolView(disk: disk, paths: profile.spool))
         }
     }
 
@@ -191,13 +202,28 @@ extension Simulation {
         let marker = Array("uploading".utf8)
         let open = disk.names(in: outbox).filter { name in
             guard !name.hasPrefix("."), Spool.isManifestName(RelativePath(name)),
-                  let bytes = disk.contents(outbox + "/" + name), bytes.contains(marker),
+                  let bytes = disk.contents(outbox + "/" + name), Self.bytes(bytes, contain: marker),
                   let m = try? Manifest.decode(Data(bytes)), m.state == .uploading, let last = m.attempts.last,
                   last.endedAt == nil, let started = Timestamp.parse(last.startedAt) else { return false }
             return started >= process.bootedAt
         }
         if open.count > process.configured.concurrency {
             fail(.recordsWithinSlots, "\(open.count) records say uploading with \(process.configured.concurrency) slots: \(open.sorted())")
+        }
+    }
+
+    /// Whether `needle` occurs in `haystack`. The generic `contains` of a collection took a third
+    /// of the simulator's time here; this compares with `memcmp` where the first byte matches.
+    static func bytes(_ haystack: [UInt8], contain needle: [UInt8]) -> Bool {
+        guard let first = needle.first else { return true }
+        guard needle.count <= haystack.count else { return false }
+        return haystack.withUnsafeBufferPointer { h in
+            needle.withUnsafeBufferPointer { n in
+                for i in 0...(h.count - n.count) where h[i] == first {
+                    if memcmp(h.baseAddress! + i, n.baseAddress!, n.count) == 0 { return true }
+                }
+                return false
+            }
         }
     }
 

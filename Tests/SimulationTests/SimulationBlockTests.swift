@@ -11,15 +11,7 @@ struct SimulationBlockTests {
     /// Seeds of this block that still break an invariant, each an open finding to fix and remove
     /// from here (`bash scripts/simulate.sh --replay SEED --disk MODEL` shows one). A change to the
     /// code changes what a seed generates, so the list is only true of the commit that wrote it.
-    /// 20261175 (noJournal): another user rewrites its file in place between the daemon's copy
-    /// and the swap, and the power goes before the outbox's fsync — the limit README names
-    /// ("a file system without a journal losing power in the instant between another user's
-    /// in-place rewrite of a file and the swap of its copy").
-    /// 20261278 (noJournal, `everyFileSettles`): upload windows drawn, the last one of the day
-    /// passed while the destination was down; the schedule's end stops before the next day's
-    /// window opens, with files still queued (not traced further: the end's step budget or the
-    /// owner's wake-up for the window).
-    static let open: [String: Set<UInt64>] = ["journalled": [], "noJournal": [20_261_175, 20_261_278]]
+    static let open: [String: Set<UInt64>] = ["journalled": [], "noJournal": []]
 
     @Test(arguments: SimulationRunner.models)
     func aBlockOfSeedsRunsWithoutViolations(model: String) {
