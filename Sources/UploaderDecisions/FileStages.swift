@@ -124,9 +124,14 @@ package struct FileStages: Sendable {
 
     /// Notes a newer rank for a file that is not in line now (it is held or delayed), for when it is.
     package mutating func remember(_ path: RelativePath, rank: Int64) {
-        guard heldRanks[path] != nil else { return }
+        guard let had = heldRanks[path], had != rank else { return }
         heldRanks[path] = rank
         if claimsAhead[path] != nil { claimsAhead[path] = rank }
+        // A ready file takes its place again: the ready list stays in `order`.
+        if let at = ready.firstIndex(of: path) {
+            ready.remove(at: at)
+            ready.insert(path, at: readyPosition(of: path, rank: rank))
+        }
     }
 
     package mutating func noteSeenAgain(_ path: RelativePath) {
@@ -184,6 +189,11 @@ package struct FileStages: Sendable {
         index(path, stage, rank: rank, until: until)
     }
 
+    /// Where `path` goes in the ready list, by `rank` (ties by name).
+    private func readyPosition(of path: RelativePath, rank: Int64) -> Int {
+        ready.firstIndex { other in (rank, path) < (heldRanks[other] ?? 0, other) } ?? ready.endIndex
+    }
+
     private mutating func unindex(_ path: RelativePath, _ stage: FileStage) {
         switch stage {
         case .waiting: break
@@ -209,8 +219,7 @@ package struct FileStages: Sendable {
         case .claimingInSlot, .sending: slots.insert(path)
         case .ready:
             // Among the claimed, in `order`: claims finish in any order.
-            let at = ready.firstIndex { other in (rank, path) < (heldRanks[other] ?? 0, other) } ?? ready.endIndex
-            ready.insert(path, at: at)
+            ready.insert(path, at: readyPosition(of: path, rank: rank))
             readySince[path] = until ?? 0
         case .settling(let recordOpen, let refused):
             settling += 1

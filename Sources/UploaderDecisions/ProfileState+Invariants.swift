@@ -69,6 +69,10 @@ extension ProfileState {
         if Set(files.ready).count != ready || files.ready.count != ready {
             broken("readyIndexed", nil, "\(files.ready.count) in the ready list, \(ready) at stage ready")
         }
+        for (first, next) in zip(files.ready, files.ready.dropFirst())
+        where (files.heldRanks[next] ?? 0, next) < (files.heldRanks[first] ?? 0, first) {
+            broken("readyInOrder", next, "ready after \(first.logSafe), which ranks after it")
+        }
         if files.readySince.count != ready || files.ready.contains(where: { files.readySince[$0] == nil }) {
             broken("readySinceKept", files.ready.first { files.readySince[$0] == nil }, "\(files.readySince.count) times kept, \(ready) ready")
         }

@@ -21,7 +21,9 @@ extension Simulation {
     /// Runs the checks an effect calls for, before it is carried out.
     func checkBefore(_ effect: ProfileEffect) {
         switch effect {
-        case .upload(let path, _): checkSlotBeforeAttempt(path, "is given a slot")
+        case .upload(let path, _):
+            checkSlotBeforeAttempt(path, "is given a slot")
+            checkOrder(path)
         case .claimAndUpload(let path, _): process.claimedInSlot.insert(path)
         default: break
         }
@@ -29,6 +31,7 @@ extension Simulation {
 
     /// Runs the checks an event calls for, as the owner takes it in.
     func checkOnTaking(_ event: ProfileEvent) {
+        told.note(event)
         guard case .claimed(let path, let report) = event else { return }
         // A claim made in a slot has opened its attempt by now: it waits for nothing.
         if process.claimedInSlot.remove(path) == nil, report == .ready { checkSlotBeforeAttempt(path, "is claimed and waits for a slot") }

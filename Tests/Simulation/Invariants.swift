@@ -77,6 +77,10 @@ enum Invariant: String, CaseIterable, Sendable {
     /// A delivered file leaves sent/ only as `after_send = delete` (after its `on_sent` run) or
     /// `keep_sent` / `keep_sent_bytes` allow.
     case sentRemovedOnlyAsAllowed
+    /// A slot goes to the claimed file that ranks first by `order` (oldest, newest, smallest,
+    /// largest; ties by name): no file ready beside it ranks before it, by what the world told
+    /// the daemon of each (size and mtime), among files whose facts never changed.
+    case orderWithinSlots
 
     static let atTheEnd: [Invariant] = [.manifestsParse, .noFileLost, .noFileInTwoPlaces, .filesAndManifestsPaired,
                                         .attemptsMatchRequests, .sentOnlyWithExactBytes, .duplicatesShareKey,
@@ -162,8 +166,8 @@ extension Simulation {
             checkOnlineMeansWorking()
         case .s3PartsSentOnce, .tusOffsetForward:
             checkProtocol(invariant)
-        case .shutdownWithinGrace, .hooksNeverAfterFinished, .sentRemovedOnlyAsAllowed:
-            break  // judged as it happens (`stoppedCleanly`, `hookStarted`, `daemonUnlinks`)
+        case .shutdownWithinGrace, .hooksNeverAfterFinished, .sentRemovedOnlyAsAllowed, .orderWithinSlots:
+            break  // judged as it happens (`stoppedCleanly`, `hookStarted`, `daemonUnlinks`, `checkOrder`)
         case .uploadsWithinWindows:
             checkWindowAtRequest()
         case .recordsWithinSlots:
@@ -337,7 +341,7 @@ extension Simulation {
             }
         case .neverTwoUploadsAtOnce, .onlineMeansWorking, .shutdownWithinGrace, .slotBeforeAttempt, .recordsWithinSlots,
              .noAttemptBeforeDue, .quarantineKeepsRecords, .s3PartsSentOnce, .tusOffsetForward,
-             .hooksNeverAfterFinished, .uploadsWithinWindows, .sentRemovedOnlyAsAllowed:
+             .hooksNeverAfterFinished, .uploadsWithinWindows, .sentRemovedOnlyAsAllowed, .orderWithinSlots:
             break
         }
     }

@@ -81,6 +81,9 @@ package enum Plant: String, CaseIterable, Sendable {
     case windowIgnored = "window-ignored"
     /// Retention given a tenth of `keep_sent`: delivered files leave sent/ too young (`sentRemovedOnlyAsAllowed`).
     case keepSentTenth = "keep-sent-tenth"
+    /// `order` misread as its opposite (oldest as newest, smallest as largest): claimed files
+    /// take their slots last first (`orderWithinSlots`).
+    case orderReversed = "order-reversed"
 
     /// The invariant that must catch this plant.
     var target: Invariant {
@@ -108,6 +111,7 @@ package enum Plant: String, CaseIterable, Sendable {
         case .hookRerunAfterFinish: return .hooksNeverAfterFinished
         case .windowIgnored: return .uploadsWithinWindows
         case .keepSentTenth: return .sentRemovedOnlyAsAllowed
+        case .orderReversed: return .orderWithinSlots
         }
     }
 
@@ -122,7 +126,7 @@ package enum Plant: String, CaseIterable, Sendable {
             return true
         case .silentResend, .connectFailureAsReset, .cancelLeavesRequest, .successFor5xx, .oneSlotShort, .maxAttemptsPlusTwo, .oneSlotExtra,
              .retryAfterIgnored, .maxAttemptsOne, .stopOutlastsGrace, .listPartsReadEmpty, .headOffsetReadZero, .hookJobsLost,
-             .windowIgnored, .keepSentTenth:
+             .windowIgnored, .keepSentTenth, .orderReversed:
             return false
         }
     }

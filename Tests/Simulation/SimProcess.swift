@@ -51,6 +51,9 @@ final class SimProcess: @unchecked Sendable {
         case .maxAttemptsPlusTwo?: policy.maxAttempts += 2
         case .maxAttemptsOne?: policy.maxAttempts = 1
         case .windowIgnored?: policy.windows = UploadWindows()
+        case .orderReversed?:
+            let opposite: [UploadOrder: UploadOrder] = [.oldest: .newest, .newest: .oldest, .smallest: .largest, .largest: .smallest]
+            policy.order = opposite[policy.order] ?? policy.order
         default: break
         }
         self.policy = policy

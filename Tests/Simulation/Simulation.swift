@@ -57,6 +57,8 @@ final class Simulation {
     private(set) var requestsBeforeLastPowerCut = 0
     /// The hooks' commands the world saw start.
     let hookLog = SimHookLog()
+    /// What the world told the daemon of each file (`orderWithinSlots`).
+    var told = ToldFacts()
 
     static let spoolRoot = "/spool"
 
