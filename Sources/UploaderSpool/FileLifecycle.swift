@@ -127,8 +127,11 @@ package struct FileLifecycle: Sendable {
     }
 
     /// The file changed between the last check and its move; it is still in the outbox.
-    package struct ChangedDuringMove: Error, CustomStringConvertible {
+    package struct ChangedDuringMove: Error, Equatable, CustomStringConvertible {
         package var change: String
+        /// The free outbox name the changed file came back under, when a new file had taken its
+        /// own meanwhile (nil: back under its own name).
+        package var broughtBackAs: RelativePath? = nil
         package var description: String { "file changed during its move (\(change))" }
     }
 
@@ -234,11 +237,24 @@ package struct FileLifecycle: Sendable {
     func endMove(_ move: PendingMove, fileHere: Bool, unchanged: (() -> String?)?) throws {
         if fileHere, let change = unchanged?() {
             try fs.unlink(Spool.manifestName(for: move.target), in: spool.directory(move.area))
-            try bringBack(move.target, from: move.area, to: move.path)
+            do {
+                try bringBack(move.target, from: move.area, to: move.path)
+            } catch let error as SystemError where error.code == EEXIST {
+                // The producer dropped a new file under the name meanwhile: the changed one comes
+                // back beside it, under a free name and without a record (a file of its own).
+                let beside = spool.freeName(for: move.path, in: .outbox)
+                try bringBack(move.target, from: move.area, to: beside)
+                throw ChangedDuringMove(change: change, broughtBackAs: beside)
+            }
             throw ChangedDuringMove(change: change)
         }
         if deletesAfterMove(move.manifest, in: move.area) { try removeDelivered(move.target) }
-        try fs.unlink(Spool.manifestName(for: move.path), in: spool.directory(.outbox))
+        do {
+            try fs.unlink(Spool.manifestName(for: move.path), in: spool.directory(.outbox))
+        } catch let error as SystemError where error.code == ENOENT {
+            // A rescan met this move with its record in place and dropped the old name itself
+            // (`Recovery`): the move is done all the same.
+        }
     }
 
     /// The subdirectories `path` needs in `area` (recursive spools), each made durable in its
@@ -352,12 +368,16 @@ package struct FileLifecycle: Sendable {
     }
 
     /// Gives the file at `path` in `area` its outbox name `file` back, durably, then takes the old
-    /// name away (a move back cut after its manifest reached the outbox).
+    /// names away — the file's, then its record's when it is the very record the outbox holds —
+    /// as the move back would have (one cut after its manifest reached the outbox).
     package func bringBack(_ path: RelativePath, from area: Spool.Area, to file: RelativePath) throws {
         let outbox = spool.directory(.outbox)
-        try link(path, in: spool.directory(area), to: file, in: outbox)
+        let dir = spool.directory(area)
+        try link(path, in: dir, to: file, in: outbox)
         try spool.syncDirectory(of: file, in: .outbox)
-        try fs.unlink(path, in: spool.directory(area))
+        try fs.unlink(path, in: dir)
+        let record = Spool.manifestName(for: path)
+        if try sameFileIfPresent(Spool.manifestName(for: file), in: outbox, record, in: dir) { try fs.unlink(record, in: dir) }
         try spool.syncDirectory(of: path, in: area)
     }
 

@@ -107,4 +107,27 @@ import UploaderSpool
         }
         #expect(finished, "no cut left the record in the outbox without the file")
     }
+
+    /// A running daemon's rescan (no retry/ scan, as after an inotify overflow) that meets a move
+    /// back whose `queued` record reached the outbox, the file not yet: it brings the file back,
+    /// and the record's name in retry/ goes too, so the file is not left with a second record
+    /// there once it is sent (journalled seed 20261421, `filesAndManifestsPaired`).
+    @Test(arguments: [SimDisk.Model.noJournal, .journalled])
+    func aRescanThatFinishesAMoveBackLeavesNothingInRetry(_ model: SimDisk.Model) throws {
+        var met = false
+        for k in 1..<(try moveBackLength(model)) where !met {
+            let scenario = try Scenario(model)
+            let disk = scenario.disk
+            disk.crash(atOperation: disk.operations + k)
+            try? scenario.moveBack()
+            disk.killProcess()
+            guard disk.exists(path: "/spool/outbox/a.bin.manifest.json"), !disk.exists(path: "/spool/outbox/a.bin") else { continue }
+            met = true
+            let scan = SimDiskTesting.recovery(scenario.spool, scenario.lifecycle).scanOutbox(atStartUp: false)
+            #expect(scan.files == [scenario.path], "killed at \(k)")
+            #expect(scenario.payloadPlaces == ["/spool/outbox/a.bin"], "killed at \(k)")
+            #expect(disk.names(in: "/spool/retry").isEmpty, "killed at \(k): \(disk.names(in: "/spool/retry"))")
+        }
+        #expect(met, "no cut left the record in the outbox without the file")
+    }
 }
