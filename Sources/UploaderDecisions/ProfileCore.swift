@@ -274,10 +274,16 @@ struct Transition {
             letGo(path, requeued: true)
         case .failed:
             letGo(path, requeued: false)
-        case .changedDuringMove(let change):
+        case .changedDuringMove(let change, let beside):
             // Content never sent is never filed: it stays queued as changed, and is sent again.
-            log(.warn, "file changed after its upload; uploading it again", ["file": path.logSafe, "change": change])
+            if let beside {
+                log(.warn, "file changed after its upload; uploading it again beside the new file under its name",
+                    ["file": path.logSafe, "change": change, "queued_as": beside.path.logSafe])
+            } else {
+                log(.warn, "file changed after its upload; uploading it again", ["file": path.logSafe, "change": change])
+            }
             effects.append(.settle(path, .changed(change)))
+            if let beside { queue([beside]) }
         }
     }
 

@@ -154,8 +154,9 @@ package enum SettleReport: Sendable, Equatable {
     /// Back in the outbox as queued.
     case requeued
     /// The move found the file changed after its upload (`change`): the file is back in the
-    /// outbox, still held, its record the final one; the core decides what becomes of it.
-    case changedDuringMove(String)
+    /// outbox, still held, its record the final one; the core decides what becomes of it. When a
+    /// new file had taken its name, the changed one came back beside it (`beside`, no record).
+    case changedDuringMove(String, beside: QueuedFile? = nil)
     /// The move failed (logged by the job); the file stays in the outbox.
     case failed
 }

@@ -293,7 +293,7 @@ package final class ProfileExecutor: Sendable {
             return .filed(area, target, retryDue: nil)
         } catch let changed as FileLifecycle.ChangedDuringMove {
             giveBackAdoptedOriginal(of: file.claimed, path)
-            return .changedDuringMove(changed.change)
+            return .changedDuringMove(changed.change, beside: changed.broughtBackAs.flatMap { spool.queuedFiles([$0]).first })
         } catch {
             logger.error("cannot move file to \(area.rawValue)/; it stays in the outbox",
                          ["profile": profile.name, "file": path.logSafe, "error": "\(error)"])

@@ -220,6 +220,19 @@ struct ProfileCoreUploadTests {
         #expect(p.send(.settled(name, .requeued)).claimsInSlots == [name], "then sent again")
     }
 
+    /// A new file took the name meanwhile, so the changed one came back beside it: both are sent.
+    @Test func aFileChangedDuringItsMoveThatCameBackBesideANewOneIsQueuedToo() {
+        var p = EmbeddedProfile.daemon(concurrency: 1, claimAhead: 0)
+        let name = RelativePath("log.txt"), beside = RelativePath("log.2.txt")
+        _ = Self.filing(name, &p)
+        let changed = p.send(.settled(name, .changedDuringMove("written to", beside: QueuedFile(beside, size: 9))))
+        #expect(changed.settlements == [.changed("written to")])
+        #expect(changed.logged("file changed after its upload; uploading it again beside the new file under its name").map(\.level) == [.warn])
+        #expect(changed.claimsInSlots == [beside], "the slot is free (the record no longer says uploading): it starts at once")
+        p.send(.settled(name, .requeued))
+        #expect(p.state.files.stage(of: name) == .waiting(quiet: false), "the new file under the name waits its turn")
+    }
+
     @Test func aClaimInItsSlotThatFindsNothingToSendFreesTheSlotForTheNextFile() {
         var p = EmbeddedProfile.daemon(concurrency: 1, claimAhead: 0)
         let names = [RelativePath("gone"), RelativePath("next")]
