@@ -401,6 +401,7 @@ final class Simulation {
         rescan(Recovery(spool: process.spool, lifecycle: process.lifecycle, ignore: IgnoreRules(patterns: profile.ignore),
                         recursive: profile.recursive, logger: logger, clock: clock))
         var rescans = 0
+        var failedTrial: EndChecksInput?
         // Outside its windows the owner sleeps until the next day's, and each pass over sent/ due
         // meanwhile (every 1.6 s with `keep_sent = 16s`) takes a few steps.
         var budget = profile.uploadWindows.isAlways ? 20_000 : 100_000
@@ -422,7 +423,7 @@ final class Simulation {
                         || process.scheduler.wire.nextDeadline != nil {
                 // Nothing runs and every end check holds already: what is left is window edges and
                 // passes over sent/ with nothing to do, which could go on for simulated years.
-                if process.scheduler.wire.nextDeadline == nil, process.stopRequested == nil, endChecksPassNow() { break }
+                if process.scheduler.wire.nextDeadline == nil, process.stopRequested == nil, endChecksPassNow(failedOn: &failedTrial) { break }
                 advanceClock(limit: 3600)
             } else {
                 // Quiet: a last look or two, as a periodic rescan would (inotify may have overflowed).
