@@ -86,26 +86,30 @@ import UploaderSpool
         }
     }
 
-    /// A move back killed after its `queued` record reached the outbox, and another file dropped
-    /// under the name before the start-up: the move is finished under `a.2.bin`, not retried
-    /// against the taken name for ever (the simulator saw the file stay in retry/ as `queued`).
-    @Test(arguments: [SimDisk.Model.noJournal, .journalled])
-    func aMoveBackWhoseNameAProducerTookMeanwhileFinishesUnderAFreeName(_ model: SimDisk.Model) throws {
-        var finished = false
-        for k in 1..<(try moveBackLength(model)) where !finished {
+    /// The first cut of a move back (killed at its k-th disk operation) that leaves its `queued`
+    /// record in the outbox without the file; nil when none does.
+    private func cutWithTheRecordAlone(_ model: SimDisk.Model) throws -> (scenario: Scenario, k: Int)? {
+        for k in 1..<(try moveBackLength(model)) {
             let scenario = try Scenario(model)
             let disk = scenario.disk
             disk.crash(atOperation: disk.operations + k)
             try? scenario.moveBack()
             disk.killProcess()
-            guard disk.exists(path: "/spool/outbox/a.bin.manifest.json"), !disk.exists(path: "/spool/outbox/a.bin") else { continue }
-            disk.createFile("/spool/outbox/a.bin", data: SimDiskTesting.bytes("another file"), sync: true)
-            scenario.recover()
-            #expect(scenario.payloadPlaces == ["/spool/outbox/a.2.bin"], "killed at \(k)")
-            #expect(disk.names(in: "/spool/retry").isEmpty, "killed at \(k)")
-            finished = true
+            if disk.exists(path: "/spool/outbox/a.bin.manifest.json"), !disk.exists(path: "/spool/outbox/a.bin") { return (scenario, k) }
         }
-        #expect(finished, "no cut left the record in the outbox without the file")
+        return nil
+    }
+
+    /// A move back killed after its `queued` record reached the outbox, and another file dropped
+    /// under the name before the start-up: the move is finished under `a.2.bin`, not retried
+    /// against the taken name for ever (the simulator saw the file stay in retry/ as `queued`).
+    @Test(arguments: [SimDisk.Model.noJournal, .journalled])
+    func aMoveBackWhoseNameAProducerTookMeanwhileFinishesUnderAFreeName(_ model: SimDisk.Model) throws {
+        let (scenario, k) = try #require(try cutWithTheRecordAlone(model), "no cut left the record in the outbox without the file")
+        scenario.disk.createFile("/spool/outbox/a.bin", data: SimDiskTesting.bytes("another file"), sync: true)
+        scenario.recover()
+        #expect(scenario.payloadPlaces == ["/spool/outbox/a.2.bin"], "killed at \(k)")
+        #expect(scenario.disk.names(in: "/spool/retry").isEmpty, "killed at \(k)")
     }
 
     /// A running daemon's rescan (no retry/ scan, as after an inotify overflow) that meets a move
@@ -114,20 +118,10 @@ import UploaderSpool
     /// there once it is sent (journalled seed 20261421, `filesAndManifestsPaired`).
     @Test(arguments: [SimDisk.Model.noJournal, .journalled])
     func aRescanThatFinishesAMoveBackLeavesNothingInRetry(_ model: SimDisk.Model) throws {
-        var met = false
-        for k in 1..<(try moveBackLength(model)) where !met {
-            let scenario = try Scenario(model)
-            let disk = scenario.disk
-            disk.crash(atOperation: disk.operations + k)
-            try? scenario.moveBack()
-            disk.killProcess()
-            guard disk.exists(path: "/spool/outbox/a.bin.manifest.json"), !disk.exists(path: "/spool/outbox/a.bin") else { continue }
-            met = true
-            let scan = SimDiskTesting.recovery(scenario.spool, scenario.lifecycle).scanOutbox(atStartUp: false)
-            #expect(scan.files == [scenario.path], "killed at \(k)")
-            #expect(scenario.payloadPlaces == ["/spool/outbox/a.bin"], "killed at \(k)")
-            #expect(disk.names(in: "/spool/retry").isEmpty, "killed at \(k): \(disk.names(in: "/spool/retry"))")
-        }
-        #expect(met, "no cut left the record in the outbox without the file")
+        let (scenario, k) = try #require(try cutWithTheRecordAlone(model), "no cut left the record in the outbox without the file")
+        let scan = SimDiskTesting.recovery(scenario.spool, scenario.lifecycle).scanOutbox(atStartUp: false)
+        #expect(scan.files == [scenario.path], "killed at \(k)")
+        #expect(scenario.payloadPlaces == ["/spool/outbox/a.bin"], "killed at \(k)")
+        #expect(scenario.disk.names(in: "/spool/retry").isEmpty, "killed at \(k): \(scenario.disk.names(in: "/spool/retry"))")
     }
 }

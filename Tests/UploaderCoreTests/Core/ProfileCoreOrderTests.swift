@@ -93,39 +93,39 @@ struct ProfileCoreOrderTests {
         #expect(p.send(.claimed(RelativePath("a"), .vanished)).uploads == [RelativePath("d")])
     }
 
-    /// A claimed file found again with other facts (written to, or gone before the scan's
-    /// `lstat`) takes its new rank in the ready list: the slot goes to the file that ranks first
-    /// now. The simulator found the list left out of order (noJournal seed 20261222, `orderWithinSlots`).
-    @Test func aReadyFileFoundAgainWithANewRankTakesItsNewPlace() {
+    /// `order = newest`, one slot: x claiming (mtime `xAt`), y (2 000) and z (1 000) claimed and
+    /// ready behind it.
+    static func twoReadyBehindAClaim(xAt: Int64) -> EmbeddedProfile {
         var policy = ProfilePolicy(mode: .daemon, concurrency: 1, claimAhead: 16, maxAttempts: 5, backoff: 30, maxBackoff: 3600)
         policy.order = .newest
         var p = EmbeddedProfile(policy: policy)
-        let files = [QueuedFile(RelativePath("x"), size: 1, mtimeNanos: 3_000),
-                     QueuedFile(RelativePath("y"), size: 1, mtimeNanos: 2_000),
-                     QueuedFile(RelativePath("z"), size: 1, mtimeNanos: 1_000)]
-        p.send(.recovered(files: files, retries: [], ignoredDirectories: []))
-        #expect(p.send(.claimed(RelativePath("y"), .ready)).uploads.isEmpty, "x ranks first and is still claiming")
-        p.send(.claimed(RelativePath("z"), .ready))
-        // y vanished before the rescan's lstat (zeros: the oldest of all), z was written to (the newest).
-        let found = p.send(.found([QueuedFile(RelativePath("y"), size: 0, mtimeNanos: 0),
-                                   QueuedFile(RelativePath("z"), size: 2, mtimeNanos: 4_000)]))
-        #expect(found.uploads == [RelativePath("z")], "z ranks before x's claim now: it need not wait for it")
-        #expect(p.state.files.ready == [RelativePath("y")])
-    }
-
-    /// The same with both behind the better claim: they swap places in the ready list.
-    @Test func readyFilesFoundAgainWithNewRanksSwapPlaces() {
-        var policy = ProfilePolicy(mode: .daemon, concurrency: 1, claimAhead: 16, maxAttempts: 5, backoff: 30, maxBackoff: 3600)
-        policy.order = .newest
-        var p = EmbeddedProfile(policy: policy)
-        let files = [QueuedFile(RelativePath("x"), size: 1, mtimeNanos: 9_000),
+        let files = [QueuedFile(RelativePath("x"), size: 1, mtimeNanos: xAt),
                      QueuedFile(RelativePath("y"), size: 1, mtimeNanos: 2_000),
                      QueuedFile(RelativePath("z"), size: 1, mtimeNanos: 1_000)]
         p.send(.recovered(files: files, retries: [], ignoredDirectories: []))
         p.send(.claimed(RelativePath("y"), .ready))
         p.send(.claimed(RelativePath("z"), .ready))
-        #expect(p.state.files.ready == [RelativePath("y"), RelativePath("z")])
-        p.send(.found([QueuedFile(RelativePath("y"), size: 0, mtimeNanos: 0), QueuedFile(RelativePath("z"), size: 2, mtimeNanos: 4_000)]))
+        return p
+    }
+
+    /// y vanished before a rescan's `lstat` (zeros: the oldest of all), z was written to (now 4 000).
+    static let foundAgain = ProfileEvent.found([QueuedFile(RelativePath("y"), size: 0, mtimeNanos: 0),
+                                                QueuedFile(RelativePath("z"), size: 2, mtimeNanos: 4_000)])
+
+    /// A claimed file found again with other facts (written to, or gone before the scan's
+    /// `lstat`) takes its new rank in the ready list: the slot goes to the file that ranks first
+    /// now. The simulator found the list left out of order (noJournal seed 20261222, `orderWithinSlots`).
+    @Test func aReadyFileFoundAgainWithANewRankTakesItsNewPlace() {
+        var p = Self.twoReadyBehindAClaim(xAt: 3_000)
+        #expect(p.state.files.ready == [RelativePath("y"), RelativePath("z")], "x ranks first and is still claiming")
+        #expect(p.send(Self.foundAgain).uploads == [RelativePath("z")], "z ranks before x's claim now: it need not wait for it")
+        #expect(p.state.files.ready == [RelativePath("y")])
+    }
+
+    /// The same with both behind the better claim: they swap places in the ready list.
+    @Test func readyFilesFoundAgainWithNewRanksSwapPlaces() {
+        var p = Self.twoReadyBehindAClaim(xAt: 9_000)
+        p.send(Self.foundAgain)
         #expect(p.state.files.ready == [RelativePath("z"), RelativePath("y")])
         #expect(p.send(.claimed(RelativePath("x"), .vanished)).uploads == [RelativePath("z")])
     }
