@@ -402,11 +402,13 @@ final class Simulation {
                         recursive: profile.recursive, logger: logger, clock: clock))
         var rescans = 0
         var failedTrial: EndChecksInput?
-        // Outside its windows the owner sleeps until the next day's, and each pass over sent/ due
-        // meanwhile (every 1.6 s with `keep_sent = 16s`) takes a few steps.
+        // Outside its windows the owner sleeps until the next day's; a retry's due time is on the
+        // wall clock, which a jump may have set back by up to two hours. Each pass over sent/ due
+        // meanwhile (every 0.7 s with `keep_sent = 7s`) takes a few steps.
         var budget = profile.uploadWindows.isAlways ? 20_000 : 100_000
-        if !profile.uploadWindows.isAlways, let every = process.policy.retention?.every {
-            budget += Int(6 * 86_400 / max(every, 1))
+        if let every = process.policy.retention?.every {
+            let horizon: Double = profile.uploadWindows.isAlways ? 3 * 3_600 : 86_400
+            budget += Int(6 * horizon / max(every, 0.5))
         }
         for _ in 0..<budget where violation == nil {
             if process.view.dead { crashed(); continue }
