@@ -381,6 +381,19 @@ package struct FileLifecycle: Sendable {
         try spool.syncDirectory(of: path, in: area)
     }
 
+    /// Removes the outbox name `target` of the record of `path` in retry/ (a move back's link of
+    /// it, there before a producer dropped another file under the name), durably; true if it was
+    /// that record. Left beside the other file, its claim would take the record for the file's own.
+    @discardableResult
+    private func dropRecordLinkedBack(_ path: RelativePath, to target: RelativePath) throws -> Bool {
+        let there = Spool.manifestName(for: target)
+        let outbox = spool.directory(.outbox)
+        guard try sameFileIfPresent(there, in: outbox, Spool.manifestName(for: path), in: spool.directory(.retry)) else { return false }
+        try fs.unlink(there, in: outbox)
+        try spool.syncDirectory(of: target, in: .outbox)
+        return true
+    }
+
     /// A record in retry/ whose file is in neither retry/ nor the outbox: a move into retry/ cut by
     /// a power cut that kept the record's new name and not the file's, the file then taken away by
     /// its producer. Nothing is left to send; the record is moved aside.
@@ -454,6 +467,7 @@ package struct FileLifecycle: Sendable {
                 // then the file goes to a free name (that file's claim settles the record beside it).
                 let nameTaken = try fileHere && fs.exists(path, in: outbox) && !sameFileIfPresent(path, in: retryDir, path, in: outbox)
                 resumed = !nameTaken
+                if nameTaken { try dropRecordLinkedBack(path, to: path) }
             } else if manifest.state == .queued && !fileHere {
                 try fs.unlink(Spool.manifestName(for: path), in: retryDir)
                 try spool.syncDirectory(of: path, in: .retry)
@@ -487,13 +501,21 @@ package struct FileLifecycle: Sendable {
         }
         if fileHere {
             do {
-                try link(path, in: retryDir, to: target, in: outbox)
-                try spool.syncDirectory(of: target, in: .outbox)
-                try fs.unlink(path, in: retryDir)
-            } catch let error as SystemError where error.code == EPERM {
-                // Another user's file we may neither link nor read (as in `moveTogether`): renamed.
-                try fs.rename(path, in: retryDir, to: target, in: outbox, replace: false)
-                try spool.syncDirectory(of: target, in: .outbox)
+                do {
+                    try link(path, in: retryDir, to: target, in: outbox)
+                    try spool.syncDirectory(of: target, in: .outbox)
+                    try fs.unlink(path, in: retryDir)
+                } catch let error as SystemError where error.code == EPERM {
+                    // Another user's file we may neither link nor read (as in `moveTogether`): renamed.
+                    try fs.rename(path, in: retryDir, to: target, in: outbox, replace: false)
+                    try spool.syncDirectory(of: target, in: .outbox)
+                }
+            } catch let error as SystemError where error.code == EEXIST {
+                // A producer dropped another file under the name after our record got there: our
+                // record's name goes again (left beside that file, its claim would take it for the
+                // file's own, key and resumable upload included), and the move starts over, to a free name.
+                guard try dropRecordLinkedBack(path, to: target) else { throw error }
+                return try moveBack(fromRetry: path, resetBackoff: resetBackoff)
             }
             try spool.syncDirectory(of: path, in: .retry)
         }

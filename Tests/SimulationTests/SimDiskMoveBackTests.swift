@@ -110,6 +110,22 @@ import UploaderSpool
         scenario.recover()
         #expect(scenario.payloadPlaces == ["/spool/outbox/a.2.bin"], "killed at \(k)")
         #expect(scenario.disk.names(in: "/spool/retry").isEmpty, "killed at \(k)")
+        #expect(!scenario.disk.exists(path: "/spool/outbox/a.bin.manifest.json"), "killed at \(k): the record is not left beside the other file")
+    }
+
+    /// The same finished by the live move back (the retry came due again) rather than the start-up:
+    /// the record's first outbox name goes, or the other file's claim would take it for its own —
+    /// key and resumable upload included — while this file resumes that upload under `a.2.bin`
+    /// (journalled seed 306177, `neverTwoUploadsAtOnce`: two tus requests at once under one key).
+    @Test(arguments: [SimDisk.Model.noJournal, .journalled])
+    func aLiveMoveBackWhoseNameAProducerTookLeavesNoRecordBesideTheOtherFile(_ model: SimDisk.Model) throws {
+        let (scenario, k) = try #require(try cutWithTheRecordAlone(model), "no cut left the record in the outbox without the file")
+        scenario.disk.createFile("/spool/outbox/a.bin", data: SimDiskTesting.bytes("another file"), sync: true)
+        #expect(try scenario.lifecycle.moveBack(fromRetry: scenario.path, resetBackoff: false) == RelativePath("a.2.bin"))
+        #expect(scenario.payloadPlaces == ["/spool/outbox/a.2.bin"], "killed at \(k)")
+        #expect(scenario.disk.exists(path: "/spool/outbox/a.2.bin.manifest.json"))
+        #expect(!scenario.disk.exists(path: "/spool/outbox/a.bin.manifest.json"), "killed at \(k)")
+        #expect(scenario.disk.names(in: "/spool/retry").isEmpty, "killed at \(k)")
     }
 
     /// A running daemon's rescan (no retry/ scan, as after an inotify overflow) that meets a move
