@@ -114,6 +114,10 @@ struct Transition {
                 log(.debug, "retry entry no longer in retry/", ["file": from.logSafe])
             }
             queueFoundWhileMovingBack(from)
+        case .moveBackFailed(let path):
+            state.retries.movedBack(path)
+            if state.retries.stage(of: path) == nil { scheduleRetry(RetryEntry(path: path, due: now.wall.addingTimeInterval(policy.unwritableRetry))) }
+            queueFoundWhileMovingBack(path)
         case .recordWithoutFile(let path):
             // Still moving back (a stop waits for it) until the record is moved aside.
             effects.append(.quarantine(path))

@@ -25,6 +25,9 @@ package enum ProfileEvent: Sendable, Equatable {
     case movedBack(RelativePath, to: QueuedFile?)
     /// A move-back job found the record in retry/ with no file anywhere (the file vanished).
     case recordWithoutFile(RelativePath)
+    /// A move-back job failed (a refused write, a name taken), its record still in retry/: it is
+    /// tried again a few seconds later (`unwritableRetry`).
+    case moveBackFailed(RelativePath)
     /// A `quarantine` job ended: the record moved aside (under this name), or could not be.
     case quarantined(RelativePath, QuarantineReport)
     /// A pass over sent/ (`sweepSent`) ended.

@@ -491,6 +491,7 @@ final class Simulation {
         case .settled(let p, let r): return "settled(\(p.logSafe), \(r))"
         case .movedBack(let p, let to): return "movedBack(\(p.logSafe) → \(to?.path.logSafe ?? "nil"))"
         case .recordWithoutFile(let p): return "recordWithoutFile(\(p.logSafe))"
+        case .moveBackFailed(let p): return "moveBackFailed(\(p.logSafe))"
         case .quarantined(let p, let r): return "quarantined(\(p.logSafe), \(r))"
         case .sentSwept: return "sentSwept"
         case .rescanned: return "rescanned"

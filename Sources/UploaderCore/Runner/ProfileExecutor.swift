@@ -138,11 +138,12 @@ package final class ProfileExecutor: Sendable {
                 } catch is FileLifecycle.RecordWithoutFile {
                     reportLast(.recordWithoutFile(path))
                 } catch {
-                    if spool.fs.exists(Spool.manifestName(for: path), in: spool.directory(.retry)) {
-                        logger.warn("cannot move a file back from retry/; it stays there", ["profile": profile.name, "file": path.logSafe,
-                                                                                          "error": "\(error)"])
+                    guard spool.fs.exists(Spool.manifestName(for: path), in: spool.directory(.retry)) else {
+                        return reportLast(.movedBack(path, to: nil))
                     }
-                    reportLast(.movedBack(path, to: nil))
+                    logger.warn("cannot move a file back from retry/; it stays there and is tried again shortly",
+                                ["profile": profile.name, "file": path.logSafe, "error": "\(error)"])
+                    reportLast(.moveBackFailed(path))
                 }
             }
         case .quarantine(let path):

@@ -55,4 +55,15 @@ struct ProfileCoreMoveBackTests {
         #expect(p.advanceToNextDeadline().moveBacks == [a])
         #expect(p.send(.movedBack(a, to: QueuedFile(a))).claims == [a])
     }
+
+    /// A move back that failed with its record still in retry/ (a refused write, a name taken) is
+    /// tried again a few seconds later: the core forgot it until the next start (noJournal seed
+    /// 400720, `everyFileSettles`: the file was still in retry/ at the end).
+    @Test func aMoveBackThatFailedIsTriedAgainAFewSecondsLater() {
+        var p = movingBack()
+        #expect(p.send(.moveBackFailed(a)).moveBacks.isEmpty)
+        #expect(p.state.retries.stage(of: a) != nil, "still held for retry")
+        #expect(p.advance(by: p.policy.unwritableRetry - 0.5).moveBacks.isEmpty)
+        #expect(p.advance(by: 1).moveBacks == [a])
+    }
 }
