@@ -42,6 +42,8 @@ extension Manifest {
             return .retry
         case .changed(let change):
             endAttempt(facts, at: now, error: "file changed during upload (\(change)); uploading again", retryable: true)
+            // Its producer cut it, not the destination: it does not count toward `max_attempts`.
+            if let index = attempts.indices.last { attempts[index].interrupted = true }
             state = .queued
             lastError = "file changed during upload (\(change))"
             return nil

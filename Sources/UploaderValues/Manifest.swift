@@ -115,8 +115,8 @@ package struct Manifest: Decodable, Sendable, Equatable {
         self.createdAt = createdAt
     }
 
-    /// Attempts that count toward `max_attempts` (those cut by our own shutdown, and those whose
-    /// credentials the destination refused, do not).
+    /// Attempts that count toward `max_attempts` (those cut by our own shutdown or by their file
+    /// changing under them, and those whose credentials the destination refused, do not).
     package var countedAttempts: Int {
         attempts.dropFirst(min(attemptsBeforeRetry ?? 0, attempts.count)).filter { $0.interrupted != true && $0.rejected != true }.count
     }

@@ -139,6 +139,15 @@ struct ManifestSettlementTests {
         #expect(n.attempts.count == 1 && n.attempts[0].interrupted == true && n.countedAttempts == 0)
     }
 
+    /// The producer changed the file under its upload: the attempt is kept, not counted, so a
+    /// file rewritten during its upload is sent again even with `max_attempts = 1` (noJournal
+    /// seed 401868, `maxAttemptsRespected`: two counted attempts in sent/ with a maximum of one).
+    @Test func anAttemptWhoseFileChangedUnderItIsNotCounted() {
+        var m = Self.uploading()
+        #expect(m.settle(.changed("size 256 → 108"), facts: facts, now: now) == nil)
+        #expect(m.state == .queued && m.attempts.count == 1 && m.attempts[0].interrupted == true && m.countedAttempts == 0)
+    }
+
     @Test func sentClearsTheLastError() {
         var m = Self.uploading()
         m.lastError = "HTTP 503"
