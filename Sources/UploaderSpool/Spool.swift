@@ -206,17 +206,20 @@ package struct Spool: Sendable {
     }
 
     /// Moves an unreadable manifest aside into `.quarantine/` (never deletes it); returns where it went.
-    /// Durably: `.quarantine/`'s entry in the spool's root and the record's entry in it are
-    /// fsynced before this returns, so a power cut cannot lose the record once its source
-    /// directory's fsync (any later move's) has made its absence there durable.
+    /// As a move is made: linked there, `.quarantine/` (and its entry in the spool's root) fsynced,
+    /// and only then its old name removed, so no power cut can lose the record — one that cuts the
+    /// move, or an fsync refused on the way, leaves it where it was (the move is tried again).
     @discardableResult
     package func quarantineManifest(for path: RelativePath, in area: Area, now: Date) throws -> String {
         try fs.makeDirectories(paths.quarantine)
         try syncer.syncDirectory(of: RelativePath(".quarantine"), in: paths.root)
         let stamp = Timestamp.format(now).replacingOccurrences(of: ":", with: "")
         let name = RelativePath(bytes: Spool.manifestName(for: path).name.bytes + Array(".\(stamp)".utf8))
-        try fs.rename(Spool.manifestName(for: path), in: directory(area), to: name, in: paths.quarantine, replace: false)
+        let record = Spool.manifestName(for: path)
+        try fs.link(record, in: directory(area), to: name, in: paths.quarantine)
         try syncer.syncDirectory(of: name, in: paths.quarantine)
+        try fs.unlink(record, in: directory(area))
+        try syncDirectory(of: record, in: area)
         return name.displayed(in: paths.quarantine)
     }
 

@@ -31,4 +31,24 @@ import UploaderSpool
         #expect(!outcomes.contains("nowhere"), "outcomes of the power cut: \(outcomes.sorted())")
         #expect(outcomes.contains("quarantine"))
     }
+
+    /// The move aside killed at any of its operations (kill -9), then retry/ fsynced by another
+    /// move of the next process, then a power cut: the record is never lost. A rename aside cut
+    /// before `.quarantine/`'s fsync left the new name unsynced while that later fsync made the old
+    /// name's removal durable (noJournal seed 401730: the record nowhere after the cut).
+    @Test(arguments: [SimDisk.Model.noJournal, .journalled])
+    func aMoveAsideKilledAnywhereThenAPowerCutLosesNoRecord(_ model: SimDisk.Model) throws {
+        for k in 1...8 {
+            let outcomes = try SimDiskTesting.powerCutOutcomes(model, runs: 60, setUp: { disk in
+                let (spool, _, _) = try SimDiskTesting.spool(on: disk)
+                disk.createFile("/spool/retry/a.bin.manifest.json", data: Self.record, sync: true)
+                try disk.syncAll()
+                disk.crash(atOperation: disk.operations + k)
+                _ = try? spool.quarantineManifest(for: RelativePath("a.bin"), in: .retry, now: SimDiskTesting.start)
+                disk.killProcess()
+                try disk.syncDirectory(of: RelativePath("x"), in: "/spool/retry")
+            }, outcome: Self.whereTheRecordIs)
+            #expect(!outcomes.contains("nowhere"), "killed at \(k); outcomes of the power cut: \(outcomes.sorted())")
+        }
+    }
 }
