@@ -236,15 +236,25 @@ package struct FileLifecycle: Sendable {
     /// Then the manifest's outbox name goes.
     func endMove(_ move: PendingMove, fileHere: Bool, unchanged: (() -> String?)?) throws {
         if fileHere, let change = unchanged?() {
-            try fs.unlink(Spool.manifestName(for: move.target), in: spool.directory(move.area))
+            // The file goes back first, its record's new name after it (`bringBack` takes that
+            // name too, being the outbox record's): whatever fails on the way, the file is never
+            // left in `area` without its record.
+            // The producer may have dropped a new file under the name meanwhile: the changed one
+            // then comes back beside it, under a free name and without a record (a file of its own).
+            func comeBackBeside() throws -> Never {
+                let beside = spool.freeName(for: move.path, in: .outbox)
+                try bringBack(move.target, from: move.area, to: beside)
+                try fs.unlink(Spool.manifestName(for: move.target), in: spool.directory(move.area))
+                try spool.syncDirectory(of: move.target, in: move.area)
+                throw ChangedDuringMove(change: change, broughtBackAs: beside)
+            }
+            // Looked at first (the link's own refusal of a taken name needs one more lstat to tell
+            // it from a name that already leads to this file); a name taken since is refused by the link.
+            if fs.exists(move.path, in: spool.directory(.outbox)) { try comeBackBeside() }
             do {
                 try bringBack(move.target, from: move.area, to: move.path)
             } catch let error as SystemError where error.code == EEXIST {
-                // The producer dropped a new file under the name meanwhile: the changed one comes
-                // back beside it, under a free name and without a record (a file of its own).
-                let beside = spool.freeName(for: move.path, in: .outbox)
-                try bringBack(move.target, from: move.area, to: beside)
-                throw ChangedDuringMove(change: change, broughtBackAs: beside)
+                try comeBackBeside()
             }
             throw ChangedDuringMove(change: change)
         }
@@ -338,21 +348,32 @@ package struct FileLifecycle: Sendable {
     /// `queued` (its record's second name dropped) and true is returned; false when nothing changed,
     /// or when a new file has taken its outbox name.
     package func requeueIfChangedAfterUpload(_ file: RelativePath, manifest: Manifest, in area: Spool.Area,
-                                            as target: RelativePath) throws -> Bool {
+                                            as target: RelativePath) throws -> Requeued? {
         let dir = spool.directory(area)
         guard manifest.state == .sent, let now = try fs.statusIfPresent(target, in: dir),
-              now.size != manifest.size || now.mtimeText != manifest.mtime else { return false }
+              now.size != manifest.size || now.mtimeText != manifest.mtime else { return nil }
         let targetManifest = Spool.manifestName(for: target)
         let ours = try holdsOwnRecord(file, manifest: manifest, at: target, in: area)
-        // Its outbox name back first, durably: a new file the producer put under that name
-        // meanwhile keeps it, and this version stays where its move left it, with its record (the
-        // move is finished as recorded). Cut after the link, the outbox record still names the
-        // second names, and the next claim, finding the file changed, drops them.
+        // Its outbox name back first, durably. Cut after the link, the outbox record still names
+        // the second names, and the next claim, finding the file changed, drops them.
         let outbox = spool.directory(.outbox)
         do {
             _ = try link(target, in: dir, to: file, in: outbox)
         } catch let error as SystemError where error.code == EEXIST {
-            return false
+            // A new file the producer put under that name meanwhile keeps it: this version comes
+            // back beside it, under a free name, as a file of its own; the old record goes from
+            // both places (beside the new file, its claim would finish this move with that file).
+            let beside = spool.freeName(for: file, in: .outbox)
+            _ = try link(target, in: dir, to: beside, in: outbox)
+            try spool.syncDirectory(of: beside, in: .outbox)
+            if ours && fs.exists(targetManifest, in: dir) { try fs.unlink(targetManifest, in: dir) }
+            try fs.unlink(target, in: dir)
+            try spool.syncDirectory(of: target, in: area)
+            try fs.unlink(Spool.manifestName(for: file), in: outbox)
+            try spool.syncDirectory(of: file, in: .outbox)
+            logger.warn("file changed after its upload was recorded; uploading it again beside the new file under its name",
+                        ["file": file.logSafe, "queued_as": beside.logSafe])
+            return .beside(beside)
         }
         try spool.syncDirectory(of: file, in: .outbox)
         if ours && fs.exists(targetManifest, in: dir) { try fs.unlink(targetManifest, in: dir) }
@@ -364,7 +385,16 @@ package struct FileLifecycle: Sendable {
         again.lastError = "file changed after its upload"
         try spool.writeManifest(again, for: file, in: .outbox)
         logger.warn("file changed after its upload was recorded; uploading it again", ["file": file.logSafe])
-        return true
+        return .underItsName
+    }
+
+    /// Where `requeueIfChangedAfterUpload` put a changed file back in the outbox.
+    package enum Requeued: Equatable {
+        /// Under its own name, with its record rewritten as `queued`.
+        case underItsName
+        /// Under this free name, without a record (a new file had taken its own); the new file
+        /// under its name has no record either.
+        case beside(RelativePath)
     }
 
     /// Gives the file at `path` in `area` its outbox name `file` back, durably, then takes the old

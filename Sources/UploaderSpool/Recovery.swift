@@ -158,7 +158,13 @@ package struct Recovery: Sendable {
                     case .sent, .retry, .failed:
                         let targetManifest = Spool.manifestName(for: target)
                         let ours = try lifecycle.holdsOwnRecord(file, manifest: manifest, at: target, in: area)
-                        if try lifecycle.requeueIfChangedAfterUpload(file, manifest: manifest, in: area, as: target) { return file }
+                        switch try lifecycle.requeueIfChangedAfterUpload(file, manifest: manifest, in: area, as: target) {
+                        case .underItsName?: return file
+                        case .beside(let beside)?:
+                            result.files.append(beside)
+                            return file
+                        case nil: break
+                        }
                         if fs.exists(targetManifest, in: dir) {
                             if ours {
                                 // Step 4 was done, step 5 was not: the record is in place; this is its old name.

@@ -151,10 +151,32 @@ package struct Retention: Sendable {
     }
 
     /// Deletes `file` and then its manifest from sent/, unless its hook is still due; true when done.
+    /// How the file at `file` in sent/ differs from its record (size, mtime), or nil: the same, or
+    /// no record or no file to compare.
+    private func differsFromItsRecord(_ file: RelativePath) -> String? {
+        guard case .success(let record) = spool.readManifest(for: file, in: .sent) else { return nil }
+        let now: FileSystem.Status
+        do {
+            guard let found = try fs.statusIfPresent(file, in: spool.directory(.sent)) else { return nil }
+            now = found
+        } catch {
+            return nil  // the deletion that follows meets the same error and says so
+        }
+        if now.size != record.size { return "size \(record.size) → \(now.size)" }
+        if now.mtimeText != record.mtime { return "mtime \(record.mtime) → \(now.mtimeText)" }
+        return nil
+    }
+
     private func delete(_ file: RelativePath) -> Bool {
         let sent = spool.directory(.sent)
         let marker = HookLedger.Marker(area: .sent, path: file, hook: "on_sent")
         if fs.exists(marker.name, in: spool.paths.hooksDue) { return false }
+        if let differs = differsFromItsRecord(file) {
+            // Not the bytes that were sent (a power cut brought back an older version of a file its
+            // producer rewrote in place and never fsynced): kept, as the only copy there is.
+            logger.warn("retention: a file in sent/ is not what was sent; it is kept", ["file": file.displayed(in: sent), "change": differs])
+            return false
+        }
         do {
             if fs.exists(file, in: sent) {
                 try fs.unlink(file, in: sent)

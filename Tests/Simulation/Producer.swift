@@ -41,6 +41,11 @@ struct Producer {
     /// not unique as the producer's own contents are (several files may be left empty), and
     /// sent again under a new key when the daemon's record named the undone write.
     private(set) var remnants: Set<String> = []
+    /// Contents another user's producer wrote in place between the daemon's copy of its file and
+    /// the swap of that copy (`.upl-adopt.NAME` there), on a disk without a journal: a power cut
+    /// after the swap may lose them (the README's named limit), so after one they are owed only
+    /// while the spool still holds them.
+    private(set) var betweenCopyAndSwap: Set<String> = []
 
     init(disk: SimDisk, outbox: String, choices: ChoiceSource, foreign: Bool, recursive: Bool = false, careless: Bool = false) {
         self.disk = disk
@@ -98,6 +103,9 @@ struct Producer {
                 return nil
             }
             if careless { wroteCarelessly(name, data) } else { disk.syncFile("\(outbox)/\(name)") }
+            if foreign, disk.model == .noJournal, disk.exists(path: Self.adoptionCopy(of: name, in: outbox)) {
+                betweenCopyAndSwap.insert(Self.hash(data))
+            }
             // What the rewrite destroyed is what was under the name, the producer's or not (the
             // daemon may have moved an older file back under a name the producer reused): that
             // content is gone by the producer's hand. Its own last version, if it was another
@@ -136,9 +144,11 @@ struct Producer {
     /// longer owed: the daemon cannot deliver bytes the disk never kept. What the cut left in its
     /// place — the empty, short or older file under the same inode — is owed as any other file.
     mutating func afterCrash(powerCut: Bool, files: () -> [(inode: UInt64?, hash: String, bytes: [UInt8]?)]) {
-        guard powerCut, !undurable.isEmpty else { return }
+        guard powerCut, !undurable.isEmpty || !betweenCopyAndSwap.isEmpty else { return }
         let files = files()
         let kept = Set(files.map(\.hash))
+        for hash in betweenCopyAndSwap where !kept.contains(hash) { expected.remove(hash) }
+        betweenCopyAndSwap = betweenCopyAndSwap.intersection(kept)
         for (inode, write) in undurable.sorted(by: { $0.key < $1.key }) where !kept.contains(write.hash) {
             expected.remove(write.hash)
             torn[inode] = write.hash
@@ -149,6 +159,12 @@ struct Producer {
             if let standing = standing[write.name], Self.hash(standing) == write.hash, let bytes = left.bytes { self.standing[write.name] = bytes }
         }
         undurable = [:]
+    }
+
+    /// Where the daemon keeps its copy of another user's file `name` until the swap (`FileAdoption`).
+    static func adoptionCopy(of name: String, in outbox: String) -> String {
+        let parts = name.split(separator: "/", omittingEmptySubsequences: false)
+        return ([outbox] + parts.dropLast().map(String.init) + [".upl-adopt." + String(parts.last ?? "")]).joined(separator: "/")
     }
 
     /// A careless write in place: remembered until a power cut decides what the disk kept.

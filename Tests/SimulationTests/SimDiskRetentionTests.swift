@@ -69,4 +69,23 @@ import UploaderDecisions
             }
         }
     }
+
+    /// A file in sent/ whose bytes are not what its record says was sent — a power cut brought
+    /// back an older version of a file its producer had rewritten in place and never fsynced — is
+    /// kept by retention, the only copy of those bytes (noJournal seed 500405, `noFileLost`:
+    /// `keep_sent_bytes` deleted it). One that matches its record goes as before.
+    @Test(arguments: [false, true])
+    func retentionKeepsAFileInSentThatIsNotWhatWasSent(_ rolledBack: Bool) throws {
+        let disk = SimDiskTesting.disk(.noJournal)
+        let (spool, lifecycle, claimer) = try SimDiskTesting.spool(on: disk)
+        let path = RelativePath("a.bin")
+        let record = try SimDiskTesting.begunAttempt(path, data: SimDiskTesting.bytes("the bytes sent"), ending: .sent, on: disk,
+                                                     spool, lifecycle, claimer)
+        try lifecycle.finish(path, manifest: record, to: .sent)
+        if rolledBack { disk.writeInPlace("\(Self.sent)/a.bin", data: SimDiskTesting.bytes("an older version, longer")) }
+        let removed = Self.retention(spool, keep: 0, keepBytes: 1).sweep(now: SimDiskTesting.start.addingTimeInterval(60))
+        #expect(removed == (rolledBack ? 0 : 1))
+        #expect(disk.exists(path: "\(Self.sent)/a.bin") == rolledBack)
+        #expect(Self.unpaired(disk).isEmpty)
+    }
 }

@@ -34,6 +34,10 @@ import Testing
             try check("unlink", directory, path)
             try base.unlink(path, in: directory)
         }
+        func link(_ existing: RelativePath, in fromDir: String, to new: RelativePath, in toDir: String) throws {
+            try check("link", toDir, new)
+            try base.link(existing, in: fromDir, to: new, in: toDir)
+        }
         func rename(_ from: RelativePath, in fromDir: String, to: RelativePath, in toDir: String, replace: Bool) throws {
             try check("rename", toDir, to)
             try base.rename(from, in: fromDir, to: to, in: toDir, replace: replace)
@@ -149,7 +153,7 @@ import Testing
         try plain.writeManifest(HookBookkeepingTests.manifest(.queued, path: name), for: name, in: .outbox)
         #expect(symlink("/etc/hostname", plain.paths.outbox + "/a.bin") == 0)
         let quarantine = plain.paths.quarantine
-        let failing = try Self.spool(dir, fs: Failing { call, directory, _ in call == "rename" && directory == quarantine ? EIO : nil })
+        let failing = try Self.spool(dir, fs: Failing { call, directory, _ in call == "link" && directory == quarantine ? EIO : nil })
         let log = LogLines()
         let claimer = Claimer(spool: failing, profileName: "p", digest: .sha256, mimeTypes: MimeTypes(byExtension: [:]),
                               lifecycle: FileLifecycle(spool: failing, logger: log.logger), logger: log.logger)
@@ -168,7 +172,11 @@ import Testing
         let plain = try Self.spool(dir)
         let name = RelativePath("old.bin")
         try Self.write("x", "old.bin", in: plain.paths.sent)
-        try plain.writeManifest(HookBookkeepingTests.manifest(.sent, path: name), for: name, in: .sent)
+        // The record of what was sent says what the file is: retention deletes only such files.
+        var record = HookBookkeepingTests.manifest(.sent, path: name)
+        let status = try FileSystem.status(name, in: plain.paths.sent)
+        (record.size, record.mtime) = (status.size, status.mtimeText)
+        try plain.writeManifest(record, for: name, in: .sent)
         let sent = plain.paths.sent
         let failing = try Self.spool(dir, fs: Failing { call, directory, path in
             call == "lstat" && directory == sent && path == Spool.manifestName(for: name) ? EIO : nil
