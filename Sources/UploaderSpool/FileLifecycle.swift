@@ -363,6 +363,9 @@ package struct FileLifecycle: Sendable {
             // A new file the producer put under that name meanwhile keeps it: this version comes
             // back beside it, under a free name, as a file of its own; the old record goes from
             // both places (beside the new file, its claim would finish this move with that file).
+            // Only if the name in `area` holds this record's move: another record there is
+            // another file's, filed as it was sent.
+            guard ours else { return nil }
             let beside = spool.freeName(for: file, in: .outbox)
             _ = try link(target, in: dir, to: beside, in: outbox)
             try spool.syncDirectory(of: beside, in: .outbox)

@@ -11,7 +11,7 @@ import UploaderSpool
 /// back beside the new file under a free name; its record goes from sent/ and from the outbox, so
 /// sent/ holds no unsent bytes and the new file is claimed afresh. The simulator found, first, the
 /// record taken away and the file left in sent/ without it (journalled seed 75), then the changed
-/// version kept in sent/ under a `sent` record (journalled seed 500959, `sentOnlyWithExactBytes`).
+/// version kept in sent/ under a `sent` record.
 @Suite struct SimDiskChangedInSentAndReplacedTests {
     @Test(arguments: [SimDisk.Model.noJournal, .journalled])
     func theChangedVersionComesBackBesideTheNewFile(_ model: SimDisk.Model) throws {
