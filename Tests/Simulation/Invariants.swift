@@ -188,6 +188,8 @@ extension Simulation {
     static func failedWithoutCause(_ m: Manifest, maxAttempts: Int) -> String? {
         if m.countedAttempts >= maxAttempts { return nil }
         guard let last = m.attempts.last(where: { $0.interrupted != true && $0.rejected != true }) else {
+            // A file its claim could not read fails without an attempt (DESIGN §5: a local error).
+            if m.lastError?.hasPrefix("cannot read file: ") == true { return nil }
             return "it has no attempt to fail on (last error: \(m.lastError ?? "none"))"
         }
         if let status = last.httpStatus {
