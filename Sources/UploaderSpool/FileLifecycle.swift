@@ -239,6 +239,7 @@ package struct FileLifecycle: Sendable {
             // The file goes back first, its record's new name after it (`bringBack` takes that
             // name too, being the outbox record's): whatever fails on the way, the file is never
             // left in `area` without its record.
+            //
             // The producer may have dropped a new file under the name meanwhile: the changed one
             // then comes back beside it, under a free name and without a record (a file of its own).
             func comeBackBeside() throws -> Never {
@@ -369,7 +370,7 @@ package struct FileLifecycle: Sendable {
             let beside = spool.freeName(for: file, in: .outbox)
             _ = try link(target, in: dir, to: beside, in: outbox)
             try spool.syncDirectory(of: beside, in: .outbox)
-            if ours && fs.exists(targetManifest, in: dir) { try fs.unlink(targetManifest, in: dir) }
+            if fs.exists(targetManifest, in: dir) { try fs.unlink(targetManifest, in: dir) }
             try fs.unlink(target, in: dir)
             try spool.syncDirectory(of: target, in: area)
             try fs.unlink(Spool.manifestName(for: file), in: outbox)
