@@ -12,8 +12,10 @@ import UploaderSupport
 /// So several jobs are in flight at once, interleaved at every seam call in an order the seed
 /// decides, through production's job board, batching and fsync grouping, and a seed replays
 /// exactly. A wait gives the baton back, so the simulation never blocks on its own: if no
-/// thread can run, a wait with a deadline times out (the only thread left to move is time),
-/// and one without is a deadlock, reported with what each thread waits for.
+/// thread can run, time is what moves next. A wait with a deadline on the system's clock times
+/// out; threads asleep on the simulated clock (a transfer in the rate limiter while the world
+/// waits for the workers to end) are woken by `timeMoves`, which moves that clock on. With
+/// neither, it is a deadlock, reported with the threads that wait.
 ///
 /// The simulator's own thread (the world: producers, the network, the clock, the owner's
 /// steps) holds the baton first and is one of the threads; a worker hands it back at a seam
@@ -37,6 +39,9 @@ final class BatonScheduler: Scheduler, @unchecked Sendable {
     static let worldShare = 15
     private let table = Mutex(Table())
     private let choices: ChoiceSource
+    /// Called, by the holder, when every thread waits: moves the simulated clock on if a thread
+    /// sleeps on it (which makes that thread runnable) and says whether it did.
+    var timeMoves: () -> Bool = { false }
 
     init(choices: ChoiceSource) { self.choices = choices }
 
@@ -95,40 +100,64 @@ final class BatonScheduler: Scheduler, @unchecked Sendable {
     /// and no thread is left to run: its deadline is what comes next.
     @discardableResult
     private func pass(blocked: Bool, timed: Bool = false, waitingOn wake: BatonWakeUp? = nil, worldShare: Int) -> Bool {
-        let (me, next, gates) = table.withLock { table -> (Int, Int?, (mine: DispatchSemaphore, next: DispatchSemaphore?)) in
+        let (me, signalled) = table.withLock { table -> (Int, Bool) in
             let me = table.holder
             precondition(pthread_equal(pthread_self(), table.pthreads[me]!) != 0, "a thread ran simulated code without the baton (it is \(table.names[me]!)'s)")
-            if blocked {
-                if let wake, wake.consumeSignal(waiter: me) { return (me, me, (table.gates[me]!, nil)) }
-                table.runnable.removeAll { $0 == me }
-            }
-            guard let next = choose(table.runnable, me: me, worldShare: worldShare) else {
-                guard timed else { deadlock(table) }
-                wake?.giveUp()
-                table.runnable.insert(me, at: table.runnable.firstIndex { $0 > me } ?? table.runnable.endIndex)
-                return (me, nil, (table.gates[me]!, nil))
-            }
-            table.holder = next
-            return (me, next, (table.gates[me]!, table.gates[next]!))
+            guard blocked else { return (me, false) }
+            if let wake, wake.consumeSignal(waiter: me) { return (me, true) }
+            table.runnable.removeAll { $0 == me }
+            return (me, false)
         }
-        guard let next else { return false }
-        guard next != me, let nextGate = gates.next else { return true }
-        nextGate.signal()
-        gates.mine.wait()
-        return true
+        if signalled { return true }
+        while true {
+            let (next, gates) = table.withLock { table -> (Int??, (mine: DispatchSemaphore, next: DispatchSemaphore?)) in
+                guard let next = choose(table.runnable, me: me, worldShare: worldShare) else {
+                    guard timed else { return (.some(nil), (table.gates[me]!, nil)) }
+                    wake?.giveUp()
+                    table.runnable.insert(me, at: table.runnable.firstIndex { $0 > me } ?? table.runnable.endIndex)
+                    return (nil, (table.gates[me]!, nil))
+                }
+                table.holder = next
+                return (next, (table.gates[me]!, table.gates[next]!))
+            }
+            guard let next else { return false }
+            guard let next else {
+                moveTimeOrDeadlock()
+                continue
+            }
+            guard next != me, let nextGate = gates.next else { return true }
+            nextGate.signal()
+            gates.mine.wait()
+            return true
+        }
     }
 
     /// The thread `id` has ended: the baton goes on.
     private func finish(_ id: Int) {
-        let gate: DispatchSemaphore = table.withLock { table in
+        table.withLock { table in
             table.runnable.removeAll { $0 == id }
             table.gates[id] = nil
             table.names[id] = nil
-            guard let next = choose(table.runnable, me: id, worldShare: Self.worldShare) else { deadlock(table) }
-            table.holder = next
-            return table.gates[next]!
         }
-        gate.signal()
+        while true {
+            let gate: DispatchSemaphore? = table.withLock { table in
+                guard let next = choose(table.runnable, me: id, worldShare: Self.worldShare) else { return nil }
+                table.holder = next
+                return table.gates[next]!
+            }
+            guard let gate else {
+                moveTimeOrDeadlock()
+                continue
+            }
+            gate.signal()
+            return
+        }
+    }
+
+    /// Every thread waits: time moves for those asleep on the simulated clock, else it is a deadlock.
+    private func moveTimeOrDeadlock() {
+        if timeMoves() { return }
+        table.withLock { deadlock($0) }
     }
 
     /// The next holder, drawn: the world, when it can run, with `worldShare` percent if another

@@ -68,6 +68,15 @@ final class Simulation {
         baton = BatonScheduler(choices: choices)
         let clock = SimClock(start: Date(timeIntervalSince1970: 1_800_000_000), scheduler: baton)
         self.clock = clock
+        // The world waits for the workers (a dead process's, a stop's) while one sleeps on the
+        // clock: time passes for it, in the rate limiter's short steps (a bound stops a livelock).
+        var movesWhileAllWait = 0
+        baton.timeMoves = { [weak clock] in
+            guard let clock, clock.sleeping > 0, movesWhileAllWait < 100_000 else { return false }
+            movesWhileAllWait += 1
+            clock.advance(by: 0.1)
+            return true
+        }
         disk = SimDisk(model: options.model, now: { clock.now })
         config = SimConfig(spoolRoot: Self.spoolRoot, choices: choices)
         let profile = config.profile
