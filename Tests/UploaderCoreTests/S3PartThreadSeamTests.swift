@@ -55,35 +55,11 @@ struct S3PartThreadSeamTests {
 
     @Test func everyPartGoesThroughTheInjectedTransportAndIsHashedFromTheInjectedRead() throws {
         let content = (0..<2500).map { UInt8(truncatingIfNeeded: $0 &* 7) }
-        var st = stat()
-        st.st_mode = S_IFREG | 0o644
-        st.st_size = off_t(content.count)
-        let status = FileSystem.Status(st)
-        // No descriptor: the file exists only behind `read` and `currentStatus`, as on a simulated disk.
-        var source = UploadSource(fd: -1, status: status, path: RelativePath("a.bin"), id: "id-1", sha256: nil,
-                                  contentType: "application/octet-stream") { _, _ in status }
-        source.read = { _, buffer, offset, _ in
-            let n = max(0, min(buffer.count, content.count - Int(offset)))
-            content.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + Int(offset), byteCount: n) }
-            return n
-        }
-        let endpoint = try #require(S3Endpoint(parsing: "http://127.0.0.1:9"))
-        var target = S3Target(bucket: "b", key: try Template(parsing: "{path}"), endpoint: endpoint, endpointGiven: true, region: "us-east-1",
-                              pathStyle: true, accessKeyID: "AKID", secretAccessKey: Secret(value: "secret"), sessionToken: nil)
-        target.multipartThreshold = 1000
-        target.partSize = 1000
-        target.partConcurrency = 2
-        var profile = Profile(name: "test", spool: SpoolPaths(root: "/nonexistent"), destination: .s3(target))
-        profile.digest = .sha256
+        let source = S3Multipart.source(content)
         let store = Store()
-        let threads = DestinationThreads(makeTransport: { [source] in PartReader(store: store, source: source) })
-        let uploader = S3Uploader(profile: profile, target: target, logger: Logger(level: .error, sink: { _ in }), clock: ManualClock(),
-                                  threads: threads)
-        let request = UploadRequest(url: "", method: .put, headers: [], body: RequestBody([]), connectTimeout: 5, stallTimeout: 10,
-                                    timeout: 0, tls: profile.tls, proxy: nil)
-        let values = TemplateValues(path: RelativePath("a.bin"), id: "id-1", sha256: "", size: Int64(content.count), date: Date(),
-                                    profile: "test", hostname: "h")
-        let outcome = uploader.upload(source, resuming: nil, values: values, request: request, transport: PartReader(store: store, source: source)) { _ in }
+        let outcome = try S3Multipart.upload(source, size: content.count, worker: PartReader(store: store, source: source)) {
+            PartReader(store: store, source: source)
+        }
         guard case .sent = outcome.disposition else {
             Issue.record("\(outcome.disposition)")
             return

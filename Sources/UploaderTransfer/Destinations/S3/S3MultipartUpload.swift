@@ -14,6 +14,9 @@ struct S3MultipartUpload {
     let transport: Transport
     /// The upload's state as last reported through `record` (nil: none open).
     private(set) var state: S3UploadState?
+    /// A request of this attempt was answered: the store has seen it, so a cancel after it ends
+    /// an attempt that counts as made, whichever request it cuts.
+    private var answered = false
     private let record: (S3UploadState?) -> Void
 
     init(uploader: S3Uploader, source: UploadSource, saved: S3UploadState?, context: S3Requests.Context,
@@ -31,6 +34,13 @@ struct S3MultipartUpload {
     private var log: Logger { uploader.logger }
     private var size: Int64 { source.size }
 
+    /// One request of the coordinator's, on the worker's transport.
+    private mutating func send(_ request: UploadRequest) -> Result<UploadResponse, TransferFailure> {
+        let result = transport.send(request)
+        if case .success = result { answered = true }
+        return result
+    }
+
     /// Changes the state and hands it to the caller to keep durably.
     private mutating func save(_ new: S3UploadState?) {
         state = new
@@ -38,6 +48,14 @@ struct S3MultipartUpload {
     }
 
     mutating func run() -> S3Uploader.Outcome {
+        let outcome = runSteps()
+        guard answered, case .interrupted(connected: false) = outcome.disposition else { return outcome }
+        let bytes: Int64
+        if case .failure(.cancelled(let sent, _)) = outcome.result { bytes = sent } else { bytes = 0 }
+        return (.failure(.cancelled(bytesSent: bytes, connected: true)), .interrupted(connected: true))
+    }
+
+    private mutating func runSteps() -> S3Uploader.Outcome {
         if let state, state.bucket != uploader.target.bucket || state.fileSize != size || state.fileMtime != source.status.mtimeText {
             if state.bucket == uploader.target.bucket {
                 uploader.abort(state, context: context, transport: transport, reason: "file changed since the upload began")
@@ -61,7 +79,7 @@ struct S3MultipartUpload {
 
     /// CreateMultipartUpload; records the new upload id in the manifest. Nil on success.
     private mutating func create() -> S3Uploader.Outcome? {
-        let result = transport.send(requests.createMultipartUpload(context))
+        let result = send(requests.createMultipartUpload(context))
         let disposition = uploader.decide(result)
         guard case .sent(let response) = disposition else { return (result, disposition) }
         guard let uploadID = S3XML(response.body)?.first("UploadId"), !uploadID.isEmpty else {
@@ -81,7 +99,7 @@ struct S3MultipartUpload {
         var listed: [Int: (etag: String, size: Int64)] = [:]
         var marker = 0
         while true {
-            let result = transport.send(requests.listParts(context, uploadID: state.uploadID, marker: marker))
+            let result = send(requests.listParts(context, uploadID: state.uploadID, marker: marker))
             let disposition = uploader.decide(result)
             guard case .sent(let response) = disposition else {
                 if case .success(let r) = result, S3Error(status: r.status, body: r.body)?.code == "NoSuchUpload" || r.status == 404 {
@@ -189,7 +207,7 @@ struct S3MultipartUpload {
 
     private mutating func complete(bytesSent: Int64) -> S3Uploader.Outcome {
         guard let state else { preconditionFailure("complete without state") }
-        let result = transport.send(requests.completeMultipartUpload(context, uploadID: state.uploadID, parts: state.parts))
+        let result = send(requests.completeMultipartUpload(context, uploadID: state.uploadID, parts: state.parts))
         let disposition = uploader.decide(result)
         switch disposition {
         case .sent(var response):
