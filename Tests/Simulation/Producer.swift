@@ -118,9 +118,13 @@ struct Producer {
             let name = names[choices.below(names.count)]
             guard disk.exists(path: "\(outbox)/\(name)") else { return nil }
             if let inode = disk.inode("\(outbox)/\(name)") { undurable[inode] = nil }
+            // As for a rewrite: what goes is what is under the name now (the daemon may have moved
+            // an older file back under it); the producer's own last version, moved elsewhere, still counts.
+            let old = disk.contents("\(outbox)/\(name)") ?? []
             try? disk.remove("\(outbox)/\(name)")
             disk.syncParent("\(outbox)/\(name)")
-            if let old = standing.removeValue(forKey: name) { expected.remove(Self.hash(old)) }
+            expected.remove(Self.hash(old))
+            standing[name] = nil
             note("delete \(name)")
             return RelativePath(name)
         default:

@@ -1,0 +1,18 @@
+import Testing
+import UploaderSimulation
+
+/// Seeds at which the simulator itself was wrong, replayed whole: each must end without a
+/// violation (and without the process stopping). What a seed generates follows the code, so each
+/// is a guard for the path it took when it was written, not a proof for all time.
+@Suite struct SimulatorSeedTests {
+    @Test(arguments: [
+        // The world waited for a dead process's workers, both asleep in the rate limiter.
+        (500_547 as UInt64, "journalled"),
+        // A producer deleted a name the daemon had moved an older file back under.
+        (800_318, "noJournal"),
+    ])
+    func replaysWithoutViolation(seed: UInt64, model: String) {
+        let result = SimulationRunner.replay(seed: seed, model: model)
+        #expect(!result.violated, "\(result.text.prefix(400))")
+    }
+}
