@@ -191,8 +191,11 @@ struct S3MultipartUpload {
             if !running && outcomes.isEmpty { break }
         }
 
-        // Create or ListParts went out before any part: this upload has reached the store.
-        if context.cancellation.isCancelled { return (bytes, (.failure(.cancelled(bytesSent: bytes, connected: true)), .interrupted(connected: true))) }
+        // Create or ListParts went out before any part: this upload has reached the store. A part
+        // the store answered first (a 429 with its Retry-After) is the attempt's end, cancel or not.
+        if context.cancellation.isCancelled, failure.map({ $0.disposition.isInterrupted }) ?? true {
+            return (bytes, (.failure(.cancelled(bytesSent: bytes, connected: true)), .interrupted(connected: true)))
+        }
         if let change { return (bytes, abandonForChange(change, bytes: bytes)) }
         guard let failure else { return (bytes, nil) }
         if case .permanent(let reason) = failure.disposition {
@@ -254,10 +257,12 @@ struct S3MultipartUpload {
     }
 
     /// Whether a part's failure, rather than the one kept, is the attempt's: our own stop cuts
-    /// the other parts short (the failure that caused it stays), and one worse than "later"
-    /// (permanent, refused) outweighs a retryable one.
+    /// the other parts short (the failure that caused it stays), one worse than "later"
+    /// (permanent, refused) outweighs a retryable one, and of two "later"s the one that asks to
+    /// wait longer wins, so no part comes back before the `Retry-After` it was answered with.
     static func outweighs(_ new: Disposition, _ kept: Disposition?) -> Bool {
         guard let kept, !kept.isInterrupted else { return true }
+        if case .retryLater(_, let newWait) = new, case .retryLater(_, let keptWait) = kept { return (newWait ?? 0) > (keptWait ?? 0) }
         return kept.isRetryLater && !new.isRetryLater && !new.isInterrupted
     }
 
