@@ -138,6 +138,7 @@ package struct Claimer: Sendable {
                 // Recorded as sent, then written to before the move finished: what is here now was
                 // never uploaded. It is claimed afresh below instead of being filed as sent.
                 logger.warn("file changed after its upload was recorded; uploading it again", ["file": path.logSafe, "id": manifest.id])
+                requeueChangedSecondName(of: path, manifest: manifest)
                 dropStaleName(of: path, recordedAs: manifest.storedAs)
             } else if [.sent, .retry, .failed].contains(manifest.state) {
                 defer { fs.close(fd) }
@@ -243,6 +244,19 @@ package struct Claimer: Sendable {
 
     /// A move cut after its links leaves the file's and the record's new names behind (second
     /// names for these very files): they go, so the file is in one place when it is uploaded again.
+    /// The record's second name in sent/ leads to another file than this one (a new file took the
+    /// outbox name after the move's link): when that file is not what was sent either (written to
+    /// during the move), it comes back to the outbox beside this one (`requeueIfChangedAfterUpload`),
+    /// found by the next scan; sent/ never keeps bytes that were not sent.
+    private func requeueChangedSecondName(of path: RelativePath, manifest: Manifest) {
+        guard let stored = manifest.storedAs, let (area, target) = spool.resolveStoredAs(stored), area != .outbox else { return }
+        do {
+            _ = try lifecycle.requeueIfChangedAfterUpload(path, manifest: manifest, in: area, as: target)
+        } catch {
+            logger.warn("cannot bring back a changed file from \(area.rawValue)/", ["file": path.logSafe, "name": stored, "error": "\(error)"])
+        }
+    }
+
     private func dropStaleName(of path: RelativePath, recordedAs stored: String?) {
         do {
             try lifecycle.dropSecondNames(of: path, recordedAs: stored)

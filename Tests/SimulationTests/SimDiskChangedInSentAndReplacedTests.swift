@@ -11,7 +11,8 @@ import UploaderSpool
 /// back beside the new file under a free name; its record goes from sent/ and from the outbox, so
 /// sent/ holds no unsent bytes and the new file is claimed afresh. The simulator found, first, the
 /// record taken away and the file left in sent/ without it (journalled seed 75), then the changed
-/// version kept in sent/ under a `sent` record.
+/// version kept in sent/ under a `sent` record, by recovery (journalled seed 500959) and by the
+/// new file's claim meeting the old record first (the same seed, once recovery was right).
 @Suite struct SimDiskChangedInSentAndReplacedTests {
     @Test(arguments: [SimDisk.Model.noJournal, .journalled])
     func theChangedVersionComesBackBesideTheNewFile(_ model: SimDisk.Model) throws {
@@ -37,5 +38,30 @@ import UploaderSpool
         }
         #expect(claimed.manifest.id != record.id, "the new file is another version")
         #expect(disk.contents("/spool/outbox/a.bin") == newer)
+    }
+
+    @Test(arguments: [SimDisk.Model.noJournal, .journalled])
+    func theNewFilesClaimBringsTheChangedVersionBackBesideIt(_ model: SimDisk.Model) throws {
+        let disk = SimDiskTesting.disk(model)
+        let (spool, lifecycle, claimer) = try SimDiskTesting.spool(on: disk)
+        let path = RelativePath("a.bin")
+        let record = try SimDiskTesting.moveToSentCutAfterLinks(SimDiskTesting.bytes("the version that was sent"), on: disk, spool,
+                                                                lifecycle, claimer)
+        let changed = SimDiskTesting.bytes("written to through sent/ after the upload")
+        #expect(disk.writeInPlace("/spool/sent/a.bin", data: changed))
+        let newer = SimDiskTesting.bytes("a new file under the same name")
+        #expect(disk.createFile("/spool/outbox/a.bin", data: newer, sync: true))
+        try disk.syncAll()
+
+        // No recovery first: the claim of the new file meets the old `sent` record beside it.
+        guard case .ready(let claimed) = claimer.claim(path, now: SimDiskTesting.start) else {
+            Issue.record("the new file was not claimed")
+            return
+        }
+        #expect(claimed.manifest.id != record.id, "the new file is another version")
+        #expect(disk.contents("/spool/outbox/a.bin") == newer)
+        #expect(disk.names(in: "/spool/sent").isEmpty, "sent/ keeps no bytes that were never sent")
+        #expect(disk.contents("/spool/outbox/a.2.bin") == changed, "the changed version waits beside the new file")
+        #expect(!disk.exists(path: "/spool/outbox/a.2.bin.manifest.json"))
     }
 }
