@@ -139,19 +139,37 @@ extension Simulation {
     func daemonUnlinks(_ path: RelativePath, in directory: String) {
         if Spool.isManifestName(path) { hookLog.forget(manifest: path.displayed(in: directory)) }
         let sent = profile.spool.sent
-        guard violation == nil, directory == sent || directory.hasPrefix(sent + "/"), !Spool.isManifestName(path),
+        guard violation == nil, directory == sent || directory.hasPrefix(sent + "/"),
               !path.name.bytes.starts(with: [UInt8(ascii: ".")]) else { return }
         let file = path.displayed(in: directory)
+        if Spool.isManifestName(path) {
+            if let status = disk.inspect(file) { sentManifestsUnlinked[file] = status.size }
+            return
+        }
         let manifestPath = Spool.manifestName(for: path).displayed(in: directory)
+        if let status = disk.inspect(file), status.kind == .regular, status.links > 1 {
+            // Its other name keeps it: taken out of sent/, not deleted.
+            sentMovedOutSinceListing += status.size + (sentManifestsUnlinked[manifestPath] ?? 0)
+            return
+        }
         guard let status = disk.inspect(file), status.kind == .regular, status.links == 1,
               let bytes = disk.contents(manifestPath), let m = try? Manifest.decode(Data(bytes)), m.state == .sent,
               let record = disk.inspect(manifestPath) else { return }
         if profile.afterSend == .delete && (profile.onSent == nil || Self.finishedRuns(m, "on_sent") > 0) { return }
         if profile.keepSent > 0 && clock.latestWall.timeIntervalSince(record.mtime) > profile.keepSent { return }
-        if profile.keepSentBytes > 0 && sentBytes() > profile.keepSentBytes { return }
+        // A pass weighs sent/ as it was when it listed it: what left it since still counted.
+        if profile.keepSentBytes > 0 && sentBytes() + sentMovedOutSinceListing > profile.keepSentBytes { return }
         let age = LogNumbers.fixed(clock.now.timeIntervalSince(record.mtime), places: 1)
         fail(.sentRemovedOnlyAsAllowed, "\(file) removed from sent/, its record \(age) s old, sent/ holding \(sentBytes()) B "
              + "(after_send = \(profile.afterSend.rawValue), keep_sent = \(profile.keepSent) s, keep_sent_bytes = \(profile.keepSentBytes))")
+    }
+
+    /// The daemon lists a directory: a listing of sent/ from its top begins a retention pass,
+    /// which weighs sent/ as it is from here on.
+    func daemonLists(_ path: RelativePath, in directory: String) {
+        guard directory == profile.spool.sent, path.bytes.isEmpty else { return }
+        sentMovedOutSinceListing = 0
+        sentManifestsUnlinked = [:]
     }
 
     /// What sent/ holds, files and manifests, as retention counts it.

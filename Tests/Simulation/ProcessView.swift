@@ -166,8 +166,12 @@ final class ProcessView: SpoolFileSystem, @unchecked Sendable {
         try splitting { try disk.makeParents(of: path, in: directory) }
     }
 
+    /// Hears each directory listing the process begins (a retention pass begins with sent/'s).
+    var listing: (RelativePath, String) -> Void = { _, _ in }
+
     func list(_ path: RelativePath, in directory: String) throws -> [FileSystem.Entry] {
         guard enter() else { throw dieError("opendir", directory) }
+        listing(path, directory)
         return try disk.list(path, in: directory)
     }
 

@@ -59,6 +59,12 @@ final class Simulation {
     let hookLog = SimHookLog()
     /// What the world told the daemon of each file (`orderWithinSlots`).
     var told = ToldFacts()
+    /// Bytes the daemon took out of sent/ otherwise than by deleting them (a changed file brought
+    /// back to the outbox) since sent/ was last listed from its top: a retention pass counted
+    /// them in its total (`sentRemovedOnlyAsAllowed`).
+    var sentMovedOutSinceListing: Int64 = 0
+    /// Sizes of the manifests the daemon unlinked in sent/ since that listing, by path.
+    var sentManifestsUnlinked: [String: Int64] = [:]
 
     static let spoolRoot = "/spool"
 
@@ -162,6 +168,7 @@ final class Simulation {
         process.scheduler.wire.duration = { [unowned self] in wireTime() }
         process.hookHost.ran = { [unowned self] run in hookStarted(run) }
         process.view.unlinking = { [unowned self] path, directory in daemonUnlinks(path, in: directory) }
+        process.view.listing = { [unowned self] path, directory in daemonLists(path, in: directory) }
         // A restart takes a moment: what the dead process wrote is stamped before this one started.
         clock.advance(by: 0.01)
         // Past any jump of the wall clock back: an attempt stamped before it is not this process's.

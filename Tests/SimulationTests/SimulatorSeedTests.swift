@@ -10,6 +10,9 @@ import UploaderSimulation
         (500_547 as UInt64, "journalled"),
         // A producer deleted a name the daemon had moved an older file back under.
         (800_318, "noJournal"),
+        // A retention pass weighed sent/ with a changed file that a claim then took back to the
+        // outbox, and deleted by that weight.
+        (603_971, "noJournal"),
     ])
     func replaysWithoutViolation(seed: UInt64, model: String) {
         let result = SimulationRunner.replay(seed: seed, model: model)
