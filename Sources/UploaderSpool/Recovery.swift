@@ -237,7 +237,11 @@ package struct Recovery: Sendable {
                         // A move back whose file left long ago: a stale record, moved aside like any orphan.
                         quarantine(file, in: .retry, because: "manifest in retry/ with no file")
                     } else {
-                        logger.warn("cannot finish an interrupted move back from retry/", ["file": file.logSafe, "error": "\(error)"])
+                        // Due now: the daemon's own move back tries it again, and again a few
+                        // seconds after each failure, as for a move back it began itself.
+                        logger.warn("cannot finish an interrupted move back from retry/; it is tried again",
+                                    ["file": file.logSafe, "error": "\(error)"])
+                        due.append((file, clock.now))
                     }
                 }
             case .sent, .failed:

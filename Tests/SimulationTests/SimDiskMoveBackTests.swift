@@ -140,4 +140,30 @@ import UploaderSpool
         #expect(scenario.payloadPlaces == ["/spool/outbox/a.bin"], "killed at \(k)")
         #expect(scenario.disk.names(in: "/spool/retry").isEmpty, "killed at \(k): \(scenario.disk.names(in: "/spool/retry"))")
     }
+
+    /// A move back cut after its record in retry/ says `queued`, and a full disk at the start-up:
+    /// the start-up cannot finish it, so it reports the file due now, and the daemon's own move
+    /// back tries again (noJournal seed 59: the file waited in retry/, `queued`, until the next start).
+    @Test(arguments: [SimDisk.Model.noJournal, .journalled])
+    func aMoveBackTheStartUpCannotFinishIsDueNow(_ model: SimDisk.Model) throws {
+        let scenario = try Scenario(model)
+        guard case .success(var record) = scenario.spool.readManifest(for: scenario.path, in: .retry) else {
+            Issue.record("no record in retry/")
+            return
+        }
+        record.state = .queued
+        try scenario.spool.writeManifest(record, for: scenario.path, in: .retry)
+        let recovery = SimDiskTesting.recovery(scenario.spool, scenario.lifecycle)
+
+        scenario.disk.injectFaults { site in site == .allocate ? .noSpace : .none }
+        let full = recovery.scanRetry()
+        #expect(full.due.map(\.path) == [scenario.path], "due now, for the daemon's move back")
+        #expect(full.requeued.isEmpty)
+        #expect(scenario.payloadPlaces == ["/spool/retry/a.bin"], "nothing lost meanwhile")
+
+        scenario.disk.injectFaults(nil)
+        _ = try scenario.lifecycle.moveBack(fromRetry: scenario.path, resetBackoff: false)
+        #expect(scenario.payloadPlaces == ["/spool/outbox/a.bin"])
+        #expect(SimDiskTesting.files(on: scenario.disk, below: "/spool/retry").isEmpty)
+    }
 }
