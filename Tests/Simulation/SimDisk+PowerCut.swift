@@ -78,6 +78,7 @@ extension SimDiskState {
         }
         nodes = survivors
         journal = []
+        newEntries = [:]
         dirtyDirectories = []
         dirtyContent = []
         writebackLost = []

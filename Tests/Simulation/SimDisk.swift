@@ -16,7 +16,8 @@ final class SimDisk: SpoolFileSystem {
     enum Model: String, CaseIterable, Sendable {
         /// ext4, data=ordered: metadata operations persist in order, any fsync commits them all.
         case journalled
-        /// ext2, or ext4 without a journal: each directory entry persists on its own until its directory is fsynced.
+        /// ext2, or ext4 without a journal (`fileSyncPersistsNewEntry`): each directory entry
+        /// persists on its own until its directory is fsynced.
         case noJournal
     }
 
@@ -96,6 +97,13 @@ final class SimDisk: SpoolFileSystem {
             $0.crashPoint = nil
             $0.crashed = false
         }
+    }
+
+    /// `noJournal` in the form of ext4 without a journal, not ext2: a file's fsync also makes
+    /// its new entries durable (`SimDiskState.fileSyncPersistsNewEntry`).
+    var fileSyncPersistsNewEntry: Bool {
+        get { state.withLock { $0.fileSyncPersistsNewEntry } }
+        set { state.withLock { $0.fileSyncPersistsNewEntry = newValue && $0.model == .noJournal } }
     }
 
     /// True once the armed crash took effect (an operation was refused).

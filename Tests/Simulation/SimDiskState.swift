@@ -17,6 +17,13 @@ struct SimDiskState: Sendable {
     /// `journalled`: the metadata operations since the last commit, in order, each one a group
     /// of entry changes that the journal replays whole or not at all.
     var journal: [[SimEntryChange]] = []
+    /// `noJournal` in the form of ext4 without a journal (else ext2): a file's fsync also makes
+    /// durable the directory that holds its new entry, and that directory's own new entry in its
+    /// parent, and so on up (`ext4_sync_parent`).
+    var fileSyncPersistsNewEntry = false
+    /// ext4's "new entry" state: an inode given a new name since its last fsync, to the
+    /// directory that name is in (the form of ext4 without a journal only).
+    var newEntries: [UInt64: UInt64] = [:]
     /// Directories whose entries may differ from their durable entries.
     var dirtyDirectories: Set<UInt64> = []
     /// Inodes whose content may differ from their durable content.
@@ -93,6 +100,7 @@ struct SimDiskState: Sendable {
             if let new = change.inode {
                 nodes[new]!.links += 1
                 if nodes[new]!.isDirectory { nodes[new]!.parent = change.directory }
+                if fileSyncPersistsNewEntry { newEntries[new] = change.directory }
             }
             nodes[change.directory]!.entries[change.name] = change.inode
             nodes[change.directory]!.content.mtimeNanos = stamp
@@ -127,9 +135,15 @@ struct SimDiskState: Sendable {
 
     // MARK: Durability
 
-    /// fsync of a file: in `noJournal` its content becomes durable; in `journalled` the whole journal commits.
+    /// fsync of a file: in `noJournal` its content becomes durable (in ext4's form, with the
+    /// directories holding its new entries); in `journalled` the whole journal commits.
     mutating func syncFile(_ inode: UInt64) {
         guard model == .noJournal else { return commit() }
+        var named = inode
+        while let directory = newEntries.removeValue(forKey: named) {
+            syncDirectory(directory)
+            named = directory
+        }
         dirtyContent.remove(inode)
         guard !writebackLost.contains(inode) else { return }
         nodes[inode]!.durableContent = nodes[inode]!.content

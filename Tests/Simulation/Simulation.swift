@@ -100,6 +100,7 @@ final class Simulation {
         let foreign = choices.chance(30)
         producer = Producer(disk: disk, outbox: profile.spool.outbox, choices: choices, foreign: foreign, recursive: profile.recursive,
                             careless: !foreign && choices.chance(25))
+        disk.fileSyncPersistsNewEntry = options.model == .noJournal && choices.chance(50)
     }
 
     private let logLines: LineBox
@@ -114,6 +115,10 @@ final class Simulation {
             try? disk.syncDirectory(of: RelativePath("x"), in: directory)
         }
         note("config: \(config.summary)")
+        if options.model == .noJournal {
+            note(disk.fileSyncPersistsNewEntry ? "disk: ext4 without a journal (a file's fsync persists its new entries)"
+                 : "disk: ext2 (only a directory's fsync persists its entries)")
+        }
         drawDiskFaults()
         if producer.foreign { note("the producer is another user: its files cannot be linked by the daemon") }
         if producer.careless { note("the producer never fsyncs what it writes in place") }

@@ -48,6 +48,31 @@ import UploaderSpool
         #expect(outcomes == Set(expected))
     }
 
+    /// ext4 without a journal, unlike ext2: a file's fsync also makes durable the directory
+    /// holding its new name, and that directory's own new name, up to a durable one.
+    @Test func ext4WithoutAJournalAFsyncOfANewFilePersistsItsNameAndItsNewDirectorysName() throws {
+        let outcomes = try SimDiskTesting.powerCutOutcomes(.noJournal, setUp: { disk in
+            disk.fileSyncPersistsNewEntry = true
+            try SimDiskTesting.durable(disk, directories: ["/d"])
+            try disk.makeDirectories("/d/sub")
+            disk.createFile("/d/sub/f", data: bytes("f"), sync: true)
+        }, outcome: { SimDiskTesting.files(on: $0, below: "/") })
+        #expect(outcomes == [["/d/sub/f": bytes("f")]])
+    }
+
+    /// The whole directory goes with it: a removal made there before is durable too, where
+    /// ext2 may keep or lose each change on its own.
+    @Test(arguments: [(true, [["/d/new"]]), (false, [["/d/a"], ["/d/new"], ["/d/a", "/d/new"], []])])
+    func aFsyncOfANewFileCarriesTheRemovalsInItsDirectoryOnlyInExt4WithoutAJournal(_ ext4: Bool, _ expected: [[String]]) throws {
+        let outcomes = try SimDiskTesting.powerCutOutcomes(.noJournal, setUp: { disk in
+            disk.fileSyncPersistsNewEntry = ext4
+            try SimDiskTesting.durable(disk, directories: ["/d"], files: ["/d/a": "A"])
+            try disk.remove("/d/a")
+            disk.createFile("/d/new", data: bytes("new"), sync: true)
+        }, outcome: { SimDiskTesting.files(on: $0, below: "/").keys.sorted() })
+        #expect(outcomes == Set(expected))
+    }
+
     /// /A/f durable, /B empty and durable.
     private func fileInA(_ disk: SimDisk) throws {
         try SimDiskTesting.durable(disk, directories: ["/A", "/B"], files: ["/A/f": "f"])
