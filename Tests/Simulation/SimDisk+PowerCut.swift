@@ -79,6 +79,7 @@ extension SimDiskState {
         nodes = survivors
         journal = []
         newEntries = [:]
+        delayedData = []
         dirtyDirectories = []
         dirtyContent = []
         writebackLost = []

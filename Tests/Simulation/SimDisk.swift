@@ -126,7 +126,7 @@ final class SimDisk: SpoolFileSystem {
     /// sync(2): everything becomes durable. An operation. For the driver's set-up, or for the
     /// write-back a real kernel does on its own within seconds (the model never does).
     func syncAll() throws {
-        try operation("sync", "/") { $0.commit() }
+        try operation("sync", "/") { $0.syncEverything() }
     }
 
     // MARK: Inspection (volatile view; never counted, never refused)

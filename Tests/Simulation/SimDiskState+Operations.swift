@@ -63,6 +63,9 @@ extension SimDiskState {
             }
         }
         if movingDirectory && isInside(target.directory, moving) { throw SimErrno(EINVAL) }
+        // ext4's auto_da_alloc: a file renamed over another has its data allocated first, so
+        // the commit that carries the rename carries its data (the replace-by-rename idiom).
+        if target.inode != nil { delayedData.remove(moving) }
         change([SimEntryChange(directory: source.directory, name: source.name, inode: nil),
                 SimEntryChange(directory: target.directory, name: target.name, inode: moving)])
         touch(moving)

@@ -28,6 +28,10 @@ struct SimDiskState: Sendable {
     var dirtyDirectories: Set<UInt64> = []
     /// Inodes whose content may differ from their durable content.
     var dirtyContent: Set<UInt64> = []
+    /// `journalled`: inodes with data written since their blocks were last allocated (ext4's
+    /// delayed allocation). A journal commit does not carry their data, only their own fsync,
+    /// sync(2), or a rename over another file (`auto_da_alloc`) does.
+    var delayedData: Set<UInt64> = []
     /// Inodes whose writeback failed (fsync gave EIO): the kernel counts their pages clean, the
     /// disk kept the durable content; no later fsync or commit persists it, a power cut loses it.
     /// A new write makes them dirty again.
@@ -118,6 +122,7 @@ struct SimDiskState: Sendable {
         nodes[inode]!.content.ctimeNanos = stamp
         dirtyContent.insert(inode)
         writebackLost.remove(inode)
+        if model == .journalled { delayedData.insert(inode) }
     }
 
     /// futimens(2): the mtime set to `nanos`; ctime moves.
@@ -138,7 +143,10 @@ struct SimDiskState: Sendable {
     /// fsync of a file: in `noJournal` its content becomes durable (in ext4's form, with the
     /// directories holding its new entries); in `journalled` the whole journal commits.
     mutating func syncFile(_ inode: UInt64) {
-        guard model == .noJournal else { return commit() }
+        guard model == .noJournal else {
+            delayedData.remove(inode)
+            return commit()
+        }
         var named = inode
         while let directory = newEntries.removeValue(forKey: named) {
             syncDirectory(directory)
@@ -162,13 +170,22 @@ struct SimDiskState: Sendable {
         dirtyDirectories.remove(directory)
     }
 
-    /// Everything the kernel has becomes durable (a journal commit with data=ordered, or sync(2)).
+    /// A journal commit with data=ordered: every entry, and the content of every file whose
+    /// data has its blocks (not `delayedData`), becomes durable.
     mutating func commit() {
         for directory in dirtyDirectories { nodes[directory]!.durableEntries = nodes[directory]!.entries }
-        for inode in dirtyContent where !writebackLost.contains(inode) { nodes[inode]!.durableContent = nodes[inode]!.content }
+        for inode in dirtyContent where !writebackLost.contains(inode) && !delayedData.contains(inode) {
+            nodes[inode]!.durableContent = nodes[inode]!.content
+        }
         dirtyDirectories = []
-        dirtyContent = []
+        dirtyContent = dirtyContent.intersection(delayedData)
         journal = []
+    }
+
+    /// sync(2): every file's data gets its blocks, then the journal commits: everything is durable.
+    mutating func syncEverything() {
+        delayedData = []
+        commit()
     }
 
     /// `st_nlink`: the entries naming a file; for a directory 2 plus its subdirectories, as ext4 counts.

@@ -26,7 +26,10 @@ import UploaderSpool
         #expect(outcomes == [["a", "b"], ["b", "x"], ["x", "y"]])
     }
 
-    @Test func journalledAnyFsyncCommitsEveryOperationAndAllDataBeforeIt() throws {
+    /// Any fsync commits the journal: every operation before it. Not the data written to
+    /// another file since its blocks were allocated (ext4's delayed allocation): that file keeps
+    /// its old bytes or gets the new ones, as if the commit had not happened.
+    @Test func journalledAnyFsyncCommitsEveryOperationButNotDataAwaitingAllocation() throws {
         let outcomes = try SimDiskTesting.powerCutOutcomes(.journalled, setUp: { disk in
             try twoDurableFiles(disk)
             try disk.rename("/d/a", "/d/x")
@@ -36,7 +39,25 @@ import UploaderSpool
             try disk.rename("/d/b", "/d/y")                            // after the commit: may be lost
         }, outcome: { SimDiskTesting.files(on: $0, below: "/") })
         #expect(outcomes == [["/d/x": bytes("A"), "/d/b": bytes("B2"), "/other/f": bytes("f")],
-                             ["/d/x": bytes("A"), "/d/y": bytes("B2"), "/other/f": bytes("f")]])
+                             ["/d/x": bytes("A"), "/d/y": bytes("B2"), "/other/f": bytes("f")],
+                             ["/d/x": bytes("A"), "/d/b": bytes("B"), "/other/f": bytes("f")],
+                             ["/d/x": bytes("A"), "/d/y": bytes("B"), "/other/f": bytes("f")]])
+    }
+
+    /// A new file renamed over an old one, never fsynced: the rename allocates its data
+    /// (`auto_da_alloc`), so a later commit carries both, and the name never holds an empty file.
+    @Test func journalledARenameOverAFileCarriesTheNewFilesDataWithTheNextCommit() throws {
+        let outcomes = try SimDiskTesting.powerCutOutcomes(.journalled, setUp: { disk in
+            try twoDurableFiles(disk)
+            disk.createFile("/d/tmp", data: bytes("A2"), sync: false)
+            try disk.rename("/d/tmp", "/d/a")
+            disk.createFile("/d/c", data: bytes("C"), sync: false)
+            try disk.makeDirectories("/other")
+            disk.createFile("/other/f", data: bytes("f"), sync: true)  // the commit
+        }, outcome: { SimDiskTesting.files(on: $0, below: "/") })
+        // /d/c's name is committed, its data is not: it may be empty.
+        #expect(outcomes == [["/d/a": bytes("A2"), "/d/b": bytes("B"), "/d/c": bytes("C"), "/other/f": bytes("f")],
+                             ["/d/a": bytes("A2"), "/d/b": bytes("B"), "/d/c": [], "/other/f": bytes("f")]])
     }
 
     @Test(arguments: [(SimDisk.Model.journalled, [["/d/new": "new"]]), (.noJournal, [[:], ["/d/new": "new"]])])
