@@ -75,11 +75,13 @@ package struct HookLedger: Sendable {
         do {
             try fs.createFile(marker.content, named: temporary, in: directory, sync: true)
         } catch let error as SystemError where error.isNotFound {
-            // The first marker of this spool: its directory, made durable in the spool's root.
+            // The first marker of this spool: its directory.
             try fs.makeDirectories(directory)
-            try spool.syncer.syncDirectory(of: RelativePath(".hooks-due"), in: spool.paths.root)
             try fs.createFile(marker.content, named: temporary, in: directory, sync: true)
         }
+        // The directory's entry in the spool's root, durable before a marker in it counts: once
+        // per process, as the process that made the directory may have died before its fsync.
+        try spool.syncer.syncOnce(of: RelativePath(".hooks-due"), in: spool.paths.root)
         do {
             try fs.rename(temporary, in: directory, to: marker.name, in: directory, replace: true)
         } catch {

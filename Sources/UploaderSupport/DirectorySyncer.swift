@@ -12,6 +12,8 @@ import Synchronization
 /// that directory.
 package final class DirectorySyncer: Sendable {
     private let groups = Mutex<[[UInt8]: DirectorySyncGroup]>([:])
+    /// Entries this process has made durable once (`syncOnce`).
+    private let durableOnce = Mutex<Set<[UInt8]>>([])
     private let fs: any SpoolFileSystem
     private let scheduler: any Scheduler
 
@@ -31,6 +33,16 @@ package final class DirectorySyncer: Sendable {
             return fresh
         }
         try group.sync { try fs.syncDirectory(of: name, in: directory) }
+    }
+
+    /// Makes `name`'s entry in `directory` durable once in this process's life: for a directory
+    /// made on first use, whose entry an earlier process may have left unsynced (killed between
+    /// its mkdir and the fsync, or refused that fsync) while the directory itself is there.
+    package func syncOnce(of name: RelativePath, in directory: String) throws {
+        let key = Array(directory.utf8) + [0] + name.bytes
+        if durableOnce.withLock({ $0.contains(key) }) { return }
+        try syncDirectory(of: name, in: directory)
+        durableOnce.withLock { _ = $0.insert(key) }
     }
 }
 

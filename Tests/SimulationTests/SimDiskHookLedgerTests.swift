@@ -98,4 +98,21 @@ import UploaderConfig
             for marker in markers { #expect(marker.path == Scenario.path && marker.area == .sent, "crash at \(k), seed \(seed)") }
         }
     }
+
+    /// `.hooks-due/` made by a process that died before it fsynced the spool's root (or had that
+    /// fsync refused): the next process's first marker makes the directory's entry durable, so no
+    /// power cut takes the directory and its markers away (noJournal seed 902172: an EIO on that
+    /// fsync, and `on_sent` never ran).
+    @Test func aMarkerInADirectoryAnEarlierProcessLeftUnsyncedSurvivesAPowerCut() throws {
+        var lost: [UInt64] = []
+        for seed in 0..<64 as Range<UInt64> {
+            let scenario = try Scenario(.noJournal)
+            try scenario.disk.makeDirectories("/spool/.hooks-due")
+            try HookLedger(spool: scenario.spool).ensureMarker(for: scenario.manifest, at: Scenario.path, in: .sent)
+            var rng = SplitMix64(seed: seed)
+            scenario.disk.powerCut(&rng)
+            if !scenario.hasMarker { lost.append(seed) }
+        }
+        #expect(lost.isEmpty, "the marker was lost after the power cuts of seeds \(lost)")
+    }
 }
