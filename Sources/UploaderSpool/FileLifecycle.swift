@@ -103,14 +103,34 @@ package struct FileLifecycle: Sendable {
         }
     }
 
-    /// Steps 2–5 of `finish`.
+    /// Steps 2–5 of `finish`. The free name the record gives the file may be taken before the
+    /// file's link (another file's move chose it too, or a file put there by hand): the record is
+    /// written again with the next free name, and the move goes on under it.
     private func fileAway(_ path: RelativePath, manifest original: Manifest, to area: Spool.Area,
                           unchanged: (() -> String?)?, recorded: () -> Void) throws -> RelativePath {
-        let move = try recordFinal(path, manifest: original, to: area, live: unchanged != nil)
+        var move = try recordFinal(path, manifest: original, to: area, live: unchanged != nil)
         recorded()
-        let fileHere = try moves.run(move) { batch in moveTogether(batch) }
-        try endMove(move, fileHere: fileHere, unchanged: unchanged)
-        return move.target
+        for tries in 1... {
+            do {
+                let fileHere = try moves.run(move) { batch in moveTogether(batch) }
+                try endMove(move, fileHere: fileHere, unchanged: unchanged)
+                return move.target
+            } catch let taken as TargetTaken where tries < Self.namesTried {
+                logger.debug("the name chosen in \(area.rawValue)/ was taken meanwhile; the next free one is used",
+                             ["file": path.logSafe, "taken": taken.target.logSafe])
+                move = try recordFinal(path, manifest: original, to: area, live: unchanged != nil)
+            }
+        }
+        preconditionFailure("unreachable")
+    }
+
+    /// How many free names a live move tries before it gives up (and the file stays queued).
+    static let namesTried = 5
+
+    /// The name a move was to give its file in sent/ or retry/ holds another file.
+    struct TargetTaken: Error, CustomStringConvertible {
+        var target: RelativePath
+        var description: String { "the name \(target.logSafe) was taken by another file" }
     }
 
     /// Step 2's write: the final record, naming the file's free name in `area`, in place in the
@@ -201,8 +221,14 @@ package struct FileLifecycle: Sendable {
                     // Another user's file that we may neither link nor read (so never copied to make
                     // it ours, `FileAdoption`): it can only be renamed. On a journalled file system
                     // that is as safe; without a journal a power cut right here could lose its name.
-                    try fs.rename(move.path, in: outbox, to: move.target, in: dest, replace: false)
+                    do {
+                        try fs.rename(move.path, in: outbox, to: move.target, in: dest, replace: false)
+                    } catch let error as SystemError where error.code == EEXIST {
+                        throw TargetTaken(target: move.target)
+                    }
                     renamed.insert(index)
+                } catch let error as SystemError where error.code == EEXIST {
+                    throw TargetTaken(target: move.target)
                 }
             }
             // The ledger's line goes with the manifest's first name in sent/, once that is durable
