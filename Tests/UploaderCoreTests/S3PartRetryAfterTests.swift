@@ -45,4 +45,14 @@ import Testing
         #expect(S3MultipartUpload.outweighs(shorter, none))
         #expect(!S3MultipartUpload.outweighs(none, shorter))
     }
+
+    /// Another part finding the link gone does not drop the wait a part was answered with
+    /// (noJournal seed 5299: the attempt ended offline and the file came back before it).
+    @Test func aPartOfflineAfterAnotherWasAnsweredLaterKeepsItsRetryAfter() {
+        let later = Disposition.retryLater(reason: "HTTP 429 Too Many Requests", retryAfter: 35)
+        let offline = Disposition.offline(reason: "connect to destination: Connection refused")
+        #expect(!S3MultipartUpload.outweighs(offline, later))
+        #expect(S3MultipartUpload.outweighs(offline, .retryLater(reason: "HTTP 503 Service Unavailable", retryAfter: nil)),
+                "without a wait asked for, the link's loss is what the attempt says")
+    }
 }

@@ -258,11 +258,13 @@ struct S3MultipartUpload {
 
     /// Whether a part's failure, rather than the one kept, is the attempt's: our own stop cuts
     /// the other parts short (the failure that caused it stays), one worse than "later"
-    /// (permanent, refused) outweighs a retryable one, and of two "later"s the one that asks to
-    /// wait longer wins, so no part comes back before the `Retry-After` it was answered with.
+    /// (permanent, refused, offline) outweighs a retryable one, and of two "later"s the one that
+    /// asks to wait longer wins. A `Retry-After` is never dropped for an offline part (the link
+    /// went after the store had answered): no part comes back before the wait it was asked for.
     static func outweighs(_ new: Disposition, _ kept: Disposition?) -> Bool {
         guard let kept, !kept.isInterrupted else { return true }
         if case .retryLater(_, let newWait) = new, case .retryLater(_, let keptWait) = kept { return (newWait ?? 0) > (keptWait ?? 0) }
+        if case .offline = new, case .retryLater(_, let keptWait?) = kept, keptWait > 0 { return false }
         return kept.isRetryLater && !new.isRetryLater && !new.isInterrupted
     }
 
