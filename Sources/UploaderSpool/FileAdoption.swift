@@ -153,7 +153,8 @@ package struct FileAdoption: Sendable {
 
     /// What an adoption left: `leftover` is a `.upl-adopt.NAME`. Our own copy (cut before the swap,
     /// or swapped back) goes. The producer's original (kept after the swap, or cut there) goes too
-    /// when the outbox name holds its bytes or is gone (filed, or the producer removed it); when it
+    /// when the outbox name holds its bytes, is gone (filed, or the producer removed it) or holds
+    /// what is not our copy (a FIFO, a file of the producer's put there since); when our copy there
     /// holds other bytes — the producer wrote to the original after it was copied — the original
     /// takes its name back, and is claimed (and copied) afresh.
     package func reconcileLeftover(_ leftover: RelativePath) throws {
@@ -162,7 +163,7 @@ package struct FileAdoption: Sendable {
         let original = try fs.status(leftover, in: outbox)
         let named = try fs.statusIfPresent(path, in: outbox)  // nil: the producer removed the file
         let theirs = !fs.mayLink(leftover, in: outbox, status: original)
-        if theirs, let named, named.inode != original.inode, fs.mayLink(path, in: outbox, status: named),
+        if theirs, let named, named.kind == .regular, named.inode != original.inode, fs.mayLink(path, in: outbox, status: named),
            try named.size != original.size || named.mtimeNanos != original.mtimeNanos || !sameBytes(leftover, path, in: outbox) {
             try fs.rename(leftover, in: outbox, to: path, in: outbox, replace: true)
         } else {

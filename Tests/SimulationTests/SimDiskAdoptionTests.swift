@@ -132,4 +132,27 @@ import UploaderSpool
         }
         #expect(file.status.inode == inode, "claimed as it is")
     }
+
+    /// Our copy filed away (its move cut after the copy left the outbox), the producer puts a FIFO
+    /// under the name, and the daemon starts again: the original, the copy's bytes, goes; it does
+    /// not take the name back as if it were newer than a copy there (noJournal seed 1293: it did,
+    /// was filed beside the copy under the same record, and both went up at once under one key).
+    @Test(arguments: SimDisk.Model.allCases)
+    func anOriginalWhoseCopyWasFiledIsRemovedWhenAFIFOHasTheName(model: SimDisk.Model) throws {
+        let scenario = try Scenario(model)
+        guard case .ready(let claimed) = scenario.claim() else { Issue.record("the claim of a foreign file is ready"); return }
+        scenario.spool.fs.close(claimed.fd)
+        let outbox = scenario.spool.paths.outbox
+        let leftover = RelativePath(".upl-adopt." + Self.path.display)
+        #expect(scenario.disk.exists(path: leftover.displayed(in: outbox)), "the original is kept beside the copy")
+        // The copy filed away: its outbox name gone; then the producer's FIFO under it.
+        try scenario.disk.makeDirectories("/spool/retry")
+        try scenario.disk.rename(Self.path.displayed(in: outbox), "/spool/retry/theirs.txt")
+        #expect(scenario.disk.makeFIFO(Self.path.displayed(in: outbox)))
+
+        try FileAdoption(spool: scenario.spool).reconcileLeftover(leftover)
+        #expect(!scenario.disk.exists(path: leftover.displayed(in: outbox)))
+        #expect(scenario.disk.inspect(Self.path.displayed(in: outbox))?.kind == .other, "the producer's FIFO stays")
+        #expect(scenario.payloadPlaces == ["/spool/retry/theirs.txt"])
+    }
 }
