@@ -2,6 +2,7 @@
 import Foundation
 import Synchronization
 import UploaderSupport
+import UploaderSpool
 
 /// The disk as one run of the daemon process sees it: every call goes to the simulated disk,
 /// is counted, hands the baton back first (so other jobs may move in between), and dies with
@@ -180,9 +181,18 @@ final class ProcessView: SpoolFileSystem, @unchecked Sendable {
         try splitting { try disk.append(data, to: name, in: directory) }
     }
 
-    /// No lock and no yield: the simulator runs `uploader retry` only between jobs, so no other
-    /// process ever moves a file of this spool while a job's move runs.
+    /// Locks this process holds now, by name, as many times as held: `uploader retry` (the world,
+    /// another process) waits while the retry-move lock is held (`retryMoveLockHeld`).
+    private var locksHeld: [[UInt8]: Int] = [:]
+
+    /// A thread of this process holds the retry-move lock.
+    var retryMoveLockHeld: Bool { locksHeld[RetryMoveLock.name.bytes, default: 0] > 0 }
+
+    /// No yield of its own: the simulator runs `uploader retry` only between jobs and while no
+    /// thread of the process holds the retry-move lock, as its exclusive lock would wait.
     func withLock<T>(_ name: RelativePath, in directory: String, exclusive: Bool, _ body: () throws -> T) throws -> T {
-        try body()
+        locksHeld[name.bytes, default: 0] += 1
+        defer { locksHeld[name.bytes, default: 1] -= 1 }
+        return try body()
     }
 }

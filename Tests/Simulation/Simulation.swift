@@ -354,10 +354,10 @@ final class Simulation {
     private func operatorAction() {
         switch choices.below(3) {
         case 0:
-            // `uploader retry --all`, while the daemon runs: plain renames back to the outbox. Only
-            // between jobs: one that runs while a job moves the same file into or out of retry/ can
-            // lose the file or file it twice (an open finding, issue #27), not yet fixed.
-            guard process.scheduler.midway == 0 else { return }
+            // `uploader retry --all`, while the daemon runs: moves back to the outbox. Only between
+            // jobs (its lock against a job's move is pinned by `RetryMoveLockTests`), and not while a
+            // thread holds the retry-move lock (a hook recording its run in retry/): it waits for it.
+            guard process.scheduler.midway == 0, !process.view.retryMoveLockHeld else { return }
             note("operator: uploader retry --all")
             server.forgetDueTimes()
             for entry in SpoolView(disk: disk, paths: profile.spool).manifests where entry.area == .retry {

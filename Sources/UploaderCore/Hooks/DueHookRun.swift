@@ -108,13 +108,16 @@ struct DueHookRun: Sendable {
     /// Writes the manifest with its run recorded; `durable` for the end (the marker goes next).
     /// Not once the file has left (`uploader retry` took a failed file back to the outbox while its
     /// hook ran): a record written then would be a manifest with no file.
+    /// In retry/ the look and the write hold the retry-move lock (shared), so `uploader retry`
+    /// cannot take the file away between them.
     private func record(_ manifest: Manifest, _ marker: HookLedger.Marker, durable: Bool, _ context: [(String, String)]) -> Bool {
-        guard spool.fs.exists(marker.path, in: spool.directory(marker.area)) else {
-            logger.log(.info, "the file left while its hook ran; the run is not recorded", pairs: context)
-            return true
-        }
         do {
-            try spool.writeManifest(manifest, for: marker.path, in: marker.area, syncDirectory: durable)
+            let written = try RetryMoveLock(spool: spool).around(.shared, when: marker.area == .retry) { () throws -> Bool in
+                guard spool.fs.exists(marker.path, in: spool.directory(marker.area)) else { return false }
+                try spool.writeManifest(manifest, for: marker.path, in: marker.area, syncDirectory: durable)
+                return true
+            }
+            if !written { logger.log(.info, "the file left while its hook ran; the run is not recorded", pairs: context) }
             return true
         } catch {
             logger.log(.warn, "cannot record the hook's run in the manifest; it stays due", pairs: context + [("error", "\(error)")])
