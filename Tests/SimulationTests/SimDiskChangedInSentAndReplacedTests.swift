@@ -14,54 +14,60 @@ import UploaderSpool
 /// version kept in sent/ under a `sent` record, by recovery (journalled seed 500959) and by the
 /// new file's claim meeting the old record first (the same seed, once recovery was right).
 @Suite struct SimDiskChangedInSentAndReplacedTests {
+    static let path = RelativePath("a.bin")
+    static let changed = SimDiskTesting.bytes("written to through sent/ after the upload")
+    static let newer = SimDiskTesting.bytes("a new file under the same name")
+
+    /// The move cut after its links, the version in sent/ written to, a new file under the
+    /// outbox name; all durable.
+    struct Layout {
+        let disk: SimDisk
+        let lifecycle: FileLifecycle
+        let claimer: Claimer
+        let record: Manifest
+
+        init(_ model: SimDisk.Model) throws {
+            disk = SimDiskTesting.disk(model)
+            let spool: Spool
+            (spool, lifecycle, claimer) = try SimDiskTesting.spool(on: disk)
+            record = try SimDiskTesting.moveToSentCutAfterLinks(SimDiskTesting.bytes("the version that was sent"), on: disk, spool,
+                                                                lifecycle, claimer)
+            #expect(disk.writeInPlace("/spool/sent/a.bin", data: SimDiskChangedInSentAndReplacedTests.changed))
+            #expect(disk.createFile("/spool/outbox/a.bin", data: SimDiskChangedInSentAndReplacedTests.newer, sync: true))
+            try disk.syncAll()
+        }
+
+        /// The new file's claim: ready, as another version than the old record's.
+        func claimTheNewFile() {
+            guard case .ready(let claimed) = claimer.claim(SimDiskChangedInSentAndReplacedTests.path, now: SimDiskTesting.start) else {
+                Issue.record("the new file was not claimed")
+                return
+            }
+            #expect(claimed.manifest.id != record.id, "the new file is another version")
+            #expect(disk.contents("/spool/outbox/a.bin") == SimDiskChangedInSentAndReplacedTests.newer)
+        }
+    }
+
     @Test(arguments: [SimDisk.Model.noJournal, .journalled])
     func theChangedVersionComesBackBesideTheNewFile(_ model: SimDisk.Model) throws {
-        let disk = SimDiskTesting.disk(model)
-        let (spool, lifecycle, claimer) = try SimDiskTesting.spool(on: disk)
-        let path = RelativePath("a.bin")
-        let record = try SimDiskTesting.moveToSentCutAfterLinks(SimDiskTesting.bytes("the version that was sent"), on: disk, spool,
-                                                                lifecycle, claimer)
-        let changed = SimDiskTesting.bytes("written to through sent/ after the upload")
-        #expect(disk.writeInPlace("/spool/sent/a.bin", data: changed))
-        let newer = SimDiskTesting.bytes("a new file under the same name")
-        #expect(disk.createFile("/spool/outbox/a.bin", data: newer, sync: true))
-        try disk.syncAll()
-
-        #expect(try lifecycle.requeueIfChangedAfterUpload(path, manifest: record, in: .sent, as: path) == .beside(RelativePath("a.2.bin")))
+        let layout = try Layout(model)
+        let disk = layout.disk
+        #expect(try layout.lifecycle.requeueIfChangedAfterUpload(Self.path, manifest: layout.record, in: .sent, as: Self.path)
+                == .beside(RelativePath("a.2.bin")))
         #expect(disk.names(in: "/spool/sent").isEmpty)
-        #expect(disk.contents("/spool/outbox/a.2.bin") == changed)
+        #expect(disk.contents("/spool/outbox/a.2.bin") == Self.changed)
         #expect(!disk.exists(path: "/spool/outbox/a.bin.manifest.json") && !disk.exists(path: "/spool/outbox/a.2.bin.manifest.json"))
-
-        guard case .ready(let claimed) = claimer.claim(path, now: SimDiskTesting.start) else {
-            Issue.record("the new file was not claimed")
-            return
-        }
-        #expect(claimed.manifest.id != record.id, "the new file is another version")
-        #expect(disk.contents("/spool/outbox/a.bin") == newer)
+        layout.claimTheNewFile()
     }
 
     @Test(arguments: [SimDisk.Model.noJournal, .journalled])
     func theNewFilesClaimBringsTheChangedVersionBackBesideIt(_ model: SimDisk.Model) throws {
-        let disk = SimDiskTesting.disk(model)
-        let (spool, lifecycle, claimer) = try SimDiskTesting.spool(on: disk)
-        let path = RelativePath("a.bin")
-        let record = try SimDiskTesting.moveToSentCutAfterLinks(SimDiskTesting.bytes("the version that was sent"), on: disk, spool,
-                                                                lifecycle, claimer)
-        let changed = SimDiskTesting.bytes("written to through sent/ after the upload")
-        #expect(disk.writeInPlace("/spool/sent/a.bin", data: changed))
-        let newer = SimDiskTesting.bytes("a new file under the same name")
-        #expect(disk.createFile("/spool/outbox/a.bin", data: newer, sync: true))
-        try disk.syncAll()
-
+        let layout = try Layout(model)
+        let disk = layout.disk
         // No recovery first: the claim of the new file meets the old `sent` record beside it.
-        guard case .ready(let claimed) = claimer.claim(path, now: SimDiskTesting.start) else {
-            Issue.record("the new file was not claimed")
-            return
-        }
-        #expect(claimed.manifest.id != record.id, "the new file is another version")
-        #expect(disk.contents("/spool/outbox/a.bin") == newer)
+        layout.claimTheNewFile()
         #expect(disk.names(in: "/spool/sent").isEmpty, "sent/ keeps no bytes that were never sent")
-        #expect(disk.contents("/spool/outbox/a.2.bin") == changed, "the changed version waits beside the new file")
+        #expect(disk.contents("/spool/outbox/a.2.bin") == Self.changed, "the changed version waits beside the new file")
         #expect(!disk.exists(path: "/spool/outbox/a.2.bin.manifest.json"))
     }
 }
