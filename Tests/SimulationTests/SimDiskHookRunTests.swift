@@ -63,4 +63,29 @@ import UploaderValues
         // The scenario reaches the case: the hook's marker is written before the move's links.
         #expect(ranBeforeTheMoveEnded == 0, "a hook ran while its file's move was unfinished")
     }
+
+    /// The move filed a.bin in sent/ but for its outbox record (a disk error or a kill before that
+    /// last unlink), and the producer put a new file under the outbox name: the filed file's hook
+    /// runs; while the outbox name still leads to the filed file, it waits for the move (journalled
+    /// seed 1000403 of the simulator: it waited for a move no one would finish, and never ran).
+    @Test(arguments: [true, false])
+    func aHookRunsOnceTheOutboxNameHoldsAnotherFile(_ newFileThere: Bool) throws {
+        let scenario = try SimDiskHookLedgerTests.Scenario(.journalled)
+        try scenario.lifecycle.finish(SimDiskHookLedgerTests.Scenario.path, manifest: scenario.manifest, to: .sent)
+        let disk = scenario.disk
+        let record = try Manifest.decode(Data(try #require(disk.contents("/spool/sent/a.bin.manifest.json"))))
+        try scenario.spool.writeManifest(record, for: SimDiskHookLedgerTests.Scenario.path, in: .outbox)
+        if newFileThere {
+            #expect(disk.createFile("/spool/outbox/a.bin", data: SimDiskTesting.bytes("the producer's new file"), sync: true))
+        } else {
+            try disk.link("/spool/sent/a.bin", "/spool/outbox/a.bin")
+        }
+        let host = InlineHooks()
+        let runner = HookRunner(clock: FixedClock(), host: host)
+        for marker in HookLedger(spool: scenario.spool).dueMarkers(problem: { _ in }) {
+            DueHookRun(profile: try Self.profile(), spool: scenario.spool, hooks: runner, environment: [:],
+                       logger: Logger(level: .error, sink: { _ in })).run(marker)
+        }
+        #expect(host.launched == (newFileThere ? 1 : 0))
+    }
 }
