@@ -117,7 +117,8 @@ struct Producer {
         case 4:
             let name = names[choices.below(names.count)]
             guard disk.exists(path: "\(outbox)/\(name)") else { return nil }
-            if let inode = disk.inode("\(outbox)/\(name)") { undurable[inode] = nil }
+            // A careless write stays undecided while another name (the daemon's, in sent/) keeps its inode.
+            if let inode = disk.inode("\(outbox)/\(name)"), (disk.inspect("\(outbox)/\(name)")?.links ?? 1) <= 1 { undurable[inode] = nil }
             // As for a rewrite: what goes is what is under the name now (the daemon may have moved
             // an older file back under it); the producer's own last version, moved elsewhere, still counts.
             let old = disk.contents("\(outbox)/\(name)") ?? []
