@@ -47,12 +47,16 @@ import Testing
     }
 
     /// Another part finding the link gone does not drop the wait a part was answered with
-    /// (noJournal seed 5299: the attempt ended offline and the file came back before it).
-    @Test func aPartOfflineAfterAnotherWasAnsweredLaterKeepsItsRetryAfter() {
+    /// (noJournal seed 5299: the attempt ended offline and the file came back before it), nor does
+    /// a part whose credentials were refused, before or after it (noJournal seed 2000693).
+    @Test(arguments: [Disposition.offline(reason: "connect to destination: Connection refused"),
+                      .rejected(reason: "HTTP 403 Forbidden")])
+    func aPartOfflineOrRefusedBesideOneAnsweredLaterKeepsItsRetryAfter(_ other: Disposition) {
         let later = Disposition.retryLater(reason: "HTTP 429 Too Many Requests", retryAfter: 35)
-        let offline = Disposition.offline(reason: "connect to destination: Connection refused")
-        #expect(!S3MultipartUpload.outweighs(offline, later))
-        #expect(S3MultipartUpload.outweighs(offline, .retryLater(reason: "HTTP 503 Service Unavailable", retryAfter: nil)),
-                "without a wait asked for, the link's loss is what the attempt says")
+        #expect(!S3MultipartUpload.outweighs(other, later))
+        #expect(S3MultipartUpload.outweighs(later, other))
+        #expect(S3MultipartUpload.outweighs(other, .retryLater(reason: "HTTP 503 Service Unavailable", retryAfter: nil)),
+                "without a wait asked for, the link's loss or the refusal is what the attempt says")
+        #expect(S3MultipartUpload.outweighs(.permanent(reason: "HTTP 400 Bad Request"), later), "a permanent failure still ends the file")
     }
 }

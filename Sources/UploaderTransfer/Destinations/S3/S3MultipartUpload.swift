@@ -259,13 +259,28 @@ struct S3MultipartUpload {
     /// Whether a part's failure, rather than the one kept, is the attempt's: our own stop cuts
     /// the other parts short (the failure that caused it stays), one worse than "later"
     /// (permanent, refused, offline) outweighs a retryable one, and of two "later"s the one that
-    /// asks to wait longer wins. A `Retry-After` is never dropped for an offline part (the link
-    /// went after the store had answered): no part comes back before the wait it was asked for.
+    /// asks to wait longer wins. A `Retry-After` is never dropped for a part that found the link
+    /// gone or our credentials refused, whichever came first: no part comes back before the
+    /// wait it was asked for (a permanent failure still ends the file).
     static func outweighs(_ new: Disposition, _ kept: Disposition?) -> Bool {
         guard let kept, !kept.isInterrupted else { return true }
         if case .retryLater(_, let newWait) = new, case .retryLater(_, let keptWait) = kept { return (newWait ?? 0) > (keptWait ?? 0) }
-        if case .offline = new, case .retryLater(_, let keptWait?) = kept, keptWait > 0 { return false }
+        if asksToWait(kept), offlineOrRefused(new) { return false }
+        if asksToWait(new), offlineOrRefused(kept) { return true }
         return kept.isRetryLater && !new.isRetryLater && !new.isInterrupted
+    }
+
+    /// "Later", with a `Retry-After`.
+    private static func asksToWait(_ disposition: Disposition) -> Bool {
+        if case .retryLater(_, let wait?) = disposition { return wait > 0 }
+        return false
+    }
+
+    private static func offlineOrRefused(_ disposition: Disposition) -> Bool {
+        switch disposition {
+        case .offline, .rejected: return true
+        default: return false
+        }
     }
 
     static func withBytes(_ response: UploadResponse, _ bytes: Int64) -> UploadResponse {
