@@ -283,6 +283,7 @@ package struct FileLifecycle: Sendable {
             } catch let error as SystemError where error.code == EEXIST {
                 try comeBackBeside()
             }
+            try dropRecordLeftIn(move)
             throw ChangedDuringMove(change: change)
         }
         if deletesAfterMove(move.manifest, in: move.area) { try removeDelivered(move.target) }
@@ -292,6 +293,15 @@ package struct FileLifecycle: Sendable {
             // A rescan met this move with its record in place and dropped the old name itself
             // (`Recovery`): the move is done all the same.
         }
+    }
+
+    /// This move's record in `area`, left there by `bringBack` when a rescan had already dropped
+    /// its outbox name (finishing the move as the start-up would): the file has left `area`, so
+    /// the record goes too (the core writes the file a new one in the outbox).
+    private func dropRecordLeftIn(_ move: PendingMove) throws {
+        guard case .success(let there) = spool.readManifest(for: move.target, in: move.area), there.id == move.manifest.id else { return }
+        try fs.unlink(Spool.manifestName(for: move.target), in: spool.directory(move.area))
+        try spool.syncDirectory(of: move.target, in: move.area)
     }
 
     /// The subdirectories `path` needs in `area` (recursive spools), each made durable in its

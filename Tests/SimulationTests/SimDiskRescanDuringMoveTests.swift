@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import UploaderSimulation
 import UploaderSupport
-import UploaderSpool
+@testable import UploaderSpool
 
 /// A running daemon's rescan (after an inotify overflow, or a periodic one) that meets a move
 /// into retry/ between its links and the removal of the record's outbox name: the rescan finishes
@@ -29,5 +29,25 @@ import UploaderSpool
         #expect(disk.names(in: "/spool/outbox").filter { !$0.hasPrefix(".") }.isEmpty)
         #expect(disk.names(in: "/spool/retry").sorted() == ["a.bin", "a.bin.manifest.json"])
         #expect(SimDiskTesting.files(on: disk, below: "/spool").filter { $0.value == payload }.keys.sorted() == ["/spool/retry/a.bin"])
+    }
+
+    /// The same rescan, and the file turns out written to during the move: it comes back to the
+    /// outbox to be sent again, and its record goes from retry/ too (noJournal seed 3000282: the
+    /// record stayed there, with no file).
+    @Test(arguments: [SimDisk.Model.noJournal, .journalled])
+    func aMoveIntoRetryThatARescanFinishedAndThatFindsTheFileChangedLeavesNothingInRetry(_ model: SimDisk.Model) throws {
+        let disk = SimDiskTesting.disk(model)
+        let (spool, lifecycle, claimer) = try SimDiskTesting.spool(on: disk)
+        let path = RelativePath("a.bin")
+        let payload = SimDiskTesting.bytes("the payload")
+        let record = try SimDiskTesting.begunAttempt(path, data: payload, ending: .retry, on: disk, spool, lifecycle, claimer)
+        #expect(throws: FileLifecycle.ChangedDuringMove(change: "appended to")) {
+            try lifecycle.finish(path, manifest: record, to: .retry, unchanged: {
+                _ = SimDiskTesting.recovery(spool, lifecycle).scanOutbox(atStartUp: false)
+                return "appended to"
+            })
+        }
+        #expect(disk.names(in: "/spool/retry").isEmpty)
+        #expect(SimDiskTesting.files(on: disk, below: "/spool").filter { $0.value == payload }.keys.sorted() == ["/spool/outbox/a.bin"])
     }
 }
