@@ -125,6 +125,9 @@ struct Producer {
             try? disk.remove("\(outbox)/\(name)")
             disk.syncParent("\(outbox)/\(name)")
             expected.remove(Self.hash(old))
+            // Under the name was the daemon's copy of this file, its original (the producer's own
+            // bytes) kept aside: deleting the file deletes that version too.
+            if let mine = standing[name], disk.contents(Self.adoptionCopy(of: name, in: outbox)) == mine { expected.remove(Self.hash(mine)) }
             standing[name] = nil
             note("delete \(name)")
             return RelativePath(name)
