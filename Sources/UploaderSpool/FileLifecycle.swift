@@ -246,7 +246,13 @@ package struct FileLifecycle: Sendable {
         let here = results.map { if case .success(true) = $0 { true } else { false } }
         // The file's outbox name must be gone for good before its manifest's is: a file left
         // alone in the outbox would be claimed and uploaded again.
-        each { index, move in if here[index] && !renamed.contains(index) { try fs.unlink(move.path, in: outbox) } }
+        each { index, move in
+            guard here[index] && !renamed.contains(index) else { return }
+            // Only while the name still leads to this file: another finisher of the same move (a
+            // rescan beside a claim) may have taken it away since, and the producer put a new file there.
+            guard try sameFileIfPresent(move.path, in: outbox, move.target, in: spool.directory(move.area)) else { return }
+            try fs.unlink(move.path, in: outbox)
+        }
         syncEach({ ($0.path, .outbox) }, including: { here[$0] })
         return results
     }
