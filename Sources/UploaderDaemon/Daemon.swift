@@ -80,7 +80,9 @@ package final class Daemon {
                 try runner.prepare(watcher: watcher)
                 runners.append(runner)
             } catch let failure as SpoolLock.Failure {
-                for started in runners { started.stop(grace: 0) }
+                // This runner's workers too: the process must not exit while they start (one still
+                // in curl's global init crashed the exit, status 139 instead of 75).
+                for started in runners + [runner] { started.stop(grace: 0) }
                 switch failure {
                 case .heldBy:
                     fail("profile \(profile.name): \(failure); not starting")
@@ -93,7 +95,7 @@ package final class Daemon {
                     return ExitCode.software
                 }
             } catch {
-                for started in runners { started.stop(grace: 0) }
+                for started in runners + [runner] { started.stop(grace: 0) }
                 fail("profile \(profile.name): cannot prepare spool: \(error)")
                 return error is WriteRefused ? ExitCode.cannotCreate : ExitCode.software
             }
