@@ -21,11 +21,12 @@ import UploaderSpool
         let path: RelativePath
         let manifest: Manifest
 
-        init(_ model: SimDisk.Model, path: RelativePath = RelativePath("a.bin")) throws {
+        /// `ending`: the state the attempt's record ends in (`sent`: delivered; `retry`: to try again).
+        init(_ model: SimDisk.Model, path: RelativePath = RelativePath("a.bin"), ending: Manifest.State = .sent) throws {
             disk = SimDiskTesting.disk(model)
             (spool, lifecycle, claimer) = try SimDiskTesting.spool(on: disk)
             self.path = path
-            manifest = try SimDiskTesting.begunAttempt(path, data: SimDiskLifecycleTests.payload, ending: .sent, on: disk,
+            manifest = try SimDiskTesting.begunAttempt(path, data: SimDiskLifecycleTests.payload, ending: ending, on: disk,
                                                        spool, lifecycle, claimer)
         }
 

@@ -12,12 +12,9 @@ import UploaderSpool
 @Suite struct SimDiskNameReplacedDuringMoveTests {
     @Test(arguments: [SimDisk.Model.noJournal, .journalled])
     func aMoveNeverRemovesAnotherFileThatTookTheOutboxName(_ model: SimDisk.Model) throws {
-        let disk = SimDiskTesting.disk(model)
-        let (spool, lifecycle, claimer) = try SimDiskTesting.spool(on: disk)
-        let path = RelativePath("a.bin")
-        let payload = SimDiskTesting.bytes("the payload")
+        let scenario = try SimDiskLifecycleTests.Scenario(model, ending: .retry)
+        let disk = scenario.disk
         let newer = SimDiskTesting.bytes("the producer's new file under the same name")
-        let record = try SimDiskTesting.begunAttempt(path, data: payload, ending: .retry, on: disk, spool, lifecycle, claimer)
         let replaced = Mutex(false)
         disk.injectFaults { site in
             // Between the file's link into retry/ and its manifest's: the name changes hands.
@@ -27,10 +24,10 @@ import UploaderSpool
             disk.createFile("/spool/outbox/a.bin", data: newer, sync: true)
             return .none
         }
-        let target = try lifecycle.finish(path, manifest: record, to: .retry)
+        let target = try scenario.lifecycle.finish(scenario.path, manifest: scenario.manifest, to: .retry)
         #expect(replaced.withLock { $0 }, "the scenario reached the instant between the links and the unlink")
-        #expect(target == path)
-        #expect(disk.contents("/spool/retry/a.bin") == payload)
+        #expect(target == scenario.path)
+        #expect(disk.contents("/spool/retry/a.bin") == SimDiskLifecycleTests.payload)
         #expect(disk.contents("/spool/outbox/a.bin") == newer, "the producer's new file is still there")
     }
 }

@@ -13,11 +13,9 @@ import UploaderSupport
 @Suite struct SimDiskRescanDuringMoveTests {
     @Test(arguments: [SimDisk.Model.noJournal, .journalled])
     func aMoveIntoRetryThatARescanFinishedEndsAsFiled(_ model: SimDisk.Model) throws {
-        let disk = SimDiskTesting.disk(model)
-        let (spool, lifecycle, claimer) = try SimDiskTesting.spool(on: disk)
-        let path = RelativePath("a.bin")
-        let payload = SimDiskTesting.bytes("the payload")
-        let record = try SimDiskTesting.begunAttempt(path, data: payload, ending: .retry, on: disk, spool, lifecycle, claimer)
+        let scenario = try SimDiskLifecycleTests.Scenario(model, ending: .retry)
+        let (disk, spool, lifecycle, path, record) = (scenario.disk, scenario.spool, scenario.lifecycle, scenario.path, scenario.manifest)
+        let payload = SimDiskLifecycleTests.payload
         var rescanned: [RelativePath]?
         let target = try lifecycle.finish(path, manifest: record, to: .retry, unchanged: {
             // The file is out of the producer's reach: the moment a live move asks whether it changed.
@@ -36,11 +34,9 @@ import UploaderSupport
     /// record stayed there, with no file).
     @Test(arguments: [SimDisk.Model.noJournal, .journalled])
     func aMoveIntoRetryThatARescanFinishedAndThatFindsTheFileChangedLeavesNothingInRetry(_ model: SimDisk.Model) throws {
-        let disk = SimDiskTesting.disk(model)
-        let (spool, lifecycle, claimer) = try SimDiskTesting.spool(on: disk)
-        let path = RelativePath("a.bin")
-        let payload = SimDiskTesting.bytes("the payload")
-        let record = try SimDiskTesting.begunAttempt(path, data: payload, ending: .retry, on: disk, spool, lifecycle, claimer)
+        let scenario = try SimDiskLifecycleTests.Scenario(model, ending: .retry)
+        let (disk, spool, lifecycle, path, record) = (scenario.disk, scenario.spool, scenario.lifecycle, scenario.path, scenario.manifest)
+        let payload = SimDiskLifecycleTests.payload
         #expect(throws: FileLifecycle.ChangedDuringMove(change: "appended to")) {
             try lifecycle.finish(path, manifest: record, to: .retry, unchanged: {
                 _ = SimDiskTesting.recovery(spool, lifecycle).scanOutbox(atStartUp: false)
