@@ -10,8 +10,8 @@ package enum Plant: String, CaseIterable, Sendable {
     /// A refused connect reported as a reset mid-body, with the byte count of an earlier transfer
     /// left on the handle: an attempt counted that never reached the server (`attemptsMatchRequests`).
     case connectFailureAsReset = "connect-failure-as-reset"
-    /// A move into retry/ turned into a delete: the file's link there reports success and makes
-    /// nothing, then its outbox name is unlinked (`noFileLost`).
+    /// A move into retry/ turned into a delete: as the file's outbox name goes, its new name in
+    /// retry/ goes with it (`noFileLost`).
     case moveDeletes = "move-deletes"
     /// A move's last step skipped: the unlink of the file's outbox name reports success and does
     /// nothing, so the file stays in the outbox as well (`noFileInTwoPlaces`).

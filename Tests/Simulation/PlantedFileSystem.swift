@@ -68,8 +68,6 @@ struct PlantedFileSystem: SpoolFileSystem {
     func link(_ existing: RelativePath, in fromDir: String, to new: RelativePath, in toDir: String) throws {
         let manifest = Spool.isManifestName(new)
         switch plant {
-        case .moveDeletes where toDir == paths.retry && !manifest:
-            return
         case .manifestDroppedInMove where (toDir == paths.sent || toDir == paths.retry) && manifest:
             return
         default:
@@ -85,6 +83,11 @@ struct PlantedFileSystem: SpoolFileSystem {
             return
         case .hookRerunAfterFinish where directory == paths.hooksDue:
             return
+        case .moveDeletes where directory == paths.outbox && !Spool.isManifestName(path):
+            let here = try inner.status(path, in: directory)
+            try inner.unlink(path, in: directory)
+            // The move's new name in retry/, this very file: gone too.
+            if let there = try? inner.status(path, in: paths.retry), there.inode == here.inode { try inner.unlink(path, in: paths.retry) }
         default:
             try inner.unlink(path, in: directory)
         }
