@@ -110,18 +110,19 @@ package struct FileLifecycle: Sendable {
                           unchanged: (() -> String?)?, recorded: () -> Void) throws -> RelativePath {
         var move = try recordFinal(path, manifest: original, to: area, live: unchanged != nil)
         recorded()
-        for tries in 1... {
+        var namesTaken = 0
+        while true {
             do {
                 let fileHere = try moves.run(move) { batch in moveTogether(batch) }
                 try endMove(move, fileHere: fileHere, unchanged: unchanged)
                 return move.target
-            } catch let taken as TargetTaken where tries < Self.namesTried {
+            } catch let taken as TargetTaken where namesTaken + 1 < Self.namesTried {
+                namesTaken += 1
                 logger.debug("the name chosen in \(area.rawValue)/ was taken meanwhile; the next free one is used",
                              ["file": path.logSafe, "taken": taken.target.logSafe])
                 move = try recordFinal(path, manifest: original, to: area, live: unchanged != nil)
             }
         }
-        preconditionFailure("unreachable")
     }
 
     /// How many free names a live move tries before it gives up (and the file stays queued).
@@ -178,6 +179,8 @@ package struct FileLifecycle: Sendable {
         let outbox = spool.directory(.outbox)
         var results = [Result<Bool, any Error>](repeating: .success(false), count: batch.count)
         var renamed: Set<Int> = []
+        /// The file each move linked, as its outbox name led to it then.
+        var linked: [Int: FileSystem.Status] = [:]
         /// Whether the move at `index` is still going (no step of it has thrown).
         func going(_ index: Int) -> Bool {
             if case .success = results[index] { return true }
@@ -206,7 +209,8 @@ package struct FileLifecycle: Sendable {
         each { index, move in
             let dest = spool.directory(move.area)
             try makeDurableParents(of: move.target, in: move.area)
-            let fileHere = fs.exists(move.path, in: outbox)
+            let file = try fs.statusIfPresent(move.path, in: outbox)
+            let fileHere = file != nil
             if !fileHere && (move.live || !fs.exists(move.target, in: dest)) {
                 // The producer took the file away after its upload: a live move files nothing; nor
                 // does recovery when the file has no new name either.
@@ -214,7 +218,8 @@ package struct FileLifecycle: Sendable {
             }
             try HookLedger(spool: spool).ensureMarker(for: move.manifest, at: move.target, in: move.area)
             // Both new names first, made durable by one fsync of `area` for the whole batch.
-            if fileHere {
+            if let file {
+                linked[index] = file
                 do {
                     try link(move.path, in: outbox, to: move.target, in: dest)
                 } catch let error as SystemError where error.code == EPERM {
@@ -247,10 +252,11 @@ package struct FileLifecycle: Sendable {
         // The file's outbox name must be gone for good before its manifest's is: a file left
         // alone in the outbox would be claimed and uploaded again.
         each { index, move in
-            guard here[index] && !renamed.contains(index) else { return }
-            // Only while the name still leads to this file: another finisher of the same move (a
-            // rescan beside a claim) may have taken it away since, and the producer put a new file there.
-            guard try sameFileIfPresent(move.path, in: outbox, move.target, in: spool.directory(move.area)) else { return }
+            guard here[index] && !renamed.contains(index), let file = linked[index] else { return }
+            // Only while the name still leads to the file linked: another finisher of the same move
+            // (a rescan beside a claim) may have taken it away since, and the producer put a new
+            // file there. Judged by the outbox name alone: retention may already have deleted the new name.
+            guard let now = try fs.statusIfPresent(move.path, in: outbox), now.inode == file.inode && now.device == file.device else { return }
             try fs.unlink(move.path, in: outbox)
         }
         syncEach({ ($0.path, .outbox) }, including: { here[$0] })
@@ -323,17 +329,30 @@ package struct FileLifecycle: Sendable {
     }
 
     /// link(2), where a name that already leads to this very file counts as done (a move run
-    /// again after a crash); any other file under that name is an error. True when the name is new.
+    /// again after a crash); any other file under that name is an error. A name that was taken
+    /// and is gone by the time it is looked at (retention deleting the copy an earlier, cut move
+    /// left in sent/) is linked again. True when the name is new.
     @discardableResult
     private func link(_ name: RelativePath, in fromDir: String, to target: RelativePath, in toDir: String) throws -> Bool {
-        do {
-            try fs.link(name, in: fromDir, to: target, in: toDir)
-            return true
-        } catch let error as SystemError where error.code == EEXIST {
-            guard try sameFile(name, in: fromDir, target, in: toDir) else { throw error }
-            return false
+        var freed = 0
+        while true {
+            do {
+                try fs.link(name, in: fromDir, to: target, in: toDir)
+                return true
+            } catch let error as SystemError where error.code == EEXIST {
+                if let there = try fs.statusIfPresent(target, in: toDir) {
+                    let mine = try fs.status(name, in: fromDir)
+                    guard there.inode == mine.inode && there.device == mine.device else { throw error }
+                    return false
+                }
+                freed += 1
+                if freed == Self.linkTriesOnAFreedName { throw error }
+            }
         }
     }
+
+    /// How often `link` tries again a name that keeps being freed right after refusing it.
+    private static let linkTriesOnAFreedName = 3
 
     /// Removes the names in sent/ or retry/ (`stored`) that are second names of the file at `path`
     /// in the outbox and of its manifest there, as a move cut after its links leaves them, and makes
@@ -359,14 +378,8 @@ package struct FileLifecycle: Sendable {
         if dropped { try spool.syncDirectory(of: target, in: area) }
     }
 
-    /// True when both names lead to one file (same device and inode).
-    package func sameFile(_ a: RelativePath, in aDir: String, _ b: RelativePath, in bDir: String) throws -> Bool {
-        let sa = try fs.status(a, in: aDir), sb = try fs.status(b, in: bDir)
-        return sa.inode == sb.inode && sa.device == sb.device
-    }
-
-    /// `sameFile`, false when either name is absent; any other failure is thrown (what cannot be
-    /// looked at is never taken for another file).
+    /// True when both names lead to one file (same device and inode); false when either name is
+    /// absent. Any other failure is thrown (what cannot be looked at is never taken for another file).
     package func sameFileIfPresent(_ a: RelativePath, in aDir: String, _ b: RelativePath, in bDir: String) throws -> Bool {
         guard let sa = try fs.statusIfPresent(a, in: aDir), let sb = try fs.statusIfPresent(b, in: bDir) else { return false }
         return sa.inode == sb.inode && sa.device == sb.device

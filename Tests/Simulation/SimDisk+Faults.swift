@@ -19,6 +19,12 @@ extension SimDisk {
         state.withLock { $0.faults = draw }
     }
 
+    /// Calls `observer` after each counted operation (its errno, 0 when it succeeded), before the
+    /// caller sees the result: a test lays out what another thread does in that instant (nil: nobody is told).
+    func observeOperations(_ observer: SimDiskState.OperationObserver?) {
+        state.withLock { $0.operationObserver = observer }
+    }
+
     /// Runs `body` (the producer's or the set-up's calls) with no fault drawn.
     func withoutFaults<R>(_ body: () throws -> R) rethrows -> R {
         let saved = state.withLock { state in

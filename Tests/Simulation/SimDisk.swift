@@ -48,8 +48,10 @@ final class SimDisk: SpoolFileSystem {
 
     private func gate<R: Sendable>(_ call: String, _ path: @autoclosure () -> String, counted: Bool,
                                    _ body: (inout SimDiskState) throws -> R) throws -> R {
+        var observer: SimDiskState.OperationObserver?
         do {
-            return try state.withLock { state in
+            let result = try state.withLock { state in
+                observer = counted ? state.operationObserver : nil
                 if counted, state.operationLog != nil {
                     state.operationLog!.append("  disk \(call) \(path())\(state.crashed || state.crashPoint.map { state.operations >= $0 } == true ? " (refused: crashed)" : "")")
                 }
@@ -61,7 +63,10 @@ final class SimDisk: SpoolFileSystem {
                     throw error
                 }
             }
+            observer?(call, path(), 0)
+            return result
         } catch let error as SimErrno {
+            observer?(call, path(), error.code)
             throw SystemError(call, path: path(), code: error.code)
         }
     }

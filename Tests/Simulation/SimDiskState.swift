@@ -39,6 +39,10 @@ struct SimDiskState: Sendable {
     /// The faults drawn for the process's calls (`SimDisk+Faults.swift`); nil: none.
     var faults: (@Sendable (SimDisk.FaultSite) -> SimDisk.Fault)?
     var faultsDrawn = 0
+    /// Told of each counted operation once it is done (`SimDisk.observeOperations`); nil: nobody.
+    var operationObserver: OperationObserver?
+    /// `code`: the errno the operation failed with, 0 when it succeeded.
+    typealias OperationObserver = @Sendable (_ call: String, _ path: String, _ code: Int32) -> Void
 
     /// Open descriptors: fake numbers (from 1000 up, never reused) → inode.
     var openFiles: [Int32: UInt64] = [:]
