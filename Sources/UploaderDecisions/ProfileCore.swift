@@ -225,8 +225,10 @@ struct Transition {
         case .refused(let reason):
             state.refused.insert(path)
             warnOnce(path, "not uploaded: \(reason)")
-        case .finishedByRecovery(let retry):
+        case .finishedByRecovery(let retry, let another):
             if let retry { scheduleRetry(retry) }
+            // The new file under the name is checked as if the watcher had seen it again.
+            if another { state.files.noteSeenAgain(path) }
         case .cancelled:
             // By a stop, or (a claim in its slot) by an outage: then it waits again, in its place.
             if takingWork {

@@ -72,7 +72,8 @@ package enum ClaimReport: Sendable, Equatable {
     case unreadable(String)
     /// Its manifest already recorded a final state; the move was finished. A file that now waits
     /// in retry/ comes with when it is due, so it is scheduled like any other.
-    case finishedByRecovery(retry: RetryEntry?)
+    /// `anotherFileUnderName`: the name now holds a new file, which is claimed in its turn.
+    case finishedByRecovery(retry: RetryEntry?, anotherFileUnderName: Bool = false)
     /// Stopped by our own shutdown (e.g. while hashing a large file).
     case cancelled
 }

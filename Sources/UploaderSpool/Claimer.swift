@@ -17,7 +17,8 @@ package struct Claimer: Sendable {
         case unreadable(SystemError, Manifest)
         /// Its manifest already records a final state: recovery finished the move, to this path
         /// in this area; `retryDue` when it now waits in retry/ (so it can be scheduled).
-        case finishedByRecovery(Spool.Area, RelativePath, retryDue: Date?)
+        /// `anotherFileUnderName`: the outbox name now holds another file, to be claimed on its own.
+        case finishedByRecovery(Spool.Area, RelativePath, retryDue: Date?, anotherFileUnderName: Bool = false)
         /// Stopped by `cancellation` while hashing (shutdown): nothing was written.
         case cancelled
     }
@@ -140,6 +141,9 @@ package struct Claimer: Sendable {
                 logger.warn("file changed after its upload was recorded; uploading it again", ["file": path.logSafe, "id": manifest.id])
                 requeueChangedSecondName(of: path, manifest: manifest)
                 dropStaleName(of: path, recordedAs: manifest.storedAs)
+            } else if manifest.state != .sent, let moved = movedAnotherFile(path, manifest: manifest, file: status, now: now) {
+                fs.close(fd)
+                return moved
             } else if [.sent, .retry, .failed].contains(manifest.state) {
                 defer { fs.close(fd) }
                 // Sent content must still be the content filed: a producer writing in place while the
@@ -254,6 +258,30 @@ package struct Claimer: Sendable {
             _ = try lifecycle.requeueIfChangedAfterUpload(path, manifest: manifest, in: area, as: target)
         } catch {
             logger.warn("cannot bring back a changed file from \(area.rawValue)/", ["file": path.logSafe, "name": stored, "error": "\(error)"])
+        }
+    }
+
+    /// A record of a move into retry/ whose file already has its new name there, and whose outbox
+    /// name leads to another file: the move was cut after the file's outbox name went, and the
+    /// producer put a new file under it. That move ends (its record leaves the outbox) and the
+    /// new file is a file of its own, never filed under the old record as if it had failed. Nil
+    /// when the record is no such move. (A move into sent/ is told by its file's size and mtime.)
+    private func movedAnotherFile(_ path: RelativePath, manifest: Manifest, file: FileSystem.Status, now: Date) -> Outcome? {
+        guard [.retry, .failed].contains(manifest.state), let stored = manifest.storedAs,
+              let (area, target) = spool.resolveStoredAs(stored), area == .retry else { return nil }
+        do {
+            return try RetryMoveLock(spool: spool).around(.shared) {
+                guard let there = try fs.statusIfPresent(target, in: spool.directory(area)),
+                      there.inode != file.inode || there.device != file.device,
+                      try lifecycle.holdsOwnRecord(path, manifest: manifest, at: target, in: area) else { return nil }
+                try lifecycle.dropOutboxRecord(of: path, manifest: manifest, movedTo: target, in: area)
+                logger.info("finished an interrupted move; the new file under its name is claimed on its own",
+                            ["file": path.logSafe, "id": manifest.id, "stored_as": stored])
+                let due = manifest.state == .retry ? (manifest.nextAttemptAt.flatMap(Timestamp.parse) ?? now) : nil
+                return .finishedByRecovery(area, target, retryDue: due, anotherFileUnderName: true)
+            }
+        } catch {
+            return .refused("cannot finish recorded move: \(error)")
         }
     }
 

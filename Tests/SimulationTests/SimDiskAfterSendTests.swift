@@ -50,7 +50,7 @@ import UploaderConfig
             let files = SimDiskTesting.recovery(spool, lifecycle).scanOutbox().files
             var due = HookLedger(spool: spool).dueMarkers(afterSend: .delete) { _ in }
             for file in files {
-                if case .finishedByRecovery(let area, let target, _) = claimer.claim(file, now: SimDiskTesting.start),
+                if case .finishedByRecovery(let area, let target, _, _) = claimer.claim(file, now: SimDiskTesting.start),
                    !due.contains(where: { $0.path == target }) {
                     due.append(HookLedger.Marker(area: area, path: target, hook: "on_sent"))
                 }

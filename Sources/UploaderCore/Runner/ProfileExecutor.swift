@@ -234,10 +234,11 @@ package final class ProfileExecutor: Sendable {
         case .refused(let reason):
             held.release(path)
             return .refused(reason)
-        case .finishedByRecovery(let area, let target, let due):
+        case .finishedByRecovery(let area, let target, let due, let another):
             held.release(path)
             queueDueHook(of: target, in: area)
-            return .finishedByRecovery(retry: area == .retry ? due.map { RetryEntry(path: target, due: $0) } : nil)
+            return .finishedByRecovery(retry: area == .retry ? due.map { RetryEntry(path: target, due: $0) } : nil,
+                                       anotherFileUnderName: another)
         case .cancelled:
             held.release(path)
             return .cancelled
