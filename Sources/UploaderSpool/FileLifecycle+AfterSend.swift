@@ -39,6 +39,25 @@ extension FileLifecycle {
         }
     }
 
+    /// `removeDelivered` for a file filed in sent/ earlier (its hook has run since): when sent/ no
+    /// longer holds what was sent — a power cut undid a write its producer never made durable, or
+    /// it was written to through its name there — those bytes were never sent. They go back to the
+    /// outbox first, under a free name, as a file of its own (found by the next scan), and only
+    /// then do the names in sent/ go.
+    package func removeDelivered(_ target: RelativePath, sent manifest: Manifest) throws {
+        let sent = spool.directory(.sent)
+        if let now = try fs.statusIfPresent(target, in: sent), now.size != manifest.size || now.mtimeText != manifest.mtime {
+            let beside = spool.freeName(for: manifest.outboxPath, in: .outbox)
+            try makeDurableParents(of: beside, in: .outbox)
+            try fs.link(target, in: sent, to: beside, in: spool.directory(.outbox))
+            try spool.syncDirectory(of: beside, in: .outbox)
+            logger.warn("the file in sent/ is not what was sent; it goes back to the outbox to be sent again",
+                        ["file": target.logSafe, "id": manifest.id, "queued_as": beside.logSafe,
+                         "size": "\(now.size)", "size_sent": "\(manifest.size)"])
+        }
+        try removeDelivered(target)
+    }
+
     /// Step 5 alone, for a move cut after step 4 (the file and its record have their names in
     /// `area`; the record's outbox name is left): those names made durable first (the move may
     /// have been cut before its fsyncs, kill -9), the deletion due with `after_send = delete`,
@@ -65,5 +84,12 @@ extension FileLifecycle {
         try spool.syncDirectory(of: target, in: area)
         try fs.unlink(Spool.manifestName(for: path), in: spool.directory(.outbox))
         return true
+    }
+}
+
+extension Manifest {
+    /// The file's name in the outbox, as it was claimed (exact bytes when the name is not UTF-8).
+    package var outboxPath: RelativePath {
+        pathBase64.flatMap { Data(base64Encoded: $0) }.map { RelativePath(bytes: Array($0)) } ?? RelativePath(path)
     }
 }

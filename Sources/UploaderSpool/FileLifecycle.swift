@@ -318,7 +318,7 @@ package struct FileLifecycle: Sendable {
 
     /// The subdirectories `path` needs in `area` (recursive spools), each made durable in its
     /// parent: a name whose directory itself could vanish in a power cut is no durable name.
-    private func makeDurableParents(of path: RelativePath, in area: Spool.Area) throws {
+    func makeDurableParents(of path: RelativePath, in area: Spool.Area) throws {
         guard path.parent != nil else { return }
         try fs.makeParents(of: path, in: spool.directory(area))
         var prefix = RelativePath(bytes: [])

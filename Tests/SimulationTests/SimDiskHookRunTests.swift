@@ -88,4 +88,31 @@ import UploaderValues
         }
         #expect(host.launched == (newFileThere ? 1 : 0))
     }
+
+    /// With `after_send = delete`, a file filed in sent/ whose bytes there are no longer what was
+    /// sent (a power cut undid the producer's write it never made durable, leaving the older,
+    /// shorter version) goes back to the outbox to be sent again, not deleted with the delivered
+    /// record (journalled seed 5001800 of the simulator: the older version was deleted unsent).
+    @Test(arguments: [SimDisk.Model.journalled, .noJournal])
+    func withAfterSendDeleteBytesInSentThatWereNotSentGoBackToTheOutbox(_ model: SimDisk.Model) throws {
+        let scenario = try SimDiskHookLedgerTests.Scenario(model)
+        try scenario.lifecycle.finish(SimDiskHookLedgerTests.Scenario.path, manifest: scenario.manifest, to: .sent)
+        let disk = scenario.disk
+        let older = Array(SimDiskLifecycleTests.payload.prefix(3))
+        #expect(disk.writeInPlace("/spool/sent/a.bin", data: older))
+        var profile = try Self.profile()
+        profile.afterSend = .delete
+        let host = InlineHooks()
+        let logger = Logger(level: .error, sink: { _ in })
+        let markers = HookLedger(spool: scenario.spool).dueMarkers(problem: { _ in })
+        #expect(markers.count == 1)
+        for marker in markers {
+            DueHookRun(profile: profile, spool: scenario.spool, hooks: HookRunner(clock: FixedClock(), host: host), environment: [:],
+                       logger: logger).run(marker)
+        }
+        #expect(host.launched == 1, "on_sent ran for the delivery")
+        #expect(!disk.exists(path: "/spool/sent/a.bin") && !disk.exists(path: "/spool/sent/a.bin.manifest.json"))
+        #expect(disk.contents("/spool/outbox/a.bin") == older, "the bytes never sent are back in the outbox")
+        #expect(!scenario.hasMarker)
+    }
 }

@@ -51,7 +51,7 @@ struct DueHookRun: Sendable {
         }
         if profile.afterSend == .delete && marker.area == .sent && manifest.state == .sent {
             do {
-                try FileLifecycle(spool: spool, logger: logger, afterSend: profile.afterSend).removeDelivered(marker.path)
+                try FileLifecycle(spool: spool, logger: logger, afterSend: profile.afterSend).removeDelivered(marker.path, sent: manifest)
             } catch {
                 // The marker stays: the next start tries again.
                 return logger.log(.warn, "cannot remove a delivered file (after_send = delete); it stays in sent/",
@@ -94,7 +94,7 @@ struct DueHookRun: Sendable {
     /// after this file's link — this file's move is done but for that record, which the new
     /// file's claim replaces: the hook runs. A record that cannot be read counts as none.
     private func moveUnfinished(_ manifest: Manifest, _ marker: HookLedger.Marker) -> Bool {
-        let path = manifest.pathBase64.flatMap { Data(base64Encoded: $0) }.map { RelativePath(bytes: Array($0)) } ?? RelativePath(manifest.path)
+        let path = manifest.outboxPath
         guard case .success(let record) = spool.readManifest(for: path, in: .outbox), let stored = record.storedAs,
               let (area, target) = spool.resolveStoredAs(stored), area == marker.area, target == marker.path else { return false }
         // Hints: a name that cannot be looked at counts as this file's (the move waits).
