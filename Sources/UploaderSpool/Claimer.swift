@@ -385,7 +385,7 @@ package struct Claimer: Sendable {
         } else {
             try spool.syncDirectory(of: path, in: .outbox)
         }
-        try lifecycle.completeMove(path, manifest: updated, to: area, as: target, unchanged: unchanged)
+        try lifecycle.completeMove(path, manifest: updated, to: area, as: target, unchanged: unchanged, file: file)
         logger.info("finished an interrupted move", ["file": path.logSafe, "id": manifest.id, "stored_as": updated.storedAs ?? ""])
         return (area, target)
     }

@@ -93,22 +93,24 @@ package struct FileLifecycle: Sendable {
     /// again and throws `ChangedDuringMove`, so content never sent is never filed as sent.
     /// `recorded` is called as soon as the final record is in place (before the fsync that makes
     /// it durable): from then on the outbox no longer says this file is uploading.
+    /// `file`: the claimed file's identity; an outbox name leading to another file is not moved.
     @discardableResult
-    package func finish(_ path: RelativePath, manifest original: Manifest, to area: Spool.Area,
+    package func finish(_ path: RelativePath, manifest original: Manifest, to area: Spool.Area, file: FileSystem.Status? = nil,
                         unchanged: (() -> String?)? = nil, recorded: () -> Void = {}) throws -> RelativePath {
         // A move into retry/ runs whole under the retry-move lock: `uploader retry` must not move
         // the file back between its link there and its outbox name's unlink.
         try RetryMoveLock(spool: spool).around(.shared, when: area == .retry) {
-            try fileAway(path, manifest: original, to: area, unchanged: unchanged, recorded: recorded)
+            try fileAway(path, manifest: original, to: area, file: file, unchanged: unchanged, recorded: recorded)
         }
     }
 
     /// Steps 2–5 of `finish`. The free name the record gives the file may be taken before the
     /// file's link (another file's move chose it too, or a file put there by hand): the record is
     /// written again with the next free name, and the move goes on under it.
-    private func fileAway(_ path: RelativePath, manifest original: Manifest, to area: Spool.Area,
+    private func fileAway(_ path: RelativePath, manifest original: Manifest, to area: Spool.Area, file: FileSystem.Status?,
                           unchanged: (() -> String?)?, recorded: () -> Void) throws -> RelativePath {
         var move = try recordFinal(path, manifest: original, to: area, live: unchanged != nil)
+        move.file = file
         recorded()
         var namesTaken = 0
         while true {
@@ -121,6 +123,7 @@ package struct FileLifecycle: Sendable {
                 logger.debug("the name chosen in \(area.rawValue)/ was taken meanwhile; the next free one is used",
                              ["file": path.logSafe, "taken": taken.target.logSafe])
                 move = try recordFinal(path, manifest: original, to: area, live: unchanged != nil)
+                move.file = file
             }
         }
     }
@@ -165,8 +168,9 @@ package struct FileLifecycle: Sendable {
     /// `unchanged` (a live move) is asked once the file is out of the producer's reach: if it
     /// reports a change, the file goes back to the outbox and `ChangedDuringMove` is thrown.
     package func completeMove(_ path: RelativePath, manifest: Manifest, to area: Spool.Area, as target: RelativePath,
-                              unchanged: (() -> String?)? = nil) throws {
-        let move = PendingMove(path: path, manifest: manifest, area: area, target: target, live: unchanged != nil, recordFirst: false)
+                              unchanged: (() -> String?)? = nil, file: FileSystem.Status? = nil) throws {
+        let move = PendingMove(path: path, manifest: manifest, area: area, target: target, live: unchanged != nil,
+                               recordFirst: false, file: file)
         let fileHere = try moveTogether([move])[0].get()
         try endMove(move, fileHere: fileHere, unchanged: unchanged)
     }
@@ -209,7 +213,8 @@ package struct FileLifecycle: Sendable {
         each { index, move in
             let dest = spool.directory(move.area)
             try makeDurableParents(of: move.target, in: move.area)
-            let file = try fs.statusIfPresent(move.path, in: outbox)
+            var file = try fs.statusIfPresent(move.path, in: outbox)
+            if let held = move.file, let named = file, named.inode != held.inode || named.device != held.device { file = nil }
             let fileHere = file != nil
             if !fileHere && (move.live || !fs.exists(move.target, in: dest)) {
                 // The producer took the file away after its upload: a live move files nothing; nor

@@ -10,4 +10,7 @@ struct PendingMove: Sendable {
     var live: Bool
     /// The final record was just renamed into the outbox: make that durable before anything moves.
     var recordFirst: Bool
+    /// The file the mover holds open (its claim's), when it holds one: an outbox name that now
+    /// leads to another file (the producer's new one, put there since) is no name of this file.
+    var file: FileSystem.Status? = nil
 }

@@ -288,7 +288,8 @@ package final class ProfileExecutor: Sendable {
             let unchanged: (() -> String?)? = file.claimed.map { claimed in {
                 claimed.uploadSource.changeSinceClaim() ?? claimed.contentChanged() ?? claimed.adoptedOriginal?.change(claimed.fs)
             } } ?? { nil }
-            let target = try lifecycle.finish(path, manifest: manifest, to: area, unchanged: unchanged, recorded: recorded)
+            let target = try lifecycle.finish(path, manifest: manifest, to: area, file: file.claimed?.status, unchanged: unchanged,
+                                              recorded: recorded)
             dropAdoptedOriginal(of: file.claimed)
             afterFiling(target, in: area, manifest: manifest)
             if case .retry(_, let due) = settlement { return .filed(area, target, retryDue: due) }
