@@ -150,11 +150,9 @@ package struct Retention: Sendable {
         }
     }
 
-    /// Deletes `file` and then its manifest from sent/, unless its hook is still due; true when done.
     /// How the file at `file` in sent/ differs from its record (size, mtime), or nil: the same, or
-    /// no record or no file to compare.
-    private func differsFromItsRecord(_ file: RelativePath) -> String? {
-        guard case .success(let record) = spool.readManifest(for: file, in: .sent) else { return nil }
+    /// no file to compare.
+    private func differs(_ file: RelativePath, from record: Manifest) -> String? {
         let now: FileSystem.Status
         do {
             guard let found = try fs.statusIfPresent(file, in: spool.directory(.sent)) else { return nil }
@@ -167,15 +165,29 @@ package struct Retention: Sendable {
         return nil
     }
 
+    /// Whether the move that filed `file` is still to be finished: its record is still in the
+    /// outbox, naming this place. The names here are that move's (a crash cut it after its links),
+    /// and the claim that finishes it may be linking them again right now.
+    private func moveUnfinished(_ record: Manifest, at file: RelativePath) -> Bool {
+        guard case .success(let inOutbox) = spool.readManifest(for: record.outboxPath, in: .outbox), inOutbox.id == record.id,
+              let stored = inOutbox.storedAs, let (area, target) = spool.resolveStoredAs(stored) else { return false }
+        return area == .sent && target == file
+    }
+
+    /// Deletes `file` and then its manifest from sent/, unless its hook is still due, its move is
+    /// unfinished, or it is not what was sent; true when done.
     private func delete(_ file: RelativePath) -> Bool {
         let sent = spool.directory(.sent)
         let marker = HookLedger.Marker(area: .sent, path: file, hook: "on_sent")
         if fs.exists(marker.name, in: spool.paths.hooksDue) { return false }
-        if let differs = differsFromItsRecord(file) {
-            // Not the bytes that were sent (a power cut brought back an older version of a file its
-            // producer rewrote in place and never fsynced): kept, as the only copy there is.
-            logger.warn("retention: a file in sent/ is not what was sent; it is kept", ["file": file.displayed(in: sent), "change": differs])
-            return false
+        if case .success(let record) = spool.readManifest(for: file, in: .sent) {
+            if let differs = differs(file, from: record) {
+                // Not the bytes that were sent (a power cut brought back an older version of a file its
+                // producer rewrote in place and never fsynced): kept, as the only copy there is.
+                logger.warn("retention: a file in sent/ is not what was sent; it is kept", ["file": file.displayed(in: sent), "change": differs])
+                return false
+            }
+            if moveUnfinished(record, at: file) { return false }
         }
         do {
             if fs.exists(file, in: sent) {

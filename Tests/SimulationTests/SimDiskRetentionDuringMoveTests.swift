@@ -59,4 +59,35 @@ import UploaderSpool
         #expect(disk.exists(path: "/spool/sent/a.bin.manifest.json"))
         #expect(disk.names(in: "/spool/outbox") == [".upl-tmp"], "nothing of the file is left in the outbox")
     }
+
+    /// Retention meets the names a move into sent/ cut after its links left there, while the claim
+    /// that finishes the move runs: the claim links the file again between retention's two
+    /// unlinks, and the file stayed in sent/ without its manifest. Retention leaves the names of
+    /// a move whose record is still in the outbox (noJournal seed 6008859).
+    @Test(arguments: [SimDisk.Model.noJournal, .journalled])
+    func retentionLeavesTheNamesOfAMoveStillToBeFinished(_ model: SimDisk.Model) throws {
+        let scenario = try SimDiskLifecycleTests.Scenario(model)
+        let disk = scenario.disk
+        var record = scenario.manifest
+        record.storedAs = scenario.spool.storedAs(scenario.path, in: .sent)
+        try scenario.spool.writeManifest(record, for: scenario.path, in: .outbox, syncDirectory: true)
+        try disk.link("/spool/outbox/a.bin", "/spool/sent/a.bin")
+        try disk.link("/spool/outbox/a.bin.manifest.json", "/spool/sent/a.bin.manifest.json")
+        let claimed = Mutex(false)
+        let claimer = scenario.claimer
+        disk.observeOperations { call, where_, code in
+            // Retention's first unlink: the claim finishing the move runs in that instant.
+            guard call == "unlink", code == 0, where_ == "/spool/sent/a.bin", !claimed.withLock({ $0 }) else { return }
+            claimed.withLock { $0 = true }
+            _ = claimer.claim(RelativePath("a.bin"), now: SimDiskTesting.start)
+        }
+        let retention = SimDiskRetentionTests.retention(scenario.spool, keep: 1, keepBytes: 0)
+        _ = retention.sweep(now: SimDiskTesting.start.addingTimeInterval(3600))
+        disk.observeOperations(nil)
+        if !claimed.withLock({ $0 }) { _ = claimer.claim(RelativePath("a.bin"), now: SimDiskTesting.start) }
+        #expect(SimDiskRetentionTests.unpaired(disk).isEmpty, "a name in sent/ without its partner")
+        #expect(!disk.exists(path: "/spool/outbox/a.bin") && !disk.exists(path: "/spool/outbox/a.bin.manifest.json"))
+        _ = retention.sweep(now: SimDiskTesting.start.addingTimeInterval(3600))
+        #expect(disk.names(in: "/spool/sent").isEmpty, "the finished move's names are retention's again")
+    }
 }
