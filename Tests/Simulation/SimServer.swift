@@ -74,10 +74,12 @@ final class SimServer: @unchecked Sendable {
     /// Requests that came back before the `Retry-After` the server asked for.
     private(set) var early: [String] = []
 
-    /// A request under `id` with `body` begins: counted as under way, and held to its key's `Retry-After`.
-    /// (Within a millisecond: the manifest keeps times in milliseconds.)
-    func begin(_ id: String, _ body: [UInt8], job: Int) {
-        if let wait = notBefore[id], now() < wait.at.addingTimeInterval(-0.001), SHA256.hash(body).hexString == wait.hash, job != wait.job {
+    /// A request under `id` with `body` begins: counted as under way, and held to its key's `Retry-After`
+    /// unless it is no attempt (`heldToRetryAfter` false: the DELETE that ends a tus or S3 upload
+    /// abandoned for changed content, sent at once). (Within a millisecond: the manifest keeps times in milliseconds.)
+    func begin(_ id: String, _ body: [UInt8], job: Int, heldToRetryAfter: Bool = true) {
+        if heldToRetryAfter, let wait = notBefore[id], now() < wait.at.addingTimeInterval(-0.001), SHA256.hash(body).hexString == wait.hash,
+           job != wait.job {
             early.append("\(id) came back \(LogNumbers.fixed(wait.at.timeIntervalSince(now()), places: 3)) s before its Retry-After")
         }
         open[id, default: [:]][job, default: 0] += 1

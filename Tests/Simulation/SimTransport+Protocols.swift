@@ -63,7 +63,7 @@ extension SimTransport {
         }
         guard let body = readBody(request.body) else { return .failure(.localRead("read: Input/output error")) }
         // A request of no upload (tus's OPTIONS) may go beside anything.
-        if !id.isEmpty { server.begin(id, [], job: attempt) }
+        if !id.isEmpty { server.begin(id, [], job: attempt, heldToRetryAfter: request.method != .delete) }
         server.lastBodySize = Int64(body.count)
         var leftRunning = false
         defer { if !leftRunning && !id.isEmpty { server.end(id, job: attempt) } }

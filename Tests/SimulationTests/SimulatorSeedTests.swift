@@ -13,6 +13,9 @@ import UploaderSimulation
         // A retention pass weighed sent/ with a changed file that a claim then took back to the
         // outbox, and deleted by that weight.
         (603_971, "noJournal"),
+        // A tus upload abandoned for changed content was ended (DELETE) under the old key before
+        // the Retry-After its last PATCH was answered with: no attempt, not held to it.
+        (6_005_483, "journalled"),
     ])
     func replaysWithoutViolation(seed: UInt64, model: String) {
         let result = SimulationRunner.replay(seed: seed, model: model)
