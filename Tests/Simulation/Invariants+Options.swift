@@ -21,9 +21,26 @@ final class SimHookLog {
         if run.hook == "on_failed" { failedRunsSinceTakenBack.insert(run.id) }
     }
 
-    func tookBack(_ id: String) {
+    /// Take-backs a power cut may still undo (`uploader retry` rewrote the record, the cut came
+    /// before its fsync): by the record's name in retry/, its key, the failed record's bytes, and
+    /// whether `on_failed` had run since the take-back before.
+    private var provisional: [String: (id: String, record: [UInt8], hadRun: Bool)] = [:]
+
+    func tookBack(_ id: String, record name: String? = nil, bytes: [UInt8]? = nil) {
+        if let name, let bytes { provisional[name] = (id, bytes, failedRunsSinceTakenBack.contains(id)) }
         takenBack[id, default: 0] += 1
         failedRunsSinceTakenBack.remove(id)
+    }
+
+    /// A crash: after a power cut, a take-back whose failed record is back in retry/ byte for
+    /// byte never happened. What is on the disk now stays (no take-back is provisional any more).
+    func afterCrash(powerCut: Bool, retryRecord: (String) -> [UInt8]?) {
+        defer { provisional = [:] }
+        guard powerCut else { return }
+        for (name, undone) in provisional where retryRecord(name) == undone.record {
+            takenBack[undone.id] = (takenBack[undone.id] ?? 1) > 1 ? takenBack[undone.id]! - 1 : nil
+            if undone.hadRun { failedRunsSinceTakenBack.insert(undone.id) }
+        }
     }
 
     func ranOnSent(_ id: String) -> Bool { runs.contains { $0.hook == "on_sent" && $0.id == id } }
@@ -76,9 +93,9 @@ extension Simulation {
 
     /// `uploader retry --all` took a failed file back (its record no longer says failed, even if
     /// the move went no further): its `on_failed` is due again once it fails again.
-    func tookBack(_ failed: Manifest, from name: String) {
+    func tookBack(_ failed: Manifest, from name: String, record bytes: [UInt8]?) {
         let now = disk.contents(profile.spool.retry + "/" + name).flatMap { try? Manifest.decode(Data($0)) }
-        if now?.state != .failed { hookLog.tookBack(failed.id) }
+        if now?.state != .failed { hookLog.tookBack(failed.id, record: name, bytes: bytes) }
     }
 
     /// After a power cut the disk holds only what lasts: every finished run seen now stays recorded.

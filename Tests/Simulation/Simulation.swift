@@ -221,6 +221,7 @@ final class Simulation {
             server.reachable = server.reachable || choices.chance(50)
         }
         note("\(process.view.crashKind.rawValue)")
+        hookLog.afterCrash(powerCut: process.view.crashKind == .powerCut) { [disk, profile] in disk.contents(profile.spool.retry + "/" + $0) }
         server.forgetDueTimes(keeping: dueTimesKept())
         producer.afterCrash(powerCut: process.view.crashKind == .powerCut) { [disk, profile] in
             let view = SpoolView(disk: disk, paths: profile.spool)
@@ -362,8 +363,9 @@ final class Simulation {
             server.forgetDueTimes()
             for entry in SpoolView(disk: disk, paths: profile.spool).manifests where entry.area == .retry {
                 let file = Spool.fileName(forManifest: RelativePath(entry.name))
+                let record = disk.contents(profile.spool.retry + "/" + entry.name)
                 let back = try? process.lifecycle.moveBack(fromRetry: file, resetBackoff: true)
-                if let m = entry.manifest, m.state == .failed { tookBack(m, from: entry.name) }
+                if let m = entry.manifest, m.state == .failed { tookBack(m, from: entry.name, record: record) }
                 if let back { process.post(.found(process.spool.queuedFiles([back]))) }
             }
         case 1 where process.stopRequested == nil:
