@@ -34,6 +34,21 @@ import UploaderSpool
             try lifecycle.finish(path, manifest: manifest, to: .sent)
         }
 
+        /// The attempt's final record, naming the file's place in `area`, durable in the outbox
+        /// (a move's step 2); with `linked`, the file and the record have their names there too
+        /// (a move cut after its links). Returns the record.
+        func recordMove(to area: Spool.Area, linked: Bool) throws -> Manifest {
+            var record = manifest
+            record.storedAs = spool.storedAs(path, in: area)
+            try spool.writeManifest(record, for: path, in: .outbox, syncDirectory: true)
+            if linked {
+                let there = spool.directory(area) + "/" + path.display
+                try disk.link(path.displayed(in: spool.paths.outbox), there)
+                try disk.link(Spool.manifestName(for: path).displayed(in: spool.paths.outbox), there + Spool.manifestSuffix)
+            }
+            return record
+        }
+
         /// The real start-up: recovery's scan, then a claim of each file it returns.
         func recover() {
             for file in SimDiskTesting.recovery(spool, lifecycle).scanOutbox().files {

@@ -14,11 +14,7 @@ import UploaderSpool
     func theNewFileIsClaimedOnItsOwnAndTheOldOneStaysInRetryWithItsRecord(_ model: SimDisk.Model, _ ending: Manifest.State) throws {
         let scenario = try SimDiskLifecycleTests.Scenario(model, ending: ending)
         let disk = scenario.disk
-        var record = scenario.manifest
-        record.storedAs = scenario.spool.storedAs(scenario.path, in: .retry)
-        try scenario.spool.writeManifest(record, for: scenario.path, in: .outbox, syncDirectory: true)
-        try disk.link("/spool/outbox/a.bin", "/spool/retry/a.bin")
-        try disk.link("/spool/outbox/a.bin.manifest.json", "/spool/retry/a.bin.manifest.json")
+        let record = try scenario.recordMove(to: .retry, linked: true)
         try disk.remove("/spool/outbox/a.bin")
         let newer = SimDiskTesting.bytes("the producer's new file under the same name")
         disk.createFile("/spool/outbox/a.bin", data: newer, sync: true)

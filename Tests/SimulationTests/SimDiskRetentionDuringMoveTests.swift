@@ -32,15 +32,9 @@ import UploaderSpool
     /// links the file again (journalled seed 5004981).
     @Test(arguments: [SimDisk.Model.noJournal, .journalled])
     func aClaimFinishingAMoveIntoSentLinksAgainANameRetentionFreedMeanwhile(_ model: SimDisk.Model) throws {
-        let disk = SimDiskTesting.disk(model)
-        let (spool, lifecycle, claimer) = try SimDiskTesting.spool(on: disk)
-        let path = RelativePath("a.bin")
-        var record = try SimDiskTesting.begunAttempt(path, data: SimDiskLifecycleTests.payload, ending: .sent, on: disk,
-                                                     spool, lifecycle, claimer)
-        record.storedAs = spool.storedAs(path, in: .sent)
-        try spool.writeManifest(record, for: path, in: .outbox, syncDirectory: true)
-        try disk.link("/spool/outbox/a.bin", "/spool/sent/a.bin")
-        try disk.link("/spool/outbox/a.bin.manifest.json", "/spool/sent/a.bin.manifest.json")
+        let scenario = try SimDiskLifecycleTests.Scenario(model)
+        let (disk, claimer, path) = (scenario.disk, scenario.claimer, scenario.path)
+        _ = try scenario.recordMove(to: .sent, linked: true)
         let swept = Mutex(false)
         disk.observeOperations { call, where_, code in
             guard call == "link", code == EEXIST, where_.hasSuffix("/spool/sent/a.bin"), !swept.withLock({ $0 }) else { return }
@@ -68,11 +62,7 @@ import UploaderSpool
     func retentionLeavesTheNamesOfAMoveStillToBeFinished(_ model: SimDisk.Model) throws {
         let scenario = try SimDiskLifecycleTests.Scenario(model)
         let disk = scenario.disk
-        var record = scenario.manifest
-        record.storedAs = scenario.spool.storedAs(scenario.path, in: .sent)
-        try scenario.spool.writeManifest(record, for: scenario.path, in: .outbox, syncDirectory: true)
-        try disk.link("/spool/outbox/a.bin", "/spool/sent/a.bin")
-        try disk.link("/spool/outbox/a.bin.manifest.json", "/spool/sent/a.bin.manifest.json")
+        _ = try scenario.recordMove(to: .sent, linked: true)
         let claimed = Mutex(false)
         let claimer = scenario.claimer
         disk.observeOperations { call, where_, code in

@@ -15,9 +15,7 @@ import UploaderSpool
     func aClaimNeverMovesANewFileThatTookTheNameOfTheFileItOpened(_ model: SimDisk.Model) throws {
         let scenario = try SimDiskLifecycleTests.Scenario(model, ending: .retry)
         let disk = scenario.disk
-        var record = scenario.manifest
-        record.storedAs = scenario.spool.storedAs(scenario.path, in: .retry)
-        try scenario.spool.writeManifest(record, for: scenario.path, in: .outbox, syncDirectory: true)
+        let record = try scenario.recordMove(to: .retry, linked: false)
         let newer = SimDiskTesting.bytes("the producer's new file under the same name")
         let raced = Mutex(false)
         disk.observeOperations { call, where_, code in
