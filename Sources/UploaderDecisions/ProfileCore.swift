@@ -250,9 +250,11 @@ struct Transition {
         default:
             if seenAgain && !requeued && takingWork && state.retries.stage(of: path) != nil {
                 // Filed in retry/ under this name: the name's file comes back by its move back,
-                // and a claim now would run beside that move. Checked once the move has ended.
+                // and a claim now would run beside that move. Checked once the move has ended,
+                // with the rank it had (a free slot goes by `order` then too).
+                let rank = state.files.rank(of: path)
                 state.files.remove(path)
-                state.foundWhileMovingBack[path] = QueuedFile(path)
+                state.foundWhileMovingBack[path] = rank.map { policy.order.file(path, rank: $0) } ?? QueuedFile(path)
             } else if seenAgain && !requeued && takingWork {
                 state.files.enqueue(path, quiet: true)
             } else {

@@ -25,4 +25,15 @@ extension UploadOrder {
         case .largest: return 0 &- file.size
         }
     }
+
+    /// A file known only by its rank (its facts were not kept): the one fact `rank` reads, so
+    /// it ranks where it did.
+    func file(_ path: RelativePath, rank: Int64) -> QueuedFile {
+        switch self {
+        case .oldest: return QueuedFile(path, mtimeNanos: rank)
+        case .newest: return QueuedFile(path, mtimeNanos: 0 &- rank)
+        case .smallest: return QueuedFile(path, size: rank)
+        case .largest: return QueuedFile(path, size: 0 &- rank)
+        }
+    }
 }

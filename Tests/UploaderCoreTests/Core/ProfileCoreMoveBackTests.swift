@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import UploaderSupport
 @testable import UploaderCore
+@testable import UploaderDecisions
 
 /// A file found (a rescan, an inotify event) under a name whose file is being moved back from
 /// retry/ waits for the move to end: a claim run beside the move took the record it had just
@@ -54,6 +55,30 @@ struct ProfileCoreMoveBackTests {
         #expect(p.send(.settled(a, .filed(.retry, a, retryDue: due))).claims.isEmpty, "a claim of the name its file left")
         #expect(p.advanceToNextDeadline().moveBacks == [a])
         #expect(p.send(.movedBack(a, to: QueuedFile(a))).claims == [a])
+    }
+
+    /// Seen again during its upload, filed in retry/, and gone from there when its move back came
+    /// (`uploader retry` had taken it back): claimed again with the rank its facts give it, not
+    /// with none (journalled seed 6010891 and noJournal seed 7008801: a free slot went to a file
+    /// that comes after it by `order`).
+    @Test(arguments: [UploadOrder.newest, .oldest, .largest, .smallest])
+    func aFileSeenAgainAndFiledInRetryKeepsItsRankAfterItsMoveBack(_ order: UploadOrder) {
+        var policy = EmbeddedProfile.daemon(backoff: 30, maxBackoff: 3600).policy
+        policy.order = order
+        var p = EmbeddedProfile(policy: policy)
+        let facts = QueuedFile(a, size: 4_096, mtimeNanos: 1_700_000_000_000_000_000)
+        p.claimAll(p.send(.recovered(files: [facts], retries: [], ignoredDirectories: [])))
+        p.send(.found([facts]))
+        let settle = p.send(.attempted(a, .outcome(.retryable(reason: "HTTP 503 Service Unavailable", retryAfter: nil))))
+        guard case .retry(_, let due)? = settle.settlements.first else {
+            Issue.record("no retry: \(settle)")
+            return
+        }
+        p.send(.settled(a, .filed(.retry, a, retryDue: due)))
+        #expect(p.advanceToNextDeadline().moveBacks == [a])
+        #expect(p.send(.movedBack(a, to: nil)).claims == [a])
+        p.send(.claimed(a, .ready))
+        #expect(p.state.files.rank(of: a) == order.rank(facts))
     }
 
     /// A move back that failed with its record still in retry/ (a refused write, a name taken) is
