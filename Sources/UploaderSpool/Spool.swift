@@ -239,6 +239,28 @@ package struct Spool: Sendable {
         return candidate
     }
 
+    /// A name beside `path` in the outbox for the file at `target` in `area`, coming back there:
+    /// a free one, or one that already leads to that very file with no record of its own (a
+    /// bring-back cut after its link gave it that name; another would leave the file under two).
+    package func besideName(for path: RelativePath, bringingBack target: RelativePath, from area: Area) -> RelativePath {
+        guard let file = try? fs.statusIfPresent(target, in: directory(area)) else { return freeName(for: path, in: .outbox) }
+        let outbox = directory(.outbox)
+        var candidate = path
+        var n = 2
+        while true {
+            let hasRecord = fs.exists(Spool.manifestName(for: candidate), in: outbox)
+            switch Result(catching: { try fs.statusIfPresent(candidate, in: outbox) }) {
+            case .success(nil) where !hasRecord:
+                return candidate
+            case .success(let there?) where !hasRecord && there.inode == file.inode && there.device == file.device:
+                return candidate
+            default:
+                candidate = Spool.numbered(path, n)
+                n += 1
+            }
+        }
+    }
+
     package static func numbered(_ path: RelativePath, _ n: Int) -> RelativePath {
         let name = path.name.bytes
         let number = Array(".\(n)".utf8)

@@ -172,6 +172,9 @@ extension Simulation {
         guard let status = disk.inspect(file), status.kind == .regular, status.links == 1,
               let bytes = disk.contents(manifestPath), let m = try? Manifest.decode(Data(bytes)), m.state == .sent,
               let record = disk.inspect(manifestPath) else { return }
+        // Not what was sent (written to during its move, on its way back to the outbox, and its
+        // producer removed that name meanwhile): no delivery; whether its bytes were owed is `noFileLost`'s.
+        if status.size != m.size || status.mtimeText != m.mtime { return }
         if profile.afterSend == .delete && (profile.onSent == nil || Self.finishedRuns(m, "on_sent") > 0) { return }
         if profile.keepSent > 0 && clock.latestWall.timeIntervalSince(record.mtime) > profile.keepSent { return }
         // A pass weighs sent/ as it was when it listed it: what left it since still counted.
