@@ -286,7 +286,7 @@ package struct FileLifecycle: Sendable {
             // The producer may have dropped a new file under the name meanwhile: the changed one
             // then comes back beside it, under a free name and without a record (a file of its own).
             func comeBackBeside() throws -> Never {
-                let beside = spool.besideName(for: move.path, bringingBack: move.target, from: move.area)
+                let beside = try spool.besideName(for: move.path, bringingBack: move.target, from: move.area)
                 try bringBack(move.target, from: move.area, to: beside)
                 try fs.unlink(Spool.manifestName(for: move.target), in: spool.directory(move.area))
                 try spool.syncDirectory(of: move.target, in: move.area)
@@ -427,7 +427,7 @@ package struct FileLifecycle: Sendable {
             // Only if the name in `area` holds this record's move: another record there is
             // another file's, filed as it was sent.
             guard ours else { return nil }
-            let beside = spool.besideName(for: file, bringingBack: target, from: area)
+            let beside = try spool.besideName(for: file, bringingBack: target, from: area)
             _ = try link(target, in: dir, to: beside, in: outbox)
             try spool.syncDirectory(of: beside, in: .outbox)
             if fs.exists(targetManifest, in: dir) { try fs.unlink(targetManifest, in: dir) }

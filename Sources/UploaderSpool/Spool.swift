@@ -242,22 +242,20 @@ package struct Spool: Sendable {
     /// A name beside `path` in the outbox for the file at `target` in `area`, coming back there:
     /// a free one, or one that already leads to that very file with no record of its own (a
     /// bring-back cut after its link gave it that name; another would leave the file under two).
-    package func besideName(for path: RelativePath, bringingBack target: RelativePath, from area: Area) -> RelativePath {
-        guard let file = try? fs.statusIfPresent(target, in: directory(area)) else { return freeName(for: path, in: .outbox) }
+    /// A name that cannot be looked at is an error (thrown), never passed over.
+    package func besideName(for path: RelativePath, bringingBack target: RelativePath, from area: Area) throws -> RelativePath {
+        guard let file = try fs.statusIfPresent(target, in: directory(area)) else { return freeName(for: path, in: .outbox) }
         let outbox = directory(.outbox)
         var candidate = path
         var n = 2
         while true {
-            let hasRecord = fs.exists(Spool.manifestName(for: candidate), in: outbox)
-            switch Result(catching: { try fs.statusIfPresent(candidate, in: outbox) }) {
-            case .success(nil) where !hasRecord:
+            let there = try fs.statusIfPresent(candidate, in: outbox)
+            if !fs.exists(Spool.manifestName(for: candidate), in: outbox),
+               there == nil || (there?.inode == file.inode && there?.device == file.device) {
                 return candidate
-            case .success(let there?) where !hasRecord && there.inode == file.inode && there.device == file.device:
-                return candidate
-            default:
-                candidate = Spool.numbered(path, n)
-                n += 1
             }
+            candidate = Spool.numbered(path, n)
+            n += 1
         }
     }
 

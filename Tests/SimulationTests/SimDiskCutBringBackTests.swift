@@ -29,4 +29,16 @@ import UploaderSpool
         #expect(disk.contents("/spool/outbox/a.bin") == newer)
         #expect(!disk.exists(path: "/spool/sent/a.bin") && !disk.exists(path: "/spool/sent/a.bin.manifest.json"))
     }
+
+    /// A name that cannot be looked at (the disk refuses every call) ends the search with that
+    /// error: it is never passed over for the next, which would loop for ever.
+    @Test func aNameThatCannotBeLookedAtIsAnError() throws {
+        let scenario = try SimDiskLifecycleTests.Scenario(.journalled)
+        _ = try scenario.recordMove(to: .sent, linked: true)
+        scenario.disk.crash(atOperation: scenario.disk.operations)
+        _ = try? scenario.disk.link("/spool/outbox/a.bin", "/spool/retry/a.bin")  // the crash point: the disk is dead from here
+        #expect(throws: (any Error).self) {
+            try scenario.spool.besideName(for: scenario.path, bringingBack: scenario.path, from: .sent)
+        }
+    }
 }
