@@ -47,9 +47,10 @@ extension FileLifecycle {
     package func removeDelivered(_ target: RelativePath, sent manifest: Manifest) throws {
         let sent = spool.directory(.sent)
         if let now = try fs.statusIfPresent(target, in: sent), now.size != manifest.size || now.mtimeText != manifest.mtime {
-            let beside = spool.freeName(for: manifest.outboxPath, in: .outbox)
+            // Under the name an earlier run cut after this link already gave it, if one did.
+            let beside = try spool.besideName(for: manifest.outboxPath, bringingBack: target, from: .sent)
             try makeDurableParents(of: beside, in: .outbox)
-            try fs.link(target, in: sent, to: beside, in: spool.directory(.outbox))
+            try link(target, in: sent, to: beside, in: spool.directory(.outbox))
             try spool.syncDirectory(of: beside, in: .outbox)
             logger.warn("the file in sent/ is not what was sent; it goes back to the outbox to be sent again",
                         ["file": target.logSafe, "id": manifest.id, "queued_as": beside.logSafe,

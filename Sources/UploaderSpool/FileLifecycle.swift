@@ -338,7 +338,7 @@ package struct FileLifecycle: Sendable {
     /// and is gone by the time it is looked at (retention deleting the copy an earlier, cut move
     /// left in sent/) is linked again. True when the name is new.
     @discardableResult
-    private func link(_ name: RelativePath, in fromDir: String, to target: RelativePath, in toDir: String) throws -> Bool {
+    func link(_ name: RelativePath, in fromDir: String, to target: RelativePath, in toDir: String) throws -> Bool {
         var freed = 0
         while true {
             do {

@@ -93,13 +93,16 @@ import UploaderValues
     /// sent (a power cut undid the producer's write it never made durable, leaving the older,
     /// shorter version) goes back to the outbox to be sent again, not deleted with the delivered
     /// record (journalled seed 5001800 of the simulator: the older version was deleted unsent).
-    @Test(arguments: [SimDisk.Model.journalled, .noJournal])
-    func withAfterSendDeleteBytesInSentThatWereNotSentGoBackToTheOutbox(_ model: SimDisk.Model) throws {
+    /// `cutAfterLink`: an earlier run had linked it back to the outbox and was cut there; it comes
+    /// back under that name, not a second one.
+    @Test(arguments: [SimDisk.Model.journalled, .noJournal], [false, true])
+    func withAfterSendDeleteBytesInSentThatWereNotSentGoBackToTheOutbox(_ model: SimDisk.Model, _ cutAfterLink: Bool) throws {
         let scenario = try SimDiskHookLedgerTests.Scenario(model)
         try scenario.lifecycle.finish(SimDiskHookLedgerTests.Scenario.path, manifest: scenario.manifest, to: .sent)
         let disk = scenario.disk
         let older = Array(SimDiskLifecycleTests.payload.prefix(3))
         #expect(disk.writeInPlace("/spool/sent/a.bin", data: older))
+        if cutAfterLink { try disk.link("/spool/sent/a.bin", "/spool/outbox/a.bin") }
         var profile = try Self.profile()
         profile.afterSend = .delete
         let host = InlineHooks()
@@ -113,6 +116,7 @@ import UploaderValues
         #expect(host.launched == 1, "on_sent ran for the delivery")
         #expect(!disk.exists(path: "/spool/sent/a.bin") && !disk.exists(path: "/spool/sent/a.bin.manifest.json"))
         #expect(disk.contents("/spool/outbox/a.bin") == older, "the bytes never sent are back in the outbox")
+        #expect(!disk.exists(path: "/spool/outbox/a.2.bin"), "the file came back under a second name")
         #expect(!scenario.hasMarker)
     }
 }
