@@ -166,7 +166,10 @@ package struct Claimer: Sendable {
             } else if unchanged && (manifest.sha256 != nil || digest == .none)
                         && !hashMayBeStale(manifest, status: status, fd: fd, display: display, cancellation: cancellation) {
                 if let ended = adopt() { return ended }
-                let claimed = ClaimedFile(path: path, fd: fd, status: status, manifest: manifest, fs: fs)
+                // A record brought back under another name says so from its next write on.
+                var record = manifest
+                if record.outboxPath != path { record.setOutboxPath(path) }
+                let claimed = ClaimedFile(path: path, fd: fd, status: status, manifest: record, fs: fs)
                 claimed.writtenJustBefore = now.timeIntervalSince(status.mtime) < ClaimedFile.timestampGranularity
                 claimed.adoptedOriginal = adoptedOriginal
                 return .ready(claimed)

@@ -584,6 +584,9 @@ package struct FileLifecycle: Sendable {
             manifest.state = .queued
             manifest.nextAttemptAt = nil
             manifest.storedAs = spool.storedAs(path, in: .retry)
+            // The record names the outbox name it goes to: a hook's run and retention find the
+            // record of a move from there by it.
+            manifest.setOutboxPath(target)
             if resetBackoff { manifest.attemptsBeforeRetry = manifest.attempts.count }
             // Durable in retry/ before its outbox name exists: without a journal, a power cut could
             // otherwise keep the outbox's `queued` record and bring back the old `failed` one in

@@ -115,6 +115,12 @@ package struct Manifest: Decodable, Sendable, Equatable {
         self.createdAt = createdAt
     }
 
+    /// Names `path` as the file's place in the outbox (a file brought back under another name).
+    package mutating func setOutboxPath(_ path: RelativePath) {
+        self.path = path.display
+        pathBase64 = path.isValidUTF8 ? nil : path.base64
+    }
+
     /// Attempts that count toward `max_attempts` (those cut by our own shutdown or by their file
     /// changing under them, and those whose credentials the destination refused, do not).
     package var countedAttempts: Int {

@@ -119,4 +119,50 @@ import UploaderValues
         #expect(!disk.exists(path: "/spool/outbox/a.2.bin"), "the file came back under a second name")
         #expect(!scenario.hasMarker)
     }
+
+    /// A file brought back from retry/ under a numbered name (a new file had taken its own),
+    /// delivered, and its move into sent/ cut after its links: its hook waits for the claim that
+    /// finishes the move, which files it (noJournal seed 10012140 of the simulator: the record still
+    /// named the old outbox name, so the hook's run took the move for finished and rewrote the
+    /// record in sent/; the claim could no longer link the outbox record there, and the file stayed
+    /// in the outbox and in sent/).
+    @Test(arguments: [SimDisk.Model.journalled, .noJournal])
+    func aHookWaitsForTheMoveOfAFileBroughtBackUnderANumberedName(_ model: SimDisk.Model) throws {
+        let back = try SimDiskMoveBackTests.Scenario(model, nameTaken: true)
+        try back.moveBack()
+        let (disk, spool) = (back.disk, back.spool)
+        let path = RelativePath("a.2.bin")
+        guard case .ready(let file) = back.claimer.claim(path, now: SimDiskTesting.start) else {
+            Issue.record("a.2.bin is not claimed")
+            return
+        }
+        try back.lifecycle.beginAttempt(file, now: SimDiskTesting.start)
+        var record = file.manifest
+        record.state = .sent
+        record.closeOpenAttempt(at: SimDiskTesting.start, interrupted: false)
+        record.markHookDue()
+        record.storedAs = spool.storedAs(path, in: .sent)
+        try spool.writeManifest(record, for: path, in: .outbox, syncDirectory: true)
+        try HookLedger(spool: spool).ensureMarker(for: record, at: path, in: .sent)
+        try disk.link("/spool/outbox/a.2.bin", "/spool/sent/a.2.bin")
+        try disk.link("/spool/outbox/a.2.bin.manifest.json", "/spool/sent/a.2.bin.manifest.json")
+        try disk.syncAll()
+        disk.killProcess()
+
+        let host = InlineHooks()
+        func runDueHooks() throws {
+            for marker in HookLedger(spool: spool).dueMarkers(problem: { _ in }) {
+                DueHookRun(profile: try Self.profile(), spool: spool, hooks: HookRunner(clock: FixedClock(), host: host),
+                           environment: [:], logger: Logger(level: .error, sink: { _ in })).run(marker)
+            }
+        }
+        try runDueHooks()
+        #expect(host.launched == 0, "the hook ran while the move that filed its file was unfinished")
+        let claim = back.claimer.claim(path, now: SimDiskTesting.start)
+        #expect({ if case .finishedByRecovery = claim { true } else { false } }(), "\(claim)")
+        #expect(back.payloadPlaces == ["/spool/sent/a.2.bin"])
+        #expect(disk.exists(path: "/spool/sent/a.2.bin.manifest.json") && !disk.exists(path: "/spool/outbox/a.2.bin.manifest.json"))
+        try runDueHooks()
+        #expect(host.launched == 1)
+    }
 }

@@ -20,12 +20,12 @@ import UploaderSpool
         let disk: SimDisk
         let spool: Spool
         let lifecycle: FileLifecycle
+        let claimer: Claimer
         let path = RelativePath("a.bin")
 
         /// `nameTaken`: another file has since been dropped under `a.bin`, so the move back goes to `a.2.bin`.
         init(_ model: SimDisk.Model, nameTaken: Bool = false) throws {
             disk = SimDiskTesting.disk(model)
-            let claimer: Claimer
             (spool, lifecycle, claimer) = try SimDiskTesting.spool(on: disk)
             let retry = try SimDiskTesting.begunAttempt(path, data: SimDiskMoveBackTests.payload, ending: .retry, on: disk,
                                                         spool, lifecycle, claimer)
