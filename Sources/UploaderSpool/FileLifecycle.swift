@@ -447,6 +447,9 @@ package struct FileLifecycle: Sendable {
         again.state = .queued
         again.storedAs = nil
         again.lastError = "file changed after its upload"
+        // Its attempts delivered another version: none counts toward `max_attempts` now (a power
+        // cut that undoes the producer's write brings that version back under this record).
+        again.attemptsBeforeRetry = again.attempts.count
         try spool.writeManifest(again, for: file, in: .outbox)
         logger.warn("file changed after its upload was recorded; uploading it again", ["file": file.logSafe])
         return .underItsName
