@@ -198,4 +198,25 @@ import UploaderConfig
             }
         }
     }
+
+    /// The move (no hook) killed anywhere, and the producer then puts a symlink under the outbox
+    /// name: start-up never leaves a manifest in sent/ without its file (noJournal seed 10011420 of
+    /// the simulator: the deletion was cut between its two unlinks, the claim met the symlink and
+    /// moved the outbox record aside, and the delivered file's manifest stayed alone in sent/).
+    @Test(arguments: [SimDisk.Model.journalled, .noJournal])
+    func aDeletionCutBeforeTheOutboxNameBecameASymlinkLeavesNoManifestAloneInSent(_ model: SimDisk.Model) throws {
+        var cutBetweenTheUnlinks = 0
+        try everyCrash(model, hook: false, powerCut: false) { cut, scenario in
+            let disk = scenario.disk
+            if !disk.exists(path: "/spool/sent/a.bin") && disk.exists(path: "/spool/sent/a.bin.manifest.json") { cutBetweenTheUnlinks += 1 }
+            if disk.exists(path: "/spool/outbox/a.bin") { try disk.remove("/spool/outbox/a.bin") }
+            #expect(disk.makeSymlink("/spool/outbox/a.bin", to: "/etc/passwd"))
+            scenario.startUp()
+            let alone = scenario.inSent.filter { $0.hasSuffix(Spool.manifestSuffix) && !scenario.inSent.contains(String($0.dropLast(Spool.manifestSuffix.count))) }
+            #expect(alone.isEmpty, "\(cut): \(alone) alone in sent/")
+            #expect(!disk.exists(path: "/spool/outbox/a.bin.manifest.json"), "\(cut): the record stays beside the symlink")
+        }
+        #expect(cutBetweenTheUnlinks > 0, "no cut fell between the deletion's two unlinks")
+    }
 }
+
