@@ -149,10 +149,16 @@ final class SimTransport: Transport {
     /// What the server does with one request (index 0, what shrinking falls back to, is success).
     enum Answer: Int, CaseIterable {
         case created, serviceUnavailable, tooManyRequests, forbidden, resetMidBody, stall, answerLost, requestTimeout,
-             ok, noContent, internalError, badGateway, gatewayTimeout, storedThen5xx
+             ok, noContent, internalError, badGateway, gatewayTimeout, storedThen5xx, redirectElsewhere
     }
 
-    static let weights = [56, 5, 14, 2, 6, 3, 4, 2, 4, 4, 1, 1, 1, 3]
+    static let weights = [56, 5, 14, 2, 6, 3, 4, 2, 4, 4, 1, 1, 1, 3, 1]
+
+    /// A redirect to another host, which the transport does not follow (it follows one to the
+    /// same scheme and host itself, and only what it did not follow reaches the daemon): the body
+    /// is not kept, and the daemon must take it for a permanent failure.
+    static let redirects = [301, 302, 303, 307, 308]
+    static let redirectTarget = "http://127.0.0.2:8080/moved"
 
     func send(_ request: UploadRequest) -> Result<UploadResponse, TransferFailure> {
         if let speaking = server.speaking { return send(request, to: speaking) }
@@ -232,6 +238,10 @@ final class SimTransport: Transport {
             // The planted bug: the transport loses the Retry-After header.
             let heard = plant == .retryAfterIgnored ? nil : retryAfter
             return .success(UploadResponse(status: status, retryAfter: heard, bytesSent: sent, effectiveURL: request.url))
+        case .redirectElsewhere:
+            let status = Self.redirects[choices.below(Self.redirects.count)]
+            server.record(SimServer.Request(id: id, bytes: body, kept: false, status: status))
+            return .success(UploadResponse(status: status, location: Self.redirectTarget, bytesSent: sent, effectiveURL: request.url))
         case .resetMidBody:
             let cut = choices.below(body.count + 1)
             server.record(SimServer.Request(id: id, bytes: Array(body.prefix(cut)), kept: false, status: nil))

@@ -115,6 +115,10 @@ extension SimTransport {
             }
             let heard = plant == .retryAfterIgnored ? nil : retryAfter
             return .success(answered(UploadResponse(status: status, retryAfter: heard)))
+        case .redirectElsewhere:
+            let status = Self.redirects[choices.below(Self.redirects.count)]
+            logged(status)
+            return .success(answered(UploadResponse(status: status, location: Self.redirectTarget)))
         case .resetMidBody:
             let cut = choices.below(body.count + 1)
             if cut > 0 && choices.chance(50) { _ = speaking.apply(request, body: Array(body.prefix(cut)), partial: true, attempt: attempt) }

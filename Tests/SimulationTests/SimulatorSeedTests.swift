@@ -1,8 +1,8 @@
 import Testing
 import UploaderSimulation
 
-/// Seeds at which the simulator itself was wrong, replayed whole: each must end without a
-/// violation (and without the process stopping). What a seed generates follows the code, so each
+/// Seeds replayed whole — those at which the simulator itself was wrong, and one that takes a
+/// path worth keeping: each must end without a violation (and without the process stopping). What a seed generates follows the code, so each
 /// is a guard for the path it took when it was written, not a proof for all time.
 @Suite struct SimulatorSeedTests {
     @Test(arguments: [
@@ -26,5 +26,13 @@ import UploaderSimulation
     func replaysWithoutViolation(seed: UInt64, model: String) {
         let result = SimulationRunner.replay(seed: seed, model: model)
         #expect(!result.violated, "\(result.text.prefix(400))")
+    }
+
+    /// A redirect to another host reaches the daemon as the transport leaves it (it follows only
+    /// one to the same scheme and host): the file fails at once, with the redirect in its error.
+    @Test func aRedirectNotFollowedFailsTheFile() {
+        let result = SimulationRunner.replay(seed: 13_000_143, model: "journalled")
+        #expect(!result.violated, "\(result.text.prefix(400))")
+        #expect(result.text.contains("permanent(reason: \"HTTP 308 Permanent Redirect (redirect to http://127.0.0.2:8080/moved not followed)\")"))
     }
 }
