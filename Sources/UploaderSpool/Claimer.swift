@@ -349,23 +349,13 @@ package struct Claimer: Sendable {
     }
 
     /// The record beside a non-regular entry is that of a move whose file has left the place it
-    /// names (with `after_send = delete`, a deletion cut before its end): what is left of the move
-    /// is settled as for a record alone in the outbox — the deletion finished (true: the record is
-    /// gone), or else the record's second name dropped (the record itself is then moved aside).
+    /// names (with `after_send = delete`, a deletion cut before its end): it is settled as a record
+    /// alone in the outbox is; true when nothing is left to move aside.
     private func settledMoveOfAnotherFile(_ path: RelativePath) -> Bool {
         guard case .success(let manifest) = spool.readManifest(for: path, in: .outbox), let stored = manifest.storedAs,
               let (area, target) = spool.resolveStoredAs(stored), area != .outbox,
               !fs.exists(target, in: spool.directory(area)) else { return false }
-        do {
-            if try lifecycle.finishDeletion(of: path, manifest: manifest) {
-                logger.info("finished removing a delivered file (after_send = delete)", ["file": path.logSafe])
-                return true
-            }
-        } catch {
-            logger.error("cannot finish removing a delivered file", ["file": path.logSafe, "error": "\(error)"])
-        }
-        dropStaleName(of: path, recordedAs: stored)
-        return false
+        return lifecycle.settleRecordOfLeftFile(path, manifest: manifest) != .toMoveAside
     }
 
     /// Why a non-regular entry is not uploaded, in words for the one warning line.

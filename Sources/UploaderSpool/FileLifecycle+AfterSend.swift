@@ -88,6 +88,36 @@ extension FileLifecycle {
     }
 }
 
+extension FileLifecycle {
+    /// What became of the record of a file that has left both the outbox and the place it names.
+    package enum LeftFileRecord {
+        /// A deletion (`after_send = delete`) cut before its end, finished: the record is gone too.
+        case deletionFinished
+        /// The deletion could not be finished: the record stays, for the next start.
+        case kept
+        /// Not a deletion: the record's second name a cut move left goes; the record is to be moved aside.
+        case toMoveAside
+    }
+
+    /// Settles the record at `path` in the outbox whose file is not there (gone, or another entry
+    /// under the name) and has left the place the record names, and logs what it did.
+    package func settleRecordOfLeftFile(_ path: RelativePath, manifest: Manifest) -> LeftFileRecord {
+        do {
+            if try finishDeletion(of: path, manifest: manifest) {
+                logger.info("finished removing a delivered file (after_send = delete)", ["file": path.logSafe])
+                return .deletionFinished
+            }
+        } catch {
+            logger.error("cannot finish removing a delivered file", ["file": path.logSafe, "error": "\(error)"])
+            return .kept
+        }
+        do { try dropSecondNames(of: path, recordedAs: manifest.storedAs) } catch {
+            logger.warn("cannot remove a stale second name of a manifest", ["file": path.logSafe, "error": "\(error)"])
+        }
+        return .toMoveAside
+    }
+}
+
 extension Manifest {
     /// The file's name in the outbox, as it was claimed (exact bytes when the name is not UTF-8).
     package var outboxPath: RelativePath {

@@ -133,20 +133,9 @@ package struct Recovery: Sendable {
         case .success(let manifest):
             guard let stored = manifest.storedAs, let (area, target) = spool.resolveStoredAs(stored),
                   area != .outbox, fs.exists(target, in: spool.directory(area)) else {
-                do {
-                    if try lifecycle.finishDeletion(of: file, manifest: manifest) {
-                        logger.info("finished removing a delivered file (after_send = delete)", ["file": file.logSafe])
-                        return nil
-                    }
-                } catch {
-                    logger.error("cannot finish removing a delivered file", ["file": file.logSafe, "error": "\(error)"])
-                    return nil
-                }
                 // A cut move may have given the record a second name in sent/ or retry/: it goes
                 // (the record itself is kept, moved aside).
-                do { try lifecycle.dropSecondNames(of: file, recordedAs: manifest.storedAs) } catch {
-                    logger.warn("cannot remove a stale second name of a manifest", ["file": file.logSafe, "error": "\(error)"])
-                }
+                guard lifecycle.settleRecordOfLeftFile(file, manifest: manifest) == .toMoveAside else { return nil }
                 quarantine(file, because: "manifest with no file (the file vanished)")
                 return nil
             }
