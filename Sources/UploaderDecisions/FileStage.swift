@@ -96,7 +96,7 @@ package enum RetryStage: Sendable, Equatable {
     /// Waits in retry/ until `due` (wall clock).
     case heldForRetry(due: Date)
     /// Its move back to the outbox runs; `dueAgain`: scheduled again meanwhile (a rescan or a claim
-    /// found it in retry/), so a move back is asked for again at that time.
+    /// found it in retry/), so a move back is asked for again at that time, once this one has ended.
     case movingBack(dueAgain: Date?)
 
     package enum Kind: String, Sendable, CaseIterable {

@@ -128,9 +128,9 @@ extension ProfileState {
         for stage in retries.entries.values {
             switch stage {
             case .heldForRetry(let due): earliest = min(earliest ?? due, due)
-            case .movingBack(let again):
+            case .movingBack:
+                // Due again only once its move back has ended.
                 movingBack += 1
-                if let again { earliest = min(earliest ?? again, again) }
             }
         }
         if retries.earliest != earliest {

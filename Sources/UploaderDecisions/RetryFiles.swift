@@ -7,7 +7,8 @@ import UploaderValues
 /// only when one is due).
 package struct RetryFiles: Sendable, Equatable {
     package private(set) var entries: [RelativePath: RetryStage] = [:]
-    /// The earliest due time among `entries` (`due`, or `dueAgain` of one moving back), nil when none.
+    /// The earliest due time of those held for retry, nil when none (one moving back is due again
+    /// only once its move back has ended).
     package private(set) var earliest: Date?
     /// How many are `movingBack`.
     package private(set) var movingBack = 0
@@ -16,15 +17,15 @@ package struct RetryFiles: Sendable, Equatable {
 
     package func stage(of path: RelativePath) -> RetryStage? { entries[path] }
 
-    /// `path` waits in retry/ until `due`; one moving back now is due again then (its move back is
-    /// asked for again at `due`, whether or not the one running has ended).
+    /// `path` waits in retry/ until `due`; one moving back now is due again then, but not before
+    /// the move back running has ended: two at once would race on the same names.
     package mutating func hold(_ path: RelativePath, due: Date) {
         let old = entries[path]
         let was: Date?
         switch old {
-        case .movingBack(let again)?:
+        case .movingBack?:
             entries[path] = .movingBack(dueAgain: due)
-            was = again
+            return
         case .heldForRetry(let at)?:
             entries[path] = .heldForRetry(due: due)
             was = at
@@ -56,16 +57,14 @@ package struct RetryFiles: Sendable, Equatable {
         var due: [(at: Date, path: RelativePath)] = []
         for (path, stage) in entries {
             switch stage {
-            case .heldForRetry(let at) where at <= now, .movingBack(let at?) where at <= now: due.append((at, path))
+            case .heldForRetry(let at) where at <= now: due.append((at, path))
             default: break
             }
         }
         due.sort { ($0.at, $0.path) < ($1.at, $1.path) }
         for item in due {
-            if case .heldForRetry? = entries[item.path] {
-                verify(.heldForRetry, .movingBack, item.path)
-                movingBack += 1
-            }
+            verify(.heldForRetry, .movingBack, item.path)
+            movingBack += 1
             entries[item.path] = .movingBack(dueAgain: nil)
         }
         recomputeEarliest()
@@ -79,6 +78,7 @@ package struct RetryFiles: Sendable, Equatable {
         if let again {
             verify(.movingBack, .heldForRetry, path)
             entries[path] = .heldForRetry(due: again)
+            earliest = min(earliest ?? again, again)
         } else {
             verify(.movingBack, nil, path)
             entries[path] = nil
@@ -89,8 +89,8 @@ package struct RetryFiles: Sendable, Equatable {
         earliest = nil
         for stage in entries.values {
             switch stage {
-            case .heldForRetry(let at), .movingBack(let at?): earliest = min(earliest ?? at, at)
-            case .movingBack(nil): break
+            case .heldForRetry(let at): earliest = min(earliest ?? at, at)
+            case .movingBack: break
             }
         }
     }

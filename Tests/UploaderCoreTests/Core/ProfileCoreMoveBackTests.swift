@@ -91,4 +91,27 @@ struct ProfileCoreMoveBackTests {
         #expect(p.advance(by: p.policy.unwritableRetry - 0.5).moveBacks.isEmpty)
         #expect(p.advance(by: 1).moveBacks == [a])
     }
+
+    /// Reported due again while its move back runs (a rescan, or a second finisher of its cut move
+    /// into retry/): the next move back waits for this one to end. Two at once raced on the same
+    /// names and brought the file back under two (journalled seed 14005609 of the simulator: one
+    /// file sent twice, and in sent/ under `a.bin` and `a.2.bin`).
+    @Test func aFileDueAgainWhileItMovesBackMovesBackAgainOnlyOnceThatHasEnded() {
+        var p = movingBack()
+        #expect(p.send(.retriesFound([RetryEntry(path: a, due: p.now.wall)])).moveBacks.isEmpty, "a second move back beside the first")
+        #expect(p.advance(by: 5).moveBacks.isEmpty, "a second move back beside the first")
+        #expect(p.send(.movedBack(a, to: nil)).moveBacks == [a], "due again, asked for once the first has ended")
+        #expect(p.send(.movedBack(a, to: nil)).moveBacks.isEmpty)
+        #expect(p.state.retries.stage(of: a) == nil)
+    }
+
+    /// Due again later than now: held until then once the running move back has ended.
+    @Test func aFileDueAgainLaterWaitsForThatTimeAfterItsMoveBack() {
+        var p = movingBack()
+        p.send(.retriesFound([RetryEntry(path: a, due: p.now.wall.addingTimeInterval(60))]))
+        #expect(p.send(.movedBack(a, to: nil)).moveBacks.isEmpty)
+        #expect(p.advance(by: 59).moveBacks.isEmpty)
+        #expect(p.advance(by: 2).moveBacks == [a])
+    }
 }
+
