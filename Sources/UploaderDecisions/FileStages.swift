@@ -252,6 +252,14 @@ extension FileStages: Equatable {
 /// The changes the transitions make that only touch a stage's data.
 extension FileStages {
     /// The claims running, ahead of a slot or in one (sorted).
+    /// Whether a claim of `path` runs (ahead of a slot, or in one).
+    package func isClaiming(_ path: RelativePath) -> Bool {
+        switch stage(of: path) {
+        case .claiming?, .claimingInSlot?: true
+        default: false
+        }
+    }
+
     package var claims: [RelativePath] {
         (Array(claimsAhead.keys) + slots.filter { if case .claimingInSlot? = stage(of: $0) { true } else { false } }).sorted()
     }

@@ -193,6 +193,8 @@ struct Transition {
     }
 
     mutating func claimed(_ path: RelativePath, _ report: ClaimReport) {
+        // A move back of a file in retry/ under this name waits for no claim now.
+        defer { state.retries.claimEnded(path) }
         let quiet: Bool
         switch state.files.stage(of: path) {
         case .claimingInSlot(let wasQuiet, let trial)?:
@@ -334,7 +336,8 @@ struct Transition {
             if takingWork { state.files.enqueue(path) } else { state.files.remove(path) }
         }
         guard takingWork, state.mayStart(policy), policy.mode == .daemon else { return }
-        for path in state.retries.takeDue(at: now.wall) { effects.append(.moveBack(path)) }
+        let files = state.files
+        for path in state.retries.takeDue(at: now.wall, claimRuns: { files.isClaiming($0) }) { effects.append(.moveBack(path)) }
     }
 
     /// Hands out transfer slots to claimed files and claims ahead as far as `claimAhead` allows;
@@ -350,13 +353,26 @@ struct Transition {
         }
         while state.files.claimsAhead.count + state.files.ready.count < policy.claimAhead,
               let path = state.files.claimNext(inSlot: false) {
+            if waitsForMoveBack(path) { continue }
             effects.append(.claim(path))
         }
         // Nothing claimed ahead (the runner's way): each free slot claims and sends its own file.
         while policy.claimAhead == 0, state.files.slots.count < policy.concurrency, recordFree,
               let path = state.files.claimNext(inSlot: true) {
+            if waitsForMoveBack(path) { continue }
             effects.append(.claimAndUpload(path, uploadPlan(readySince: nil)))
         }
+    }
+
+    /// A file of this name is moving back from retry/: the claim just taken from the line is not
+    /// started, and the name is looked at again once the move back has ended, with its rank (a
+    /// claim beside the move could be finishing that very file's cut move into retry/).
+    mutating func waitsForMoveBack(_ path: RelativePath) -> Bool {
+        guard case .movingBack? = state.retries.stage(of: path) else { return false }
+        let rank = state.files.rank(of: path)
+        state.files.remove(path)
+        state.foundWhileMovingBack[path] = rank.map { policy.order.file(path, rank: $0) } ?? QueuedFile(path)
+        return true
     }
 
     /// How a slot's job goes about its file. The record of the attempt its claim wrote aside (at

@@ -125,8 +125,11 @@ extension ProfileState {
     private func checkRetryInvariants() {
         var earliest: Date?
         var movingBack = 0
-        for stage in retries.entries.values {
+        for (path, stage) in retries.entries {
             switch stage {
+            case .heldForRetry where retries.waitingForClaim.contains(path):
+                // Due once the claim of its name has ended.
+                if !files.isClaiming(path) { preconditionFailure("invariant moveBackWaitsForClaim broken: \(path) waits for no claim") }
             case .heldForRetry(let due): earliest = min(earliest ?? due, due)
             case .movingBack:
                 // Due again only once its move back has ended.

@@ -8,10 +8,14 @@ import UploaderValues
 package struct RetryFiles: Sendable, Equatable {
     package private(set) var entries: [RelativePath: RetryStage] = [:]
     /// The earliest due time of those held for retry, nil when none (one moving back is due again
-    /// only once its move back has ended).
+    /// only once its move back has ended; one waiting for a claim, once that claim has ended).
     package private(set) var earliest: Date?
     /// How many are `movingBack`.
     package private(set) var movingBack = 0
+    /// Due while a claim of a file under the same name runs: moved back only after that claim has
+    /// ended (it may be finishing this very file's cut move into retry/), and left out of `earliest`
+    /// until then.
+    package private(set) var waitingForClaim: Set<RelativePath> = []
 
     package init() {}
 
@@ -25,6 +29,9 @@ package struct RetryFiles: Sendable, Equatable {
         switch old {
         case .movingBack?:
             entries[path] = .movingBack(dueAgain: due)
+            return
+        case .heldForRetry? where waitingForClaim.contains(path):
+            entries[path] = .heldForRetry(due: due)
             return
         case .heldForRetry(let at)?:
             entries[path] = .heldForRetry(due: due)
@@ -48,16 +55,19 @@ package struct RetryFiles: Sendable, Equatable {
         verify(old?.kind, .movingBack, path)
         entries[path] = .movingBack(dueAgain: nil)
         movingBack += 1
+        waitingForClaim.remove(path)
         if old != nil { recomputeEarliest() }
     }
 
-    /// Takes every file due at `now` to `movingBack`, earliest first (ties by path).
-    package mutating func takeDue(at now: Date) -> [RelativePath] {
+    /// Takes every file due at `now` to `movingBack`, earliest first (ties by path); one whose name
+    /// a claim holds (`claimRuns`) waits for it instead (`claimEnded`).
+    package mutating func takeDue(at now: Date, claimRuns: (RelativePath) -> Bool) -> [RelativePath] {
         guard let earliest, earliest <= now else { return [] }
         var due: [(at: Date, path: RelativePath)] = []
-        for (path, stage) in entries {
+        for (path, stage) in entries where !waitingForClaim.contains(path) {
             switch stage {
-            case .heldForRetry(let at) where at <= now: due.append((at, path))
+            case .heldForRetry(let at) where at <= now:
+                if claimRuns(path) { waitingForClaim.insert(path) } else { due.append((at, path)) }
             default: break
             }
         }
@@ -69,6 +79,12 @@ package struct RetryFiles: Sendable, Equatable {
         }
         recomputeEarliest()
         return due.map(\.path)
+    }
+
+    /// A claim of a file named `path` ended: a move back that waited for it is due again.
+    package mutating func claimEnded(_ path: RelativePath) {
+        guard waitingForClaim.remove(path) != nil, case .heldForRetry(let at)? = entries[path] else { return }
+        earliest = min(earliest ?? at, at)
     }
 
     /// A move back of `path` ended (it is in the outbox now, or was not in retry/ any more).
@@ -87,7 +103,7 @@ package struct RetryFiles: Sendable, Equatable {
 
     private mutating func recomputeEarliest() {
         earliest = nil
-        for stage in entries.values {
+        for (path, stage) in entries where !waitingForClaim.contains(path) {
             switch stage {
             case .heldForRetry(let at): earliest = min(earliest ?? at, at)
             case .movingBack: break

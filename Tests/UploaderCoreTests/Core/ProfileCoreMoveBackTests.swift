@@ -113,5 +113,51 @@ struct ProfileCoreMoveBackTests {
         #expect(p.advance(by: 59).moveBacks.isEmpty)
         #expect(p.advance(by: 2).moveBacks == [a])
     }
+
+    /// A claim of `a.bin` runs (the start-up found it in the outbox: a move into retry/ cut after
+    /// its links) when a retry entry for that name comes due (retry/'s scan found the same file
+    /// there): the move back waits for the claim, which is finishing that very move, and starts once
+    /// it has ended (journalled seed 15002714 of the simulator: both ran at once, the claim linked
+    /// the file into retry/ again after the move back had taken it out, and removed the record the
+    /// move back had put in the outbox: the file was left in retry/ without a manifest).
+    @Test func aMoveBackDueWhileAClaimOfItsNameRunsWaitsForThatClaim() {
+        var p = EmbeddedProfile.daemon(backoff: 30, maxBackoff: 3600)
+        #expect(p.send(.recovered(files: [QueuedFile(a)], retries: [], ignoredDirectories: [])).claims == [a])
+        let due = RetryEntry(path: a, due: p.now.wall)
+        #expect(p.send(.retriesFound([due])).moveBacks.isEmpty, "a move back beside the claim")
+        #expect(p.advance(by: 5).moveBacks.isEmpty, "a move back beside the claim")
+        #expect(ProfileCore.nextDeadline(p.state, policy: p.policy, now: p.now) == nil, "a timer for a move back that must wait")
+        #expect(p.send(.claimed(a, .finishedByRecovery(retry: due))).moveBacks == [a])
+    }
+
+    /// The start-up reports both at once: the file under the name in the outbox, and the retry
+    /// entry due now. One of the claim and the move back runs, and the other after it.
+    @Test func aClaimAndAMoveBackOfOneNameNeverRunAtOnce() {
+        var p = EmbeddedProfile.daemon(backoff: 30, maxBackoff: 3600)
+        let due = RetryEntry(path: a, due: p.now.wall)
+        let first = p.send(.recovered(files: [QueuedFile(a)], retries: [due], ignoredDirectories: []))
+        #expect(first.claims.count + first.moveBacks.count == 1, "\(first)")
+        if first.moveBacks == [a] {
+            #expect(p.send(.movedBack(a, to: QueuedFile(a))).claims == [a], "the name claimed once the move back has ended")
+        } else {
+            #expect(p.send(.claimed(a, .finishedByRecovery(retry: due))).moveBacks == [a])
+        }
+    }
+
+    /// With no claim ahead (each slot claims its own file): `a.bin` waits in line for the one slot
+    /// when its name's retry entry comes due and starts moving back; the slot, once free, does not
+    /// claim it beside that move, and does once the move has ended.
+    @Test func aFileWaitingInLineIsNotClaimedBesideTheMoveBackOfItsName() {
+        var p = EmbeddedProfile.daemon(concurrency: 1, claimAhead: 0, backoff: 30, maxBackoff: 3600)
+        let b = RelativePath("b.bin")
+        #expect(p.send(.recovered(files: [QueuedFile(b)], retries: [], ignoredDirectories: [])).claimsInSlots == [b])
+        p.send(.found([QueuedFile(a)]))
+        #expect(p.send(.retriesFound([RetryEntry(path: a, due: p.now.wall)])).moveBacks == [a])
+        p.send(.claimed(b, .ready))
+        let sent = p.send(.attempted(b, .outcome(.delivered(status: 201))))
+        #expect(!sent.claimsInSlots.contains(a), "a claim in a slot beside the move back")
+        #expect(p.send(.settled(b, .filed(.sent, b, retryDue: nil))).claimsInSlots.isEmpty, "a claim in a slot beside the move back")
+        #expect(p.send(.movedBack(a, to: QueuedFile(a))).claimsInSlots == [a])
+    }
 }
 
