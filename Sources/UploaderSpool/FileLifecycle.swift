@@ -573,6 +573,9 @@ package struct FileLifecycle: Sendable {
                 try completeMove(path, manifest: there, to: .retry, as: path)
                 fileHere = true
             } else {
+                // The record's name in retry/ (a cut move's link, maybe never fsynced) durable
+                // first: without a journal a power cut could keep this removal and lose that link.
+                try spool.syncDirectory(of: path, in: .retry)
                 try fs.unlink(Spool.manifestName(for: path), in: outbox)
             }
         }
