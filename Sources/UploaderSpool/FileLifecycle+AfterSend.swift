@@ -82,7 +82,12 @@ extension FileLifecycle {
         guard let stored = manifest.storedAs, let (area, target) = spool.resolveStoredAs(stored),
               deletesAfterMove(manifest, in: area) else { return false }
         try dropSecondNames(of: path, recordedAs: stored)
-        try spool.syncDirectory(of: target, in: area)
+        do {
+            try spool.syncDirectory(of: target, in: area)
+        } catch let error as SystemError where error.code == ENOENT {
+            // Its directory in `area` was never made (recursive spools: the move was cut before
+            // it): no name of it there to make durable.
+        }
         try fs.unlink(Spool.manifestName(for: path), in: spool.directory(.outbox))
         return true
     }

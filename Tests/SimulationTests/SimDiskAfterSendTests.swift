@@ -218,5 +218,29 @@ import UploaderConfig
         }
         #expect(cutBetweenTheUnlinks > 0, "no cut fell between the deletion's two unlinks")
     }
+
+    /// A delivery in a subdirectory whose move into sent/ was cut before its directory there was
+    /// made, the producer then removing the file: start-up finishes the deletion (the record goes)
+    /// rather than failing for ever on the directory that never was (journalled seed 16009166 of
+    /// the simulator: the record stayed in the outbox).
+    @Test(arguments: [SimDisk.Model.journalled, .noJournal])
+    func aDeletionWhoseDirectoryInSentWasNeverMadeIsFinished(_ model: SimDisk.Model) throws {
+        let disk = SimDiskTesting.disk(model)
+        let spool = Spool(paths: SpoolPaths(root: "/spool"), fs: disk, temporaries: TemporaryNames(start: 0))
+        let logger = Logger(level: .error, sink: { _ in })
+        let lifecycle = FileLifecycle(spool: spool, logger: logger, afterSend: .delete)
+        let claimer = Claimer(spool: spool, profileName: "sim", digest: .sha256, mimeTypes: MimeTypes(byExtension: [:]),
+                              lifecycle: lifecycle, logger: logger)
+        try spool.prepare()
+        let path = RelativePath("d/a.bin")
+        var record = try SimDiskTesting.begunAttempt(path, data: Self.payload, ending: .sent, on: disk, spool, lifecycle, claimer)
+        record.storedAs = spool.storedAs(path, in: .sent)
+        try spool.writeManifest(record, for: path, in: .outbox, syncDirectory: true)
+        try disk.remove("/spool/outbox/d/a.bin")
+        #expect(!disk.exists(path: "/spool/sent/d"))
+        _ = SimDiskTesting.recovery(spool, lifecycle).scanOutbox()
+        #expect(!disk.exists(path: "/spool/outbox/d/a.bin.manifest.json"), "the delivered file's record stays in the outbox")
+        #expect(disk.names(in: "/spool/.quarantine").isEmpty)
+    }
 }
 
