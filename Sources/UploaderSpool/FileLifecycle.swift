@@ -473,9 +473,14 @@ package struct FileLifecycle: Sendable {
         try link(path, in: dir, to: file, in: outbox)
         try spool.syncDirectory(of: file, in: .outbox)
         try fs.unlink(path, in: dir)
-        let record = Spool.manifestName(for: path)
-        if try sameFileIfPresent(Spool.manifestName(for: file), in: outbox, record, in: dir) { try fs.unlink(record, in: dir) }
+        // The file's name there goes durably before its record's: without a journal a power cut
+        // could otherwise keep the record's removal and not the file's, and leave it there alone.
         try spool.syncDirectory(of: path, in: area)
+        let record = Spool.manifestName(for: path)
+        if try sameFileIfPresent(Spool.manifestName(for: file), in: outbox, record, in: dir) {
+            try fs.unlink(record, in: dir)
+            try spool.syncDirectory(of: path, in: area)
+        }
     }
 
     /// Removes the outbox name `target` of the record of `path` in retry/ (a move back's link of
