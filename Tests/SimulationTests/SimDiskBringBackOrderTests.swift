@@ -21,22 +21,11 @@ import UploaderSpool
     }
 
     @Test func aBringBackCutAnywhereNeverLeavesTheFileInSentWithoutItsRecord() throws {
-        let whole = SimDiskTesting.disk(.noJournal)
-        let lifecycle = try Self.layOut(whole)
-        let before = whole.operations
-        try lifecycle.bringBack(RelativePath("a.bin"), from: .sent, to: RelativePath("a.bin"))
-        let length = whole.operations - before
-        var alone: [String] = []
-        for k in 0...length {
-            let outcomes = try SimDiskTesting.powerCutOutcomes(.noJournal, runs: 40, setUp: { disk in
-                let lifecycle = try Self.layOut(disk)
-                disk.crash(atOperation: disk.operations + k)
-                try? lifecycle.bringBack(RelativePath("a.bin"), from: .sent, to: RelativePath("a.bin"))
-            }, outcome: { disk in
-                disk.exists(path: "/spool/sent/a.bin") && !disk.exists(path: "/spool/sent/a.bin.manifest.json")
-            })
-            if outcomes.contains(true) { alone.append("cut at \(k)") }
-        }
-        #expect(alone.isEmpty, "a.bin alone in sent/: \(alone)")
+        let alone = try SimDiskTesting.cutsLeaving(.noJournal, layOut: Self.layOut, run: { lifecycle in
+            try lifecycle.bringBack(RelativePath("a.bin"), from: .sent, to: RelativePath("a.bin"))
+        }, bad: { disk in
+            disk.exists(path: "/spool/sent/a.bin") && !disk.exists(path: "/spool/sent/a.bin.manifest.json")
+        })
+        #expect(alone.isEmpty, "a.bin alone in sent/ after a cut at operation \(alone)")
     }
 }

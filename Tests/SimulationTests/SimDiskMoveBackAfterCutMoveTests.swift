@@ -27,23 +27,12 @@ import UploaderSpool
     }
 
     @Test func aMoveBackThatDropsTheRecordsOutboxNameLeavesNoFileInRetryWithoutItsRecord() throws {
-        let whole = SimDiskTesting.disk(.noJournal)
-        let lifecycle = try Self.layOut(whole)
-        let before = whole.operations
-        _ = try? lifecycle.moveBack(fromRetry: RelativePath("a.bin"), resetBackoff: false)
-        let length = whole.operations - before
-        var orphans: [String] = []
-        for k in 0...length {
-            let outcomes = try SimDiskTesting.powerCutOutcomes(.noJournal, runs: 40, setUp: { disk in
-                let lifecycle = try Self.layOut(disk)
-                disk.crash(atOperation: disk.operations + k)
-                _ = try? lifecycle.moveBack(fromRetry: RelativePath("a.bin"), resetBackoff: false)
-            }, outcome: { disk in
-                disk.exists(path: "/spool/retry/a.bin") && !disk.exists(path: "/spool/retry/a.bin.manifest.json")
-                    && !disk.exists(path: "/spool/outbox/a.bin.manifest.json")
-            })
-            if outcomes.contains(true) { orphans.append("cut at \(k)") }
-        }
-        #expect(orphans.isEmpty, "a.bin in retry/ with no record anywhere: \(orphans)")
+        let orphans = try SimDiskTesting.cutsLeaving(.noJournal, layOut: Self.layOut, run: { lifecycle in
+            _ = try lifecycle.moveBack(fromRetry: RelativePath("a.bin"), resetBackoff: false)
+        }, bad: { disk in
+            disk.exists(path: "/spool/retry/a.bin") && !disk.exists(path: "/spool/retry/a.bin.manifest.json")
+                && !disk.exists(path: "/spool/outbox/a.bin.manifest.json")
+        })
+        #expect(orphans.isEmpty, "a.bin in retry/ with no record anywhere after a cut at operation \(orphans)")
     }
 }

@@ -114,6 +114,24 @@ enum SimDiskTesting {
         return found
     }
 
+    /// The operations of `run` cut at each of which (then `runs` power cuts, one per seed) some
+    /// outcome is `bad`; each time on a disk `layOut` prepares afresh, `run` given what it returned.
+    static func cutsLeaving<Laid>(_ model: SimDisk.Model, runs: Int = 40, layOut: (SimDisk) throws -> Laid,
+                                  run: (Laid) throws -> Void, bad: (SimDisk) -> Bool) throws -> [Int] {
+        let whole = disk(model)
+        let laid = try layOut(whole)
+        let before = whole.operations
+        try? run(laid)
+        let length = whole.operations - before
+        return try (0...length).filter { k in
+            try powerCutOutcomes(model, runs: runs, setUp: { disk in
+                let laid = try layOut(disk)
+                disk.crash(atOperation: disk.operations + k)
+                try? run(laid)
+            }, outcome: bad).contains(true)
+        }
+    }
+
     /// The outcomes of `runs` power cuts, one per seed, each on a disk `setUp` prepares afresh.
     static func powerCutOutcomes<T: Hashable>(_ model: SimDisk.Model, runs: Int = 200, setUp: (SimDisk) throws -> Void,
                                              outcome: (SimDisk) -> T) rethrows -> Set<T> {
