@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <string.h>
 #include <malloc.h>
+#include <sched.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include "CSysShims.h"
@@ -132,3 +133,20 @@ int uploader_route_interface(const void *address, unsigned int addrlen, char *na
 }
 
 int uploader_malloc_arena_max(int count) { return mallopt(M_ARENA_MAX, count); }
+
+int uploader_pin_thread_to_nth_cpu(int nth) {
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return -1;
+    int count = CPU_COUNT(&allowed);
+    if (count < 2) return -1;
+    int wanted = nth % count;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (!CPU_ISSET(cpu, &allowed)) continue;
+        if (wanted-- > 0) continue;
+        cpu_set_t only;
+        CPU_ZERO(&only);
+        CPU_SET(cpu, &only);
+        return sched_setaffinity(0, sizeof only, &only) == 0 ? cpu : -1;
+    }
+    return -1;
+}

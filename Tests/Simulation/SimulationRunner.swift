@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
 
-/// Runs many seeds, on as many threads as there are cores, and reports what broke.
+/// Runs many seeds, on as many threads as there are cores (each runner and its schedules' threads
+/// on a processor of their own), and reports what broke.
 package enum SimulationRunner {
     package struct Report: Sendable {
         package var schedules = 0
@@ -22,9 +23,10 @@ package enum SimulationRunner {
         let report = Mutex(Report())
         let started = Date()
         let group = DispatchGroup()
-        for _ in 0..<max(1, threads) {
+        for runner in 0..<max(1, threads) {
             group.enter()
             let thread = Thread {
+                ProcessorAffinity.pinCallingThread(toNth: runner)
                 while true {
                     let seed = next.withLock { n -> UInt64? in
                         guard n < from + UInt64(count) else { return nil }

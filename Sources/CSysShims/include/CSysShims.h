@@ -36,4 +36,9 @@ int uploader_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from);
 /// mallopt(M_ARENA_MAX, count) (malloc.h is not in Swift's Glibc module); 1 on success.
 int uploader_malloc_arena_max(int count);
 
+/// sched_setaffinity of the calling thread to the `nth` processor (counting round) of the set it
+/// may run on now; threads it starts later inherit it. The processor's number, or -1 when the
+/// set holds one processor already or cannot be read or set.
+int uploader_pin_thread_to_nth_cpu(int nth);
+
 #endif
