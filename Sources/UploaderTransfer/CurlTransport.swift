@@ -9,31 +9,16 @@ import UploaderConfig
 /// Owns one easy handle reused for every `send`, so keep-alive connections are reused.
 /// Not thread-safe: one worker thread owns one transport. `send` blocks that thread.
 package final class CurlTransport: Transport {
-    /// Redirect hops followed by hand (same scheme and host:port only).
-    package static let maxRedirects = 5
-
     private let handle = CurlHandle()
 
     package init() {}
 
+    /// Follows redirects by hand (`RedirectFollowing`: same scheme and host:port only).
     package func send(_ request: UploadRequest) -> Result<UploadResponse, TransferFailure> {
-        var url = request.url
-        var hops = 0
-        while true {
-            // Before a redirect hop, the earlier requests have reached the destination.
-            if request.cancellation.isCancelled { return .failure(.cancelled(bytesSent: 0, connected: hops > 0)) }
-            let result = perform(request, url: url)
-            guard case .success(let response) = result,
-                  CurlTransport.isRedirect(response.status), hops < CurlTransport.maxRedirects,
-                  let target = handle.string(CURLINFO_REDIRECT_URL),
-                  RedirectPolicy.mayFollow(from: url, to: target)
-            else { return result }
-            url = target
-            hops += 1
+        RedirectFollowing.send(request) { url in
+            (perform(request, url: url), handle.string(CURLINFO_REDIRECT_URL))
         }
     }
-
-    static func isRedirect(_ status: Int) -> Bool { [301, 302, 303, 307, 308].contains(status) }
 
     /// One request/response exchange on the reused handle.
     private func perform(_ request: UploadRequest, url: String) -> Result<UploadResponse, TransferFailure> {

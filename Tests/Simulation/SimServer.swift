@@ -26,7 +26,7 @@ final class SimServer: @unchecked Sendable {
         /// protocols assemble (a completed multipart upload, a finished tus upload) is logged as a
         /// kept request that counts as none.
         var opens = true
-        /// The attempt (job) it belongs to, for S3 and tus.
+        /// The attempt (job) it belongs to.
         var job: Int?
     }
 
@@ -149,21 +149,47 @@ final class SimTransport: Transport {
     /// What the server does with one request (index 0, what shrinking falls back to, is success).
     enum Answer: Int, CaseIterable {
         case created, serviceUnavailable, tooManyRequests, forbidden, resetMidBody, stall, answerLost, requestTimeout,
-             ok, noContent, internalError, badGateway, gatewayTimeout, storedThen5xx, redirectElsewhere
+             ok, noContent, internalError, badGateway, gatewayTimeout, storedThen5xx, redirect
     }
 
     static let weights = [56, 5, 14, 2, 6, 3, 4, 2, 4, 4, 1, 1, 1, 3, 1]
 
-    /// A redirect to another host, which the transport does not follow (it follows one to the
-    /// same scheme and host itself, and only what it did not follow reaches the daemon): the body
-    /// is not kept, and the daemon must take it for a permanent failure.
+    /// A redirect, to another host or to the same one. The transport follows one to the same
+    /// scheme and host itself (production's `RedirectFollowing`); what it does not follow reaches
+    /// the daemon, which must take it for a permanent failure. Either way the body is not kept.
     static let redirects = [301, 302, 303, 307, 308]
     static let redirectTarget = "http://127.0.0.2:8080/moved"
 
+    /// Where a redirect to the same host points: the same scheme, host and port, under `/moved`.
+    static func sameHostTarget(of url: String) -> String {
+        guard var parts = URLComponents(string: url) else { return redirectTarget }
+        parts.percentEncodedPath = "/moved" + parts.percentEncodedPath
+        return parts.string ?? redirectTarget
+    }
+
+    /// Production's following of redirects (`RedirectFollowing`) around one exchange. (S3's and
+    /// tus's requests meet redirects to another host only, returned as they are.)
     func send(_ request: UploadRequest) -> Result<UploadResponse, TransferFailure> {
-        if let speaking = server.speaking { return send(request, to: speaking) }
-        let id = request.headers.first { $0.name == "Idempotency-Key" }?.value ?? ""
+        RedirectFollowing.send(request) { url in
+            let result = server.speaking.map { send(request, to: $0) } ?? exchange(request, url: url)
+            guard case .success(let response) = result, RedirectFollowing.isRedirect(response.status) else { return (result, nil) }
+            return (result, response.location)
+        }
+    }
+
+    /// One request to `url` and its answer. A request sent again where a redirect pointed is no
+    /// new attempt (`SimServer.Request.opens`); if its connect is refused, the attempt ends
+    /// offline though its first request reached the server.
+    private func exchange(_ request: UploadRequest, url: String) -> Result<UploadResponse, TransferFailure> {
+        let opens = url == request.url
         let job = scheduler.job(of: self) ?? -1
+        func record(_ logged: SimServer.Request) {
+            var logged = logged
+            logged.opens = opens
+            logged.job = job
+            server.record(logged)
+        }
+        let id = request.headers.first { $0.name == "Idempotency-Key" }?.value ?? ""
         scheduler.requestLeaves()
         scheduler.yield()
         if request.cancellation.isCancelled { return .failure(.cancelled(bytesSent: 0, connected: false)) }
@@ -172,12 +198,13 @@ final class SimTransport: Transport {
                 // The planted bug: the refused connect reported with the previous transfer's byte count.
                 return .failure(.broken("Connection reset by peer", bytesSent: previous))
             }
+            if !opens { server.refusedConnect(job: job) }
             return .failure(.unreachable("connect to destination: Connection refused"))
         }
         guard let body = readBody(request.body) else {
             // libcurl fails its read callback once headers and some body are out: the request
             // reached the server, cut short, and was not kept.
-            server.record(SimServer.Request(id: id, bytes: [], kept: false, status: nil))
+            record(SimServer.Request(id: id, bytes: [], kept: false, status: nil))
             return .failure(.localRead("read: Input/output error"))
         }
         server.begin(id, body, job: job)
@@ -195,17 +222,17 @@ final class SimTransport: Transport {
         // During a stop the rest of the body takes a while (the planted bug: deaf to the cancel).
         scheduler.wire.carry(request.cancellation, ignoringCancel: plant == .stopOutlastsGrace)
         if disk.dead {
-            server.record(SimServer.Request(id: id, bytes: Array(body.prefix(body.count / 2)), kept: false, status: nil))
+            record(SimServer.Request(id: id, bytes: Array(body.prefix(body.count / 2)), kept: false, status: nil))
             return .failure(.broken("process died", bytesSent: Int64(body.count / 2)))
         }
         if request.cancellation.isCancelled {
             // The planted bug: the connection is not closed, so the server goes on receiving.
             leftRunning = plant == .cancelLeavesRequest
-            server.record(SimServer.Request(id: id, bytes: Array(body.prefix(body.count / 2)), kept: false, status: nil))
+            record(SimServer.Request(id: id, bytes: Array(body.prefix(body.count / 2)), kept: false, status: nil))
             return .failure(.cancelled(bytesSent: Int64(body.count / 2), connected: true))
         }
         if !server.reachable {
-            server.record(SimServer.Request(id: id, bytes: Array(body.prefix(body.count / 2)), kept: false, status: nil))
+            record(SimServer.Request(id: id, bytes: Array(body.prefix(body.count / 2)), kept: false, status: nil))
             return .failure(.broken("stalled: no data moved for 60 s (stall_timeout)", bytesSent: Int64(body.count / 2)))
         }
         let sent = Int64(body.count)
@@ -216,45 +243,47 @@ final class SimTransport: Transport {
             let status = [Answer.created: 201, .ok: 200, .noContent: 204][answer]!
             if plant == .silentResend {
                 // The planted bug: the body went out first on a dead kept-alive connection, and libcurl sent it again by itself.
-                server.record(SimServer.Request(id: id, bytes: body, kept: true, status: nil, torn: torn))
+                record(SimServer.Request(id: id, bytes: body, kept: true, status: nil, torn: torn))
             }
-            server.record(SimServer.Request(id: id, bytes: body, kept: true, status: status, torn: torn))
-            return .success(UploadResponse(status: status, bytesSent: sent, effectiveURL: request.url))
+            record(SimServer.Request(id: id, bytes: body, kept: true, status: status, torn: torn))
+            return .success(UploadResponse(status: status, bytesSent: sent, effectiveURL: url))
         case .storedThen5xx:
             // The body is stored, then a proxy in front answers 502 (or the server 503): retried, a duplicate under one key.
             let status = choices.chance(50) ? 502 : 503
-            server.record(SimServer.Request(id: id, bytes: body, kept: true, status: status, torn: torn))
-            return .success(UploadResponse(status: status, bytesSent: sent, effectiveURL: request.url))
+            record(SimServer.Request(id: id, bytes: body, kept: true, status: status, torn: torn))
+            return .success(UploadResponse(status: status, bytesSent: sent, effectiveURL: url))
         case .serviceUnavailable, .tooManyRequests, .forbidden, .requestTimeout, .internalError, .badGateway, .gatewayTimeout:
             let status = [Answer.serviceUnavailable: 503, .tooManyRequests: 429, .forbidden: 403, .requestTimeout: 408,
                           .internalError: 500, .badGateway: 502, .gatewayTimeout: 504][answer]!
-            server.record(SimServer.Request(id: id, bytes: body, kept: false, status: status))
+            record(SimServer.Request(id: id, bytes: body, kept: false, status: status))
             let retryAfter = answer == .tooManyRequests || (status == 503 && choices.chance(50)) ? String(20 + choices.below(21)) : nil
             if let retryAfter { server.askedToWait(id, Double(retryAfter)!, body, job: job) }
             if plant == .successFor5xx && status >= 500 {
                 // The planted bug: a 5xx taken for success.
-                return .success(UploadResponse(status: 201, bytesSent: sent, effectiveURL: request.url))
+                return .success(UploadResponse(status: 201, bytesSent: sent, effectiveURL: url))
             }
             // The planted bug: the transport loses the Retry-After header.
             let heard = plant == .retryAfterIgnored ? nil : retryAfter
-            return .success(UploadResponse(status: status, retryAfter: heard, bytesSent: sent, effectiveURL: request.url))
-        case .redirectElsewhere:
+            return .success(UploadResponse(status: status, retryAfter: heard, bytesSent: sent, effectiveURL: url))
+        case .redirect:
             let status = Self.redirects[choices.below(Self.redirects.count)]
-            server.record(SimServer.Request(id: id, bytes: body, kept: false, status: status))
-            return .success(UploadResponse(status: status, location: Self.redirectTarget, bytesSent: sent, effectiveURL: request.url))
+            record(SimServer.Request(id: id, bytes: body, kept: false, status: status))
+            // Half of them point to the same host: the transport sends the request there again.
+            let target = choices.chance(50) ? Self.sameHostTarget(of: url) : Self.redirectTarget
+            return .success(UploadResponse(status: status, location: target, bytesSent: sent, effectiveURL: url))
         case .resetMidBody:
             let cut = choices.below(body.count + 1)
-            server.record(SimServer.Request(id: id, bytes: Array(body.prefix(cut)), kept: false, status: nil))
+            record(SimServer.Request(id: id, bytes: Array(body.prefix(cut)), kept: false, status: nil))
             return .failure(.broken("Connection reset by peer", bytesSent: Int64(cut)))
         case .stall:
-            server.record(SimServer.Request(id: id, bytes: body, kept: false, status: nil))
+            record(SimServer.Request(id: id, bytes: body, kept: false, status: nil))
             return .failure(.broken("stalled: no data moved for 60 s (stall_timeout)", bytesSent: sent))
         case .answerLost:
-            server.record(SimServer.Request(id: id, bytes: body, kept: true, status: 201, torn: torn))
+            record(SimServer.Request(id: id, bytes: body, kept: true, status: 201, torn: torn))
             if plant == .silentResend {
                 // The planted bug: the client sends the request again by itself, unrecorded.
-                server.record(SimServer.Request(id: id, bytes: body, kept: true, status: 201, torn: torn))
-                return .success(UploadResponse(status: 201, bytesSent: sent, effectiveURL: request.url))
+                record(SimServer.Request(id: id, bytes: body, kept: true, status: 201, torn: torn))
+                return .success(UploadResponse(status: 201, bytesSent: sent, effectiveURL: url))
             }
             return .failure(.broken("connection closed before an answer", bytesSent: sent))
         }

@@ -115,7 +115,8 @@ extension SimTransport {
             }
             let heard = plant == .retryAfterIgnored ? nil : retryAfter
             return .success(answered(UploadResponse(status: status, retryAfter: heard)))
-        case .redirectElsewhere:
+        case .redirect:
+            // Always to another host: S3's and tus's requests meet no redirect the transport follows.
             let status = Self.redirects[choices.below(Self.redirects.count)]
             logged(status)
             return .success(answered(UploadResponse(status: status, location: Self.redirectTarget)))

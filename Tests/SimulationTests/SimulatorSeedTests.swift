@@ -1,5 +1,6 @@
 import Testing
-import UploaderSimulation
+@testable import UploaderSimulation
+import UploaderTransfer
 
 /// Seeds replayed whole — those at which the simulator itself was wrong, and one that takes a
 /// path worth keeping: each must end without a violation (and without the process stopping). What a seed generates follows the code, so each
@@ -31,8 +32,24 @@ import UploaderSimulation
     /// A redirect to another host reaches the daemon as the transport leaves it (it follows only
     /// one to the same scheme and host): the file fails at once, with the redirect in its error.
     @Test func aRedirectNotFollowedFailsTheFile() {
-        let result = SimulationRunner.replay(seed: 13_000_143, model: "journalled")
+        let result = SimulationRunner.replay(seed: 31_000_015, model: "journalled")
         #expect(!result.violated, "\(result.text.prefix(400))")
-        #expect(result.text.contains("permanent(reason: \"HTTP 308 Permanent Redirect (redirect to http://127.0.0.2:8080/moved not followed)\")"))
+        #expect(result.text.contains("permanent(reason: \"HTTP 303 See Other (redirect to http://127.0.0.2:8080/moved not followed)\")"))
+    }
+
+    /// A redirect to the same host is followed by the transport, through production's
+    /// `RedirectFollowing`: the body goes again where it points, within the same attempt (no new
+    /// attempt is counted for it), and the file is delivered.
+    @Test func aRedirectToTheSameHostIsFollowedWithinItsAttempt() throws {
+        let sim = Simulation(options: Simulation.Options(model: .journalled), choices: ChoiceSource(seed: 31_000_511))
+        #expect(sim.run() == nil)
+        #expect(sim.server.speaking == nil)
+        let followed = sim.server.requests.indices.filter { !sim.server.requests[$0].opens }
+        try #require(followed.count == 1)
+        let hop = sim.server.requests[followed[0]]
+        #expect(hop.kept && hop.status == 201)
+        let redirect = try #require(sim.server.requests[..<followed[0]].last { $0.id == hop.id })
+        #expect(redirect.job == hop.job && redirect.opens && !redirect.kept)
+        #expect(redirect.status.map(RedirectFollowing.isRedirect) == true)
     }
 }
