@@ -92,7 +92,7 @@ package struct ConfigReloader: Sendable {
     }
 
     /// Same effective settings (as check-config prints them) and the same secret values.
-    static func sameSettings(_ a: Profile, _ b: Profile) -> Bool {
+    package static func sameSettings(_ a: Profile, _ b: Profile) -> Bool {
         func text(_ p: Profile) -> String {
             effectiveConfigText(Configuration(path: "", global: GlobalSettings(), profiles: [p]))
         }

@@ -324,7 +324,7 @@ extension Simulation {
                 switch (file.area, manifest?.state) {
                 case (.sent, .sent?): continue
                 case (.retry, .failed?):
-                    if let why = Self.failedWithoutCause(manifest!, maxAttempts: profile.maxAttempts) {
+                    if let why = Self.failedWithoutCause(manifest!, maxAttempts: maxAttemptsSeen.min()!) {
                         return fail(invariant, "\(file.area.rawValue)/\(file.name) failed, but \(why)")
                     }
                 default:
@@ -338,8 +338,8 @@ extension Simulation {
             if let left = view.temporaries.first { fail(invariant, "\(left) left behind") }
         case .maxAttemptsRespected:
             for entry in view.manifests {
-                guard let m = entry.manifest, m.countedAttempts > profile.maxAttempts else { continue }
-                return fail(invariant, "\(entry.area.rawValue)/\(entry.name) counts \(m.countedAttempts) attempts (max \(profile.maxAttempts))")
+                guard let m = entry.manifest, m.countedAttempts > maxAttemptsSeen.max()! else { continue }
+                return fail(invariant, "\(entry.area.rawValue)/\(entry.name) counts \(m.countedAttempts) attempts (max \(maxAttemptsSeen.max()!))")
             }
         case .neverTwoUploadsAtOnce, .onlineMeansWorking, .shutdownWithinGrace, .slotBeforeAttempt, .recordsWithinSlots,
              .noAttemptBeforeDue, .quarantineKeepsRecords, .s3PartsSentOnce, .tusOffsetForward,

@@ -15,8 +15,7 @@ struct SimConfig {
 
     static let path = "/etc/uploader/uploader.conf"
 
-    /// Draws the options and loads the text; a text the loader refuses is the simulator's own
-    /// mistake, so it stops the run with the loader's messages.
+    /// Draws the options and loads the text.
     init(spoolRoot: String, choices: ChoiceSource) {
         destination = SimDestination.allCases[choices.pick(SimDestination.weights)]
         var lines = [
@@ -38,10 +37,43 @@ struct SimConfig {
         ]
         lines += Self.optionLines(choices)
         text = lines.joined(separator: "\n") + "\n"
+        profile = Self.load(text, destination)
+    }
+
+    /// The lines an operator's edit before a SIGHUP may change, each drawn again as at the start.
+    /// The others stay: the invariants judge those by one setting for the whole schedule.
+    static let reloadable: [(key: String, draw: @Sendable (ChoiceSource) -> String)] = [
+        ("concurrency", { "\(1 + $0.below(8))" }),
+        ("order", { UploadOrder.allCases[$0.below(UploadOrder.allCases.count)].rawValue }),
+        ("max_attempts", { "\(1 + $0.below(5))" }),
+        ("shutdown_grace", { "\($0.below(4))s" }),
+    ]
+
+    /// `old` after an operator's edit: each reloadable line drawn again in some schedules (the
+    /// value drawn may be the one it had), read by production's loader.
+    init(editing old: SimConfig, choices: ChoiceSource) {
+        destination = old.destination
+        text = old.text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            guard let (key, draw) = Self.reloadable.first(where: { line.hasPrefix($0.key + " = ") }), choices.chance(40) else { return String(line) }
+            return "\(key) = \(draw(choices))"
+        }.joined(separator: "\n")
+        profile = Self.load(text, destination)
+    }
+
+    /// The reloadable lines that differ from `old`'s, for a trace.
+    func edits(from old: SimConfig) -> String {
+        let before = Set(old.text.split(separator: "\n"))
+        return text.split(separator: "\n").filter { line in !before.contains(line) && Self.reloadable.contains { line.hasPrefix($0.key + " = ") } }
+            .joined(separator: "; ")
+    }
+
+    /// Production's loader on `text`; a text it refuses is the simulator's own mistake, so it stops
+    /// the run with the loader's messages.
+    private static func load(_ text: String, _ destination: SimDestination) -> Profile {
         switch ConfigLoader.parse(text: text, path: Self.path, environment: [:]) {
         case .success(let loaded):
             guard let profile = loaded.configuration.profiles.first else { fatalError("simulator config has no profile:\n\(text)") }
-            self.profile = destination.scaled(profile)
+            return destination.scaled(profile)
         case .failure(let errors):
             fatalError("simulator config refused by the loader: \(errors)\n\(text)")
         }

@@ -36,12 +36,20 @@ final class SimProcess: @unchecked Sendable {
     var claimedInSlot: Set<RelativePath> = []
     /// Where production's hook runner runs its hooks, and the hook commands.
     let hookHost: SimHookHost
+    /// Production's hook runner: one per profile for the life of the process.
+    let hookRunner: HookRunner
+    /// What the destination protocol learnt, kept across a reload as the daemon keeps it.
+    let memory: DestinationMemory
 
+    /// `continuing`: the runner a SIGHUP with changed settings stopped, in this same process. The
+    /// new one takes over its view of the disk (the process, and the crash armed in it, go on),
+    /// its hook runner with the hooks still queued, and what its destination learnt, as
+    /// `ConfigReloader` hands them to the runner it starts.
     init(disk: SimDisk, server: SimServer, choices: ChoiceSource, baton: BatonScheduler, profile: Profile, clock: SimClock, logger: Logger,
-         plant: Plant?, boot: Int, seed: UInt64) {
+         plant: Plant?, boot: Int, seed: UInt64, continuing previous: SimProcess? = nil) {
         scheduler = SimJobQueue(baton: baton)
         scheduler.wire.clock = clock
-        view = ProcessView(disk: disk, scheduler: scheduler)
+        view = previous?.view ?? ProcessView(disk: disk, scheduler: scheduler)
         // As the runner makes it (claims ahead included); the simulated machine's zone is UTC.
         var policy = ProfilePolicy(profile: profile, mode: .daemon, timeZone: .gmt)
         configured = policy
@@ -73,15 +81,18 @@ final class SimProcess: @unchecked Sendable {
                               lifecycle: lifecycle, logger: logger)
         // As the runner makes them: a rate limiter when `max_rate` ever limits, hooks on a runner of their own.
         let limiter = profile.maxRate.limitsSometimes ? RateLimiter(schedule: profile.maxRate, timeZone: .gmt, clock: clock) : nil
+        memory = previous?.memory ?? DestinationMemory()
         let parts = ProfileExecutor.Parts(claimer: claimer, lifecycle: lifecycle, rateLimiter: limiter, probe: SimProbe(server: server),
-                                          jobs: scheduler, hostname: "sim", environment: [:],
+                                          jobs: scheduler, hostname: "sim", environment: [:], memory: memory,
                                           threads: DestinationThreads(scheduler: baton, makeTransport: { scheduler.makeTransport() }))
-        hookHost = SimHookHost(baton: baton, choices: choices, boot: boot, plant: plant, enabled: profile.onSent != nil || profile.onFailed != nil)
+        hookHost = previous?.hookHost
+            ?? SimHookHost(baton: baton, choices: choices, boot: boot, plant: plant, enabled: profile.onSent != nil || profile.onFailed != nil)
+        hookRunner = previous?.hookRunner ?? HookRunner(clock: clock, host: hookHost)
         scheduler.hooks = hookHost
         scheduler.now = { clock.now }
         var executed = profile
         if plant == .keepSentTenth { executed.keepSent /= 10 }
-        executor = ProfileExecutor(profile: executed, spool: spool, parts: parts, hooks: HookRunner(clock: clock, host: hookHost), logger: logger,
+        executor = ProfileExecutor(profile: executed, spool: spool, parts: parts, hooks: hookRunner, logger: logger,
                                    clock: clock, report: { [weak self] event in self?.post(event) },
                                    finished: { [weak self] effect in self?.finishedEffects.withLock { $0.append(effect) } })
         // As many workers as the runner starts for this policy.

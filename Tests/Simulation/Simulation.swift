@@ -4,6 +4,7 @@ import UploaderConfig
 import UploaderSpool
 import UploaderTransfer
 import UploaderCore
+import UploaderDaemon
 
 /// One generated schedule: a spool on a simulated disk, the real transition function, executor,
 /// claims, lifecycle and recovery, a scripted server, producers, an operator, a flapping network,
@@ -27,9 +28,14 @@ final class Simulation {
     let clock: SimClock
     let disk: SimDisk
     let server = SimServer()
-    /// The schedule's `uploader.conf`, drawn from the seed and read by production's loader.
-    let config: SimConfig
-    let profile: Profile
+    /// The schedule's `uploader.conf`, drawn from the seed and read by production's loader (as
+    /// edited since: `reloadConfig`).
+    private(set) var config: SimConfig
+    private(set) var profile: Profile
+    /// An edit of `uploader.conf` whose SIGHUP stopped the runner: the next one starts with it.
+    private var editPending: SimConfig?
+    /// Every `max_attempts` the schedule ran with: a file may have failed under any of them.
+    private(set) var maxAttemptsSeen: Set<Int> = []
     let logger: Logger
     var process: SimProcess!
     var producer: Producer
@@ -87,6 +93,7 @@ final class Simulation {
         config = SimConfig(spoolRoot: Self.spoolRoot, choices: choices)
         let profile = config.profile
         self.profile = profile
+        maxAttemptsSeen = [profile.maxAttempts]
         quarantineWatch = QuarantineWatch(paths: profile.spool)
         let collect = options.keepLog
         let lines = LineBox()
@@ -155,14 +162,18 @@ final class Simulation {
 
     /// Starts the daemon on what the disk holds: prepare, recovery, the owner's first event. The
     /// process before it has ended: its jobs ran to their end (on a dead process, failing).
-    func boot() {
-        generation += 1
+    /// `continuing`: a SIGHUP with changed settings stopped that runner, and its process goes on
+    /// with a new one (`ConfigReloader`): the same view of the disk, hook runner and destination memory.
+    func boot(continuing previous: SimProcess? = nil) {
+        if previous == nil { generation += 1 }
         restartPending = false
+        // The hook queue goes on with the new runner.
+        if previous != nil { process.scheduler.hooks = nil }
         process?.scheduler.retire()
         process = SimProcess(disk: disk, server: server, choices: choices, baton: baton, profile: profile, clock: clock, logger: logger,
-                             plant: options.plant, boot: generation, seed: choices.next())
+                             plant: options.plant, boot: generation, seed: choices.next(), continuing: previous)
         // Crashes during start-up recovery are part of the game.
-        if !settling && choices.chance(8) { armCrash() }
+        if !settling && !process.view.armed && choices.chance(8) { armCrash() }
         process.stepOnSender = { [unowned self] in stepOnSender() }
         process.view.splitInside = { [choices] n in choices.below(n) }
         // The one moment a record may newly say `uploading` with a request behind it.
@@ -179,7 +190,7 @@ final class Simulation {
         // Past any jump of the wall clock back: an attempt stamped before it is not this process's.
         process.bootedAt = clock.latestWall
         faultsAtBoot = disk.faultsDrawn
-        note("boot #\(generation)")
+        note(previous == nil ? "boot #\(generation)" : "runner restarted with the edited config")
         do { try process.spool.prepare() } catch { return crashed() }
         let recovery = Recovery(spool: process.spool, lifecycle: process.lifecycle, ignore: IgnoreRules(patterns: profile.ignore),
                                 recursive: profile.recursive, logger: logger, clock: clock)
@@ -228,6 +239,8 @@ final class Simulation {
             return view.files.map { ($0.inode, Producer.hash($0.content), $0.content) } + view.adoptionLeftovers.map { (nil, Producer.hash($0), nil) }
         }
         check([.noFileLost, .manifestsParse, .quarantineKeepsRecords])
+        // The file was edited: whatever became of its SIGHUP, the next process reads it.
+        if let edited = editPending { adopt(edited) }
         boot()
     }
 
@@ -313,7 +326,7 @@ final class Simulation {
         guard restartPending, !process.view.dead else { return false }
         restartPending = false
         note("stopped; restarting")
-        boot()
+        restart()
         return true
     }
 
@@ -353,7 +366,7 @@ final class Simulation {
     }
 
     private func operatorAction() {
-        switch choices.below(3) {
+        switch choices.below(4) {
         case 0:
             // `uploader retry --all`, while the daemon runs: moves back to the outbox. Only between
             // jobs (its lock against a job's move is pinned by `RetryMoveLockTests`), and not while a
@@ -373,6 +386,8 @@ final class Simulation {
             note("operator: SIGTERM (grace \(grace) s)")
             process.stopRequested = (clock.monotonic, grace)
             process.post(.stop(grace: grace))
+        case 2 where process.stopRequested == nil:
+            reloadConfig()
         default:
             guard process.stopRequested == nil else { return }
             note("operator: rescan")
@@ -382,8 +397,41 @@ final class Simulation {
         }
     }
 
-    /// The owner stopped after SIGTERM: check it kept to the grace; systemd starts it again
-    /// once the jobs running now (if any) have returned.
+    /// SIGHUP after an operator edited `uploader.conf`, as `ConfigReloader` applies it to the
+    /// profile: with the same settings the runner goes on, told the credentials may have changed;
+    /// with others it stops, draining for its grace, and one with the new settings starts in the
+    /// same process (`boot(continuing:)`) once it has.
+    private func reloadConfig() {
+        let edited = SimConfig(editing: config, choices: choices)
+        guard !ConfigReloader.sameSettings(profile, edited.profile) else {
+            note("operator: SIGHUP, settings unchanged")
+            process.post(.credentialsChanged)
+            return
+        }
+        note("operator: SIGHUP, edited: \(edited.edits(from: config))")
+        editPending = edited
+        let grace = profile.shutdownGrace
+        process.stopRequested = (clock.monotonic, grace)
+        process.post(.stop(grace: grace))
+    }
+
+    /// The config the next runner starts with.
+    private func adopt(_ edited: SimConfig) {
+        editPending = nil
+        config = edited
+        profile = edited.profile
+        maxAttemptsSeen.insert(profile.maxAttempts)
+    }
+
+    /// After a stop: the runner an edit waits for, or (after SIGTERM) a new process.
+    private func restart() {
+        guard let edited = editPending else { return boot() }
+        adopt(edited)
+        boot(continuing: process)
+    }
+
+    /// The owner stopped after SIGTERM or SIGHUP: check it kept to the grace; after SIGTERM
+    /// systemd starts it again once the jobs running now (if any) have returned.
     private func stoppedCleanly() {
         if let stop = process.stopRequested, clock.monotonic - stop.at > stop.grace + 1 {
             fail(.shutdownWithinGrace, "stopped \(clock.monotonic - stop.at) s after SIGTERM with a \(stop.grace) s grace")
@@ -395,7 +443,7 @@ final class Simulation {
             return
         }
         note("stopped; restarting")
-        boot()
+        restart()
     }
 
     private func afterStep() {

@@ -41,7 +41,7 @@ import UploaderTransfer
     /// `RedirectFollowing`: the body goes again where it points, within the same attempt (no new
     /// attempt is counted for it), and the file is delivered.
     @Test func aRedirectToTheSameHostIsFollowedWithinItsAttempt() throws {
-        let sim = Simulation(options: Simulation.Options(model: .journalled), choices: ChoiceSource(seed: 31_000_511))
+        let sim = Simulation(options: Simulation.Options(model: .journalled), choices: ChoiceSource(seed: 31_000_961))
         #expect(sim.run() == nil)
         #expect(sim.server.speaking == nil)
         let followed = sim.server.requests.indices.filter { !sim.server.requests[$0].opens }
@@ -51,5 +51,20 @@ import UploaderTransfer
         let redirect = try #require(sim.server.requests[..<followed[0]].last { $0.id == hop.id })
         #expect(redirect.job == hop.job && redirect.opens && !redirect.kept)
         #expect(redirect.status.map(RedirectFollowing.isRedirect) == true)
+    }
+
+    /// SIGHUP after an edit of the settings: the runner stops, draining for its grace, and one
+    /// with the new settings starts in the same process, taking over its hook runner (as
+    /// `ConfigReloader` does); the hooks go on running after each restart, and nothing breaks.
+    @Test func aReloadWithEditedSettingsStartsANewRunnerInTheSameProcess() {
+        let sim = Simulation(options: Simulation.Options(model: .noJournal), choices: ChoiceSource(seed: 32_000_316))
+        let first = sim.config.text
+        #expect(sim.run() == nil)
+        let restarts = sim.trace.indices.filter { sim.trace[$0] == "runner restarted with the edited config" }
+        #expect(restarts.count >= 2)
+        #expect(sim.config.text != first)
+        #expect(sim.process.configured.concurrency == sim.profile.concurrency)
+        let hooksAfter = sim.trace[(restarts.last ?? 0)...].filter { $0.hasPrefix("hook on_") }
+        #expect(!hooksAfter.isEmpty)
     }
 }
