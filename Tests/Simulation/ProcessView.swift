@@ -181,18 +181,22 @@ final class ProcessView: SpoolFileSystem, @unchecked Sendable {
         try splitting { try disk.append(data, to: name, in: directory) }
     }
 
-    /// Locks this process holds now, by name, as many times as held: `uploader retry` (the world,
-    /// another process) waits while the retry-move lock is held (`retryMoveLockHeld`).
+    /// Locks this process holds now, by name, as many times as held.
     private var locksHeld: [[UInt8]: Int] = [:]
 
-    /// A thread of this process holds the retry-move lock.
-    var retryMoveLockHeld: Bool { locksHeld[RetryMoveLock.name.bytes, default: 0] > 0 }
 
-    /// No yield of its own: the simulator runs `uploader retry` only between jobs and while no
-    /// thread of the process holds the retry-move lock, as its exclusive lock would wait.
+    /// The machine's locks, which other processes take too (nil: this process is alone).
+    var locks: SimFileLocks?
+
+    /// Waits for the lock among the machine's (`locks`), then runs `body` holding it.
     func withLock<T>(_ name: RelativePath, in directory: String, exclusive: Bool, _ body: () throws -> T) throws -> T {
+        let path = name.displayed(in: directory)
+        locks?.take(path, exclusive: exclusive)
         locksHeld[name.bytes, default: 0] += 1
-        defer { locksHeld[name.bytes, default: 1] -= 1 }
+        defer {
+            locksHeld[name.bytes, default: 1] -= 1
+            locks?.give(path, exclusive: exclusive)
+        }
         return try body()
     }
 }

@@ -27,6 +27,10 @@ final class Simulation {
     let baton: BatonScheduler
     let clock: SimClock
     let disk: SimDisk
+    /// The machine's file locks, which the daemon and `uploader retry` take.
+    let fileLocks: SimFileLocks
+    /// `uploader retry --all` running beside the daemon, until the world has heard all it moved.
+    private var retryCommand: SimRetryCommand?
     let server = SimServer()
     /// The schedule's `uploader.conf`, drawn from the seed and read by production's loader (as
     /// edited since: `reloadConfig`).
@@ -78,6 +82,7 @@ final class Simulation {
         self.options = options
         self.choices = choices
         baton = BatonScheduler(choices: choices)
+        fileLocks = SimFileLocks(baton: baton)
         let clock = SimClock(start: Date(timeIntervalSince1970: 1_800_000_000), scheduler: baton)
         self.clock = clock
         // The world waits for the workers (a dead process's, a stop's) while one sleeps on the
@@ -148,6 +153,7 @@ final class Simulation {
     /// that none still waits for work the world no longer gives when the process is dropped.
     private func endMidStep() {
         process.view.end()
+        retryCommand?.view.end()
         for _ in 0..<10_000 {
             if clock.sleeping > 0 { clock.advance(by: 0.1) }
             guard process.scheduler.runnable.workers > 0 else {
@@ -172,6 +178,7 @@ final class Simulation {
         process?.scheduler.retire()
         process = SimProcess(disk: disk, server: server, choices: choices, baton: baton, profile: profile, clock: clock, logger: logger,
                              plant: options.plant, boot: generation, seed: choices.next(), continuing: previous)
+        process.view.locks = fileLocks
         // Crashes during start-up recovery are part of the game.
         if !settling && !process.view.armed && choices.chance(8) { armCrash() }
         process.stepOnSender = { [unowned self] in stepOnSender() }
@@ -228,6 +235,8 @@ final class Simulation {
             requestsBeforeLastPowerCut = server.requests.count
             var generator = ChoiceGenerator(source: choices)
             disk.powerCut(&generator)
+            // The machine goes down with every process on it.
+            retryCommand?.view.end()
             rememberFinishedHooks()
             server.reachable = server.reachable || choices.chance(50)
         }
@@ -368,19 +377,12 @@ final class Simulation {
     private func operatorAction() {
         switch choices.below(4) {
         case 0:
-            // `uploader retry --all`, while the daemon runs: moves back to the outbox. Only between
-            // jobs (its lock against a job's move is pinned by `RetryMoveLockTests`), and not while a
-            // thread holds the retry-move lock (a hook recording its run in retry/): it waits for it.
-            guard process.scheduler.midway == 0, !process.view.retryMoveLockHeld else { return }
+            // `uploader retry --all`, while the daemon runs: a process of its own (one at a time).
+            guard retryCommand == nil else { return }
             note("operator: uploader retry --all")
             server.forgetDueTimes()
-            for entry in SpoolView(disk: disk, paths: profile.spool).manifests where entry.area == .retry {
-                let file = Spool.fileName(forManifest: RelativePath(entry.name))
-                let record = disk.contents(profile.spool.retry + "/" + entry.name)
-                let back = try? process.lifecycle.moveBack(fromRetry: file, resetBackoff: true)
-                if let m = entry.manifest, m.state == .failed { tookBack(m, from: entry.name, record: record) }
-                if let back { process.post(.found(process.spool.queuedFiles([back]))) }
-            }
+            retryCommand = SimRetryCommand(disk: disk, baton: baton, locks: fileLocks, paths: profile.spool, logger: logger, seed: choices.next() >> 8,
+                                           tookBack: { [unowned self] failed, name, record in tookBack(failed, from: name, record: record) })
         case 1 where process.stopRequested == nil:
             let grace = profile.shutdownGrace
             note("operator: SIGTERM (grace \(grace) s)")
@@ -447,6 +449,7 @@ final class Simulation {
     }
 
     private func afterStep() {
+        hearRetryCommand()
         if process.view.dead { return crashed() }
         check(.neverTwoUploadsAtOnce)
         check(.noAttemptBeforeDue)
@@ -482,6 +485,7 @@ final class Simulation {
             budget += Int(6 * horizon / max(every, 0.5))
         }
         for _ in 0..<budget where violation == nil {
+            hearRetryCommand()
             if process.view.dead { crashed(); continue }
             if restartIfStopped() { continue }
             let runnable = process.scheduler.runnable
@@ -513,6 +517,14 @@ final class Simulation {
         }
         guard violation == nil else { return }
         check(Invariant.atTheEnd)
+    }
+
+    /// The daemon's watcher sees the files `uploader retry` moved back arrive in the outbox.
+    private func hearRetryCommand() {
+        guard let command = retryCommand else { return }
+        let moved = command.takeMoved()
+        if !moved.isEmpty { process.post(.found(process.spool.queuedFiles(moved))) }
+        if command.finished { retryCommand = nil }
     }
 
     /// A rescan, as the watcher asks for one: the files, and the retries it finished moving. As in
