@@ -30,8 +30,12 @@ package struct Claimer: Sendable {
     package let mimeTypes: MimeTypes
     package let lifecycle: FileLifecycle
     package let logger: Logger
+    /// The running boot's id (`BootID`); nil: records are not checked for another boot's hash.
+    package let bootID: String?
 
-    package init(spool: Spool, profileName: String, digest: DigestMode, mimeTypes: MimeTypes, lifecycle: FileLifecycle, logger: Logger) {
+    package init(spool: Spool, profileName: String, digest: DigestMode, mimeTypes: MimeTypes, lifecycle: FileLifecycle, logger: Logger,
+                 bootID: String? = nil) {
+        self.bootID = bootID
         self.spool = spool
         self.profileName = profileName
         self.digest = digest
@@ -169,6 +173,8 @@ package struct Claimer: Sendable {
                 // A record brought back under another name says so from its next write on.
                 var record = manifest
                 if record.outboxPath != path { record.setOutboxPath(path) }
+                // Its hash holds in this boot now (`hashMayBeStale` read the file again if it was another's).
+                if record.sha256 != nil, let bootID { record.hashedInBoot = bootID }
                 let claimed = ClaimedFile(path: path, fd: fd, status: status, manifest: record, fs: fs)
                 claimed.writtenJustBefore = now.timeIntervalSince(status.mtime) < ClaimedFile.timestampGranularity
                 claimed.adoptedOriginal = adoptedOriginal
@@ -208,6 +214,7 @@ package struct Claimer: Sendable {
                 }
             }
             var fresh = freshManifest(path, status: status, sha256: sha, now: now)
+            if sha != nil { fresh.hashedInBoot = bootID }
             fresh.s3 = staleS3
             fresh.remote = staleTus.map { Manifest.Remote(url: $0.uploadURL, tus: $0) }
             let claimed = ClaimedFile(path: path, fd: fd, status: status, manifest: fresh, fs: fs)
@@ -234,15 +241,18 @@ package struct Claimer: Sendable {
         }
     }
 
-    /// The record's hash was taken within one clock tick of the file's last write (its claim came
-    /// at once), and the bytes no longer hash to it: a same-size rewrite in that tick left size and
-    /// mtime as they were (were the first attempt to find the destination down, the next claim
-    /// would reuse the record and send the new bytes under the old digest). Only such
-    /// records are hashed again; any later write moves the mtime.
+    /// The bytes may no longer hash to the record's digest though size and mtime are as recorded,
+    /// and do not: either the hash was taken within one clock tick of the file's last write (its
+    /// claim came at once), and a same-size rewrite in that tick left size and mtime as they were;
+    /// or it was taken in another boot, and a power cut has since undone a write its producer never
+    /// fsynced (on ext2 or ext4 without a journal the inode's size and mtime can outlive the data).
+    /// Were the record reused, the file would go out under a digest its bytes do not have. Only
+    /// such records are hashed again; any later write moves the mtime.
     private func hashMayBeStale(_ manifest: Manifest, status: FileSystem.Status, fd: Int32, display: String,
                                 cancellation: CancellationFlag?) -> Bool {
-        guard let recorded = manifest.sha256, let hashedAt = Timestamp.parse(manifest.createdAt),
-              hashedAt.timeIntervalSince(status.mtime) < ClaimedFile.timestampGranularity else { return false }
+        guard let recorded = manifest.sha256, let hashedAt = Timestamp.parse(manifest.createdAt) else { return false }
+        let anotherBoot = bootID != nil && manifest.hashedInBoot != bootID
+        guard anotherBoot || hashedAt.timeIntervalSince(status.mtime) < ClaimedFile.timestampGranularity else { return false }
         // A read that fails (or is cancelled) counts as stale: the claim then hashes afresh, and
         // that read reports its error.
         let now = try? ClaimedFile.contentHash(fd: fd, size: status.size, fs: fs, display: display, cancellation: cancellation)

@@ -100,6 +100,9 @@ package struct Manifest: Decodable, Sendable, Equatable {
     package var attemptsBeforeRetry: Int? = nil
     /// An S3 multipart upload in progress (upload id, finished parts), for resuming; see `S3UploadState`.
     package var s3: S3UploadState? = nil
+    /// The kernel's boot id when `sha256` was taken (omitted without a digest): a claim in
+    /// another boot hashes the file again, as a power cut may have undone writes never fsynced.
+    package var hashedInBoot: String? = nil
 
     package init(id: String, profile: String, path: RelativePath, size: Int64, mtime: String,
                  sha256: String?, contentType: String, state: State, createdAt: String) {
@@ -138,7 +141,7 @@ package struct Manifest: Decodable, Sendable, Equatable {
         case version, id, profile, path, pathBase64 = "path_base64", size, mtime, sha256
         case contentType = "content_type", state, createdAt = "created_at", attempts
         case nextAttemptAt = "next_attempt_at", lastError = "last_error", storedAs = "stored_as"
-        case remote, sentAt = "sent_at", hooks, attemptsBeforeRetry = "attempts_before_retry", s3
+        case remote, sentAt = "sent_at", hooks, attemptsBeforeRetry = "attempts_before_retry", s3, hashedInBoot = "boot_id"
     }
 
     package init(from decoder: Decoder) throws {
@@ -163,6 +166,7 @@ package struct Manifest: Decodable, Sendable, Equatable {
         hooks = try c.decodeIfPresent([HookRun].self, forKey: .hooks)
         attemptsBeforeRetry = try c.decodeIfPresent(Int.self, forKey: .attemptsBeforeRetry)
         s3 = try c.decodeIfPresent(S3UploadState.self, forKey: .s3)
+        hashedInBoot = try c.decodeIfPresent(String.self, forKey: .hashedInBoot)
     }
 
 
@@ -190,6 +194,7 @@ package struct Manifest: Decodable, Sendable, Equatable {
         if let hooks { w.field("hooks", array: hooks.map(\.json)) }
         if let attemptsBeforeRetry { w.field("attempts_before_retry", attemptsBeforeRetry) }
         if let s3 { w.field("s3", json: Array(try JSONEncoder().encode(s3))) }
+        if let hashedInBoot { w.field("boot_id", hashedInBoot) }
         return w.finishedLine()
     }
 

@@ -41,12 +41,13 @@ final class SimProcess: @unchecked Sendable {
     /// What the destination protocol learnt, kept across a reload as the daemon keeps it.
     let memory: DestinationMemory
 
-    /// `continuing`: the runner a SIGHUP with changed settings stopped, in this same process. The
-    /// new one takes over its view of the disk (the process, and the crash armed in it, go on),
-    /// its hook runner with the hooks still queued, and what its destination learnt, as
-    /// `ConfigReloader` hands them to the runner it starts.
+    /// `machineBoot`: the simulated machine's boot id, which a power cut changes. `continuing`:
+    /// the runner a SIGHUP with changed settings stopped, in this same process. The new one takes
+    /// over its view of the disk (the process, and the crash armed in it, go on), its hook runner
+    /// with the hooks still queued, and what its destination learnt, as `ConfigReloader` hands
+    /// them to the runner it starts.
     init(disk: SimDisk, server: SimServer, choices: ChoiceSource, baton: BatonScheduler, profile: Profile, clock: SimClock, logger: Logger,
-         plant: Plant?, boot: Int, seed: UInt64, continuing previous: SimProcess? = nil) {
+         plant: Plant?, boot: Int, seed: UInt64, machineBoot: String, continuing previous: SimProcess? = nil) {
         scheduler = SimJobQueue(baton: baton)
         scheduler.wire.clock = clock
         view = previous?.view ?? ProcessView(disk: disk, scheduler: scheduler)
@@ -78,7 +79,7 @@ final class SimProcess: @unchecked Sendable {
         }
         scheduler.newJob = { server.newJob() }
         let claimer = Claimer(spool: spool, profileName: profile.name, digest: profile.digest, mimeTypes: MimeTypes(byExtension: [:]),
-                              lifecycle: lifecycle, logger: logger)
+                              lifecycle: lifecycle, logger: logger, bootID: machineBoot)
         // As the runner makes them: a rate limiter when `max_rate` ever limits, hooks on a runner of their own.
         let limiter = profile.maxRate.limitsSometimes ? RateLimiter(schedule: profile.maxRate, timeZone: .gmt, clock: clock) : nil
         memory = previous?.memory ?? DestinationMemory()

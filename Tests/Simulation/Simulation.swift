@@ -177,7 +177,8 @@ final class Simulation {
         if previous != nil { process.scheduler.hooks = nil }
         process?.scheduler.retire()
         process = SimProcess(disk: disk, server: server, choices: choices, baton: baton, profile: profile, clock: clock, logger: logger,
-                             plant: options.plant, boot: generation, seed: choices.next(), continuing: previous)
+                             plant: options.plant, boot: generation, seed: choices.next(), machineBoot: "sim-boot-\(powerCuts)",
+                             continuing: previous)
         process.view.locks = fileLocks
         // Crashes during start-up recovery are part of the game.
         if !settling && !process.view.armed && choices.chance(8) { armCrash() }

@@ -50,6 +50,8 @@ package final class ProfileRunner: Sendable {
         package var timeZone: TimeZone = .current
         /// Nil: the kernel's route to the destination's host, or its proxy's (only asked with `interfaces`).
         package var route: (any RouteLookup)?
+        /// The running boot's id, which a record's hash is checked against (`Claimer.bootID`).
+        package var bootID: String? = BootID.current
 
         package init() {}
     }
@@ -75,7 +77,7 @@ package final class ProfileRunner: Sendable {
         let route: (any RouteLookup)? = seams.route ?? reach.routeHost.map { KernelRoute(host: $0) }
         let parts = ProfileExecutor.Parts(
             claimer: Claimer(spool: spool, profileName: profile.name, digest: profile.digest, mimeTypes: mimeTypes,
-                             lifecycle: lifecycle, logger: logger),
+                             lifecycle: lifecycle, logger: logger, bootID: seams.bootID),
             lifecycle: lifecycle,
             rateLimiter: profile.maxRate.limitsSometimes
                 ? RateLimiter(schedule: profile.maxRate, timeZone: seams.timeZone, clock: seams.clock) : nil,
