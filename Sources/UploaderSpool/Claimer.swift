@@ -164,6 +164,8 @@ package struct Claimer: Sendable {
                 } catch is FileLifecycle.ChangedDuringMove {
                     // Back in the outbox beside its `sent` record, now outdated: claimed afresh.
                     return claim(path, now: now, cancellation: cancellation, round: round)
+                } catch is RecordChangedMeanwhile where round < Self.rehashRounds {
+                    return claim(path, now: now, cancellation: cancellation, round: round + 1)
                 } catch {
                     return .refused("cannot finish recorded move: \(error)")
                 }
@@ -284,7 +286,8 @@ package struct Claimer: Sendable {
               let (area, target) = spool.resolveStoredAs(stored), area == .retry else { return nil }
         do {
             return try RetryMoveLock(spool: spool).around(.shared) {
-                guard let there = try fs.statusIfPresent(target, in: spool.directory(area)),
+                // A record `uploader retry` has replaced meanwhile names no move any more (`finishRecorded` says so).
+                guard recordStill(manifest, of: path), let there = try fs.statusIfPresent(target, in: spool.directory(area)),
                       there.inode != file.inode || there.device != file.device,
                       try lifecycle.holdsOwnRecord(path, manifest: manifest, at: target, in: area) else { return nil }
                 try lifecycle.dropOutboxRecord(of: path, manifest: manifest, movedTo: target, in: area)
@@ -377,16 +380,29 @@ package struct Claimer: Sendable {
         }
     }
 
+    /// The outbox record is no longer the one the claim read: while the claim waited for the
+    /// retry-move lock, `uploader retry` moved the file back (another finisher having ended the
+    /// move first). The move that record named is over; the claim reads the record again.
+    package struct RecordChangedMeanwhile: Error {}
+
     /// Completes a move whose manifest already says sent/retry/failed (steps 3–5 of `FileLifecycle`).
-    @discardableResult
     /// `file` is what the claim's descriptor found (the file may lose its outbox name meanwhile).
+    /// Throws `RecordChangedMeanwhile` when, under the lock, the record is not `manifest` any more.
+    @discardableResult
     package func finishRecorded(_ path: RelativePath, manifest: Manifest, unchanged: (() -> String?)? = nil,
                                 file: FileSystem.Status) throws -> (Spool.Area, RelativePath) {
         let area: Spool.Area = manifest.state == .sent ? .sent : .retry
         // Into retry/: under the retry-move lock, as the live moves (`RetryMoveLock`).
         return try RetryMoveLock(spool: spool).around(.shared, when: area == .retry) {
-            try finishRecorded(path, manifest: manifest, to: area, unchanged: unchanged, file: file)
+            if area == .retry, !recordStill(manifest, of: path) { throw RecordChangedMeanwhile() }
+            return try finishRecorded(path, manifest: manifest, to: area, unchanged: unchanged, file: file)
         }
+    }
+
+    /// Whether the outbox record of `path` is still `manifest` (read again, under the retry-move lock).
+    private func recordStill(_ manifest: Manifest, of path: RelativePath) -> Bool {
+        guard case .success(let now) = spool.readManifest(for: path, in: .outbox) else { return false }
+        return now == manifest
     }
 
     /// `finishRecorded` into `area`.

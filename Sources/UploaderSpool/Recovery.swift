@@ -143,6 +143,11 @@ package struct Recovery: Sendable {
             do {
                 // Into or out of retry/: under the retry-move lock, as the live moves (`RetryMoveLock`).
                 return try RetryMoveLock(spool: spool).around(.shared, when: area == .retry) { () throws -> RelativePath? in
+                    // `uploader retry` may have moved the file back while this waited for the lock:
+                    // the record read above names no move any more, and the file is claimed as it is now.
+                    if area == .retry, (try? spool.readManifest(for: file, in: .outbox).get()) != manifest {
+                        return fs.exists(file, in: spool.directory(.outbox)) ? file : nil
+                    }
                     switch manifest.state {
                     case .sent, .retry, .failed:
                         let targetManifest = Spool.manifestName(for: target)

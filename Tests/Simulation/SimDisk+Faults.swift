@@ -25,6 +25,12 @@ extension SimDisk {
         state.withLock { $0.operationObserver = observer }
     }
 
+    /// Calls `observer` as a lock is asked for, before it is held: a test lays out what another
+    /// process does in that instant, as it would before a lock it waits for (nil: nobody is told).
+    func observeLocks(_ observer: (@Sendable (_ path: String) -> Void)?) {
+        state.withLock { $0.lockObserver = observer }
+    }
+
     /// Runs `body` (the producer's or the set-up's calls) with no fault drawn.
     func withoutFaults<R>(_ body: () throws -> R) rethrows -> R {
         let saved = state.withLock { state in

@@ -134,7 +134,10 @@ extension SimDisk {
     }
 
     /// No lock: the simulator runs `uploader retry` only between jobs (see `ProcessView.withLock`).
+    /// Processes on one simulated disk wait for each other's locks in `SimFileLocks`; here a lock
+    /// is only heard (`observeLocks`).
     func withLock<T>(_ name: RelativePath, in directory: String, exclusive: Bool, _ body: () throws -> T) throws -> T {
-        try body()
+        state.withLock { $0.lockObserver }?(name.displayed(in: directory))
+        return try body()
     }
 }

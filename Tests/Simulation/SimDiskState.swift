@@ -43,6 +43,8 @@ struct SimDiskState: Sendable {
     var operationObserver: OperationObserver?
     /// `code`: the errno the operation failed with, 0 when it succeeded.
     typealias OperationObserver = @Sendable (_ call: String, _ path: String, _ code: Int32) -> Void
+    /// Hears each lock asked for (its file's path), before it is held.
+    var lockObserver: (@Sendable (_ path: String) -> Void)?
 
     /// Open descriptors: fake numbers (from 1000 up, never reused) → inode.
     var openFiles: [Int32: UInt64] = [:]

@@ -1,0 +1,68 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import UploaderSimulation
+import UploaderSupport
+import UploaderSpool
+
+/// `uploader retry` moves a file back from retry/ while a claim of it waits for the retry-move
+/// lock, holding the record it read before: that of a move into retry/ cut after its links,
+/// which another finisher has ended meanwhile. The claim must not finish that move again with
+/// the record the move back left in the outbox, or the file goes back into retry/ beside a
+/// `queued` record and is never sent (journalled seed 19000222 of the simulator:
+/// `retry/f21--rf ends as queued`). Under the lock the claim reads the record again, and claims
+/// what it finds.
+@Suite struct SimDiskRetryBesideAClaimTests {
+    @Test(arguments: [SimDisk.Model.noJournal, .journalled])
+    func aClaimWaitingForTheLockDoesNotFinishAMoveTheRetryCommandUndid(_ model: SimDisk.Model) throws {
+        let scenario = try SimDiskLifecycleTests.Scenario(model, ending: .failed)
+        let (disk, spool, lifecycle, path) = (scenario.disk, scenario.spool, scenario.lifecycle, scenario.path)
+        _ = try scenario.recordMove(to: .retry, linked: true)
+        let (_, operatorLifecycle, _) = try SimDiskTesting.spool(on: disk)
+        let movedBack = Mutex(false)
+        disk.observeLocks { lock in
+            guard lock.hasSuffix(RetryMoveLock.name.display), !movedBack.withLock({ $0 }) else { return }
+            movedBack.withLock { $0 = true }
+            // Meanwhile: another finisher ends the cut move, then `uploader retry` moves the file back.
+            disk.observeLocks(nil)
+            guard case .success(let record) = spool.readManifest(for: path, in: .outbox) else { return }
+            try? lifecycle.dropOutboxRecord(of: path, manifest: record, movedTo: path, in: .retry)
+            _ = try? operatorLifecycle.moveBack(fromRetry: path, resetBackoff: true, locked: .exclusive)
+        }
+        let outcome = scenario.claimer.claim(path, now: SimDiskTesting.start)
+        #expect(movedBack.withLock { $0 }, "the scenario reached the instant the claim asks for the lock")
+        #expect(disk.names(in: "/spool/retry").filter { !$0.hasPrefix(".") }.isEmpty, "nothing went back into retry/: \(outcome)")
+        guard case .ready(let claimed) = outcome else {
+            Issue.record("the claim ends as \(outcome), not with the file ready to be sent")
+            return
+        }
+        #expect(claimed.manifest.state == .queued)
+        #expect(disk.contents("/spool/outbox/a.bin") == SimDiskLifecycleTests.payload)
+    }
+
+    /// The same instant for the start-up's recovery, which finishes a move into retry/ cut after
+    /// the file's outbox name went: the move back found the record in the outbox, and the file is
+    /// claimed as it is now, never filed in retry/ again under the record the move back wrote.
+    @Test(arguments: [SimDisk.Model.noJournal, .journalled])
+    func recoveryWaitingForTheLockDoesNotFinishAMoveTheRetryCommandUndid(_ model: SimDisk.Model) throws {
+        let scenario = try SimDiskLifecycleTests.Scenario(model, ending: .failed)
+        let (disk, spool, lifecycle, path) = (scenario.disk, scenario.spool, scenario.lifecycle, scenario.path)
+        _ = try scenario.recordMove(to: .retry, linked: true)
+        try disk.remove("/spool/outbox/a.bin")
+        let (_, operatorLifecycle, _) = try SimDiskTesting.spool(on: disk)
+        let movedBack = Mutex(false)
+        disk.observeLocks { lock in
+            guard lock.hasSuffix(RetryMoveLock.name.display), !movedBack.withLock({ $0 }) else { return }
+            movedBack.withLock { $0 = true }
+            disk.observeLocks(nil)
+            _ = try? operatorLifecycle.moveBack(fromRetry: path, resetBackoff: true, locked: .exclusive)
+        }
+        let files = SimDiskTesting.recovery(spool, lifecycle).scanOutbox().files
+        #expect(movedBack.withLock { $0 }, "the scenario reached the instant recovery asks for the lock")
+        #expect(disk.names(in: "/spool/retry").filter { !$0.hasPrefix(".") }.isEmpty, "nothing went back into retry/")
+        #expect(files.contains(path))
+        #expect(disk.contents("/spool/outbox/a.bin") == SimDiskLifecycleTests.payload)
+        let record = disk.contents("/spool/outbox/a.bin.manifest.json").flatMap { try? Manifest.decode(Data($0)) }
+        #expect(record?.state == .queued)
+    }
+}
