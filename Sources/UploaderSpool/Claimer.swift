@@ -175,15 +175,23 @@ package struct Claimer: Sendable {
                 // A record brought back under another name says so from its next write on.
                 var record = manifest
                 if record.outboxPath != path { record.setOutboxPath(path) }
-                // Its hash holds in this boot now (`hashMayBeStale` read the file again if it was another's).
-                if record.sha256 != nil, let bootID { record.hashedInBoot = bootID }
+                if let bootID, record.claimedInBoot != bootID {
+                    // Claimed in another boot: its hash holds now (`hashMayBeStale` read the file
+                    // again), but an S3 or tus upload it began may hold bytes a power cut has since
+                    // undone in the file: ended, never resumed.
+                    record.s3?.abandoned = true
+                    record.remote?.tus?.abandoned = true
+                    record.claimedInBoot = bootID
+                }
                 let claimed = ClaimedFile(path: path, fd: fd, status: status, manifest: record, fs: fs)
                 claimed.writtenJustBefore = now.timeIntervalSince(status.mtime) < ClaimedFile.timestampGranularity
                 claimed.adoptedOriginal = adoptedOriginal
                 return .ready(claimed)
             } else {
-                staleS3 = manifest.s3
-                staleTus = manifest.remote?.tus
+                // Never resumed, whatever the file looks like later: a power cut can bring back the
+                // size and mtime the upload began with, while its parts or bytes came from another version.
+                staleS3 = manifest.s3.map { var state = $0; state.abandoned = true; return state }
+                staleTus = manifest.remote?.tus.map { var state = $0; state.abandoned = true; return state }
                 logger.info("file changed since it was claimed; claiming it afresh", ["file": path.logSafe, "id": manifest.id])
             }
         case .failure(.missing):
@@ -216,7 +224,7 @@ package struct Claimer: Sendable {
                 }
             }
             var fresh = freshManifest(path, status: status, sha256: sha, now: now)
-            if sha != nil { fresh.hashedInBoot = bootID }
+            fresh.claimedInBoot = bootID
             fresh.s3 = staleS3
             fresh.remote = staleTus.map { Manifest.Remote(url: $0.uploadURL, tus: $0) }
             let claimed = ClaimedFile(path: path, fd: fd, status: status, manifest: fresh, fs: fs)
@@ -253,7 +261,7 @@ package struct Claimer: Sendable {
     private func hashMayBeStale(_ manifest: Manifest, status: FileSystem.Status, fd: Int32, display: String,
                                 cancellation: CancellationFlag?) -> Bool {
         guard let recorded = manifest.sha256, let hashedAt = Timestamp.parse(manifest.createdAt) else { return false }
-        let anotherBoot = bootID != nil && manifest.hashedInBoot != bootID
+        let anotherBoot = bootID != nil && manifest.claimedInBoot != bootID
         guard anotherBoot || hashedAt.timeIntervalSince(status.mtime) < ClaimedFile.timestampGranularity else { return false }
         // A read that fails (or is cancelled) counts as stale: the claim then hashes afresh, and
         // that read reports its error.

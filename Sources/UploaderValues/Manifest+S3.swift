@@ -32,6 +32,9 @@ package struct S3UploadState: Codable, Sendable, Equatable {
     package var fileSize: Int64
     package var fileMtime: String
     package var parts: [Part]
+    /// Kept only to be aborted: the file was claimed afresh since (its content changed), so the
+    /// parts the store holds may be of other bytes, whatever the file looks like later.
+    package var abandoned: Bool? = nil
 
     package init(uploadID: String, bucket: String, key: String, partSize: Int64, fileSize: Int64, fileMtime: String, parts: [Part] = []) {
         self.uploadID = uploadID
@@ -44,7 +47,7 @@ package struct S3UploadState: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case uploadID = "upload_id", bucket, key, partSize = "part_size", fileSize = "file_size", fileMtime = "file_mtime", parts
+        case uploadID = "upload_id", bucket, key, partSize = "part_size", fileSize = "file_size", fileMtime = "file_mtime", parts, abandoned
     }
 
     package func encode(to encoder: Encoder) throws {
@@ -56,5 +59,6 @@ package struct S3UploadState: Codable, Sendable, Equatable {
         try c.encode(fileSize, forKey: .fileSize)
         try c.encode(fileMtime, forKey: .fileMtime)
         try c.encode(parts, forKey: .parts)
+        if abandoned == true { try c.encode(true, forKey: .abandoned) }
     }
 }

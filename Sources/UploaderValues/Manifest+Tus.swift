@@ -11,6 +11,9 @@ package struct TusUploadState: Sendable, Equatable {
     package var offset: Int64
     package var fileSize: Int64
     package var fileMtime: String
+    /// Kept only to be terminated: the file was claimed afresh since (its content changed), so
+    /// the bytes the server holds may be of another version, whatever the file looks like later.
+    package var abandoned: Bool? = nil
 
     package init(uploadURL: String, offset: Int64, fileSize: Int64, fileMtime: String) {
         self.uploadURL = uploadURL
@@ -20,7 +23,7 @@ package struct TusUploadState: Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case uploadURL = "upload_url", offset, fileSize = "file_size", fileMtime = "file_mtime"
+        case uploadURL = "upload_url", offset, fileSize = "file_size", fileMtime = "file_mtime", abandoned
     }
 
     /// Read from the `remote` object; nil when it holds no `upload_url` (not a tus upload).
@@ -29,6 +32,7 @@ package struct TusUploadState: Sendable, Equatable {
         guard let url = try c.decodeIfPresent(String.self, forKey: .uploadURL) else { return nil }
         self.init(uploadURL: url, offset: try c.decode(Int64.self, forKey: .offset),
                   fileSize: try c.decode(Int64.self, forKey: .fileSize), fileMtime: try c.decode(String.self, forKey: .fileMtime))
+        abandoned = try c.decodeIfPresent(Bool.self, forKey: .abandoned)
     }
 
     /// Adds the fields to the `remote` object being written.
@@ -37,5 +41,6 @@ package struct TusUploadState: Sendable, Equatable {
         w.field(CodingKeys.offset.rawValue, offset)
         w.field(CodingKeys.fileSize.rawValue, fileSize)
         w.field(CodingKeys.fileMtime.rawValue, fileMtime)
+        if abandoned == true { w.field(CodingKeys.abandoned.rawValue, true) }
     }
 }

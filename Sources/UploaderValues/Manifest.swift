@@ -100,9 +100,10 @@ package struct Manifest: Decodable, Sendable, Equatable {
     package var attemptsBeforeRetry: Int? = nil
     /// An S3 multipart upload in progress (upload id, finished parts), for resuming; see `S3UploadState`.
     package var s3: S3UploadState? = nil
-    /// The kernel's boot id when `sha256` was taken (omitted without a digest): a claim in
-    /// another boot hashes the file again, as a power cut may have undone writes never fsynced.
-    package var hashedInBoot: String? = nil
+    /// The kernel's boot id at the record's last claim. A claim in another boot hashes the file
+    /// again and never resumes an S3 or tus upload the record holds: a power cut may have undone
+    /// writes never fsynced, which the hash or the parts already sent were taken from.
+    package var claimedInBoot: String? = nil
 
     package init(id: String, profile: String, path: RelativePath, size: Int64, mtime: String,
                  sha256: String?, contentType: String, state: State, createdAt: String) {
@@ -141,7 +142,7 @@ package struct Manifest: Decodable, Sendable, Equatable {
         case version, id, profile, path, pathBase64 = "path_base64", size, mtime, sha256
         case contentType = "content_type", state, createdAt = "created_at", attempts
         case nextAttemptAt = "next_attempt_at", lastError = "last_error", storedAs = "stored_as"
-        case remote, sentAt = "sent_at", hooks, attemptsBeforeRetry = "attempts_before_retry", s3, hashedInBoot = "boot_id"
+        case remote, sentAt = "sent_at", hooks, attemptsBeforeRetry = "attempts_before_retry", s3, claimedInBoot = "boot_id"
     }
 
     package init(from decoder: Decoder) throws {
@@ -166,7 +167,7 @@ package struct Manifest: Decodable, Sendable, Equatable {
         hooks = try c.decodeIfPresent([HookRun].self, forKey: .hooks)
         attemptsBeforeRetry = try c.decodeIfPresent(Int.self, forKey: .attemptsBeforeRetry)
         s3 = try c.decodeIfPresent(S3UploadState.self, forKey: .s3)
-        hashedInBoot = try c.decodeIfPresent(String.self, forKey: .hashedInBoot)
+        claimedInBoot = try c.decodeIfPresent(String.self, forKey: .claimedInBoot)
     }
 
 
@@ -194,7 +195,7 @@ package struct Manifest: Decodable, Sendable, Equatable {
         if let hooks { w.field("hooks", array: hooks.map(\.json)) }
         if let attemptsBeforeRetry { w.field("attempts_before_retry", attemptsBeforeRetry) }
         if let s3 { w.field("s3", json: Array(try JSONEncoder().encode(s3))) }
-        if let hashedInBoot { w.field("boot_id", hashedInBoot) }
+        if let claimedInBoot { w.field("boot_id", claimedInBoot) }
         return w.finishedLine()
     }
 

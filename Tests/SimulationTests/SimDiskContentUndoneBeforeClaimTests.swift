@@ -4,6 +4,7 @@ import Testing
 import UploaderSupport
 import UploaderConfig
 import UploaderSpool
+import UploaderValues
 
 /// A producer rewrote its file in place with the same size and never fsynced; the daemon claimed
 /// it and recorded the new bytes' digest; a power cut then undid the write but kept the inode's
@@ -55,5 +56,33 @@ import UploaderSpool
     static func claimer(_ spool: Spool, _ lifecycle: FileLifecycle, boot: String) -> Claimer {
         Claimer(spool: spool, profileName: "sim", digest: .sha256, mimeTypes: MimeTypes(byExtension: [:]), lifecycle: lifecycle,
                 logger: Logger(level: .error, sink: { _ in }), bootID: boot)
+    }
+
+    /// An S3 multipart upload the record holds is resumed by a claim in the boot that began it
+    /// (a kill -9 keeps the page cache, so the parts sent are of the file's bytes), and only ended
+    /// by a claim in another: its parts may be of bytes a power cut has since undone, under the
+    /// size and mtime the upload began with (noJournal seed 19002320 of the simulator: the object
+    /// assembled from an undone write's first part and the file's later ones).
+    @Test(arguments: ["boot-1", "boot-2"])
+    func anS3UploadIsResumedOnlyInTheBootThatBeganIt(_ boot: String) throws {
+        let disk = SimDiskTesting.disk(.noJournal)
+        let (spool, lifecycle, _) = try SimDiskTesting.spool(on: disk)
+        #expect(disk.createFile("/spool/outbox/a.bin", data: Self.durable, sync: true))
+        guard case .ready(let first) = Self.claimer(spool, lifecycle, boot: "boot-1").claim(RelativePath("a.bin"), now: SimDiskTesting.start) else {
+            Issue.record("not claimed")
+            return
+        }
+        var record = first.manifest
+        record.s3 = S3UploadState(uploadID: "up-1", bucket: "b", key: "a.bin", partSize: 8, fileSize: Int64(Self.durable.count),
+                                  fileMtime: first.status.mtimeText, parts: [.init(number: 1, etag: "\"p1\"")])
+        try spool.writeManifest(record, for: RelativePath("a.bin"), in: .outbox)
+        spool.fs.close(first.fd)
+        guard case .ready(let again) = Self.claimer(spool, lifecycle, boot: boot).claim(RelativePath("a.bin"), now: SimDiskTesting.start) else {
+            Issue.record("not claimed again")
+            return
+        }
+        #expect(again.manifest.id == record.id && again.manifest.s3?.uploadID == "up-1")
+        #expect((again.manifest.s3?.abandoned == true) == (boot != "boot-1"))
+        #expect(again.manifest.claimedInBoot == boot)
     }
 }

@@ -25,9 +25,10 @@ enum S3Multipart {
     }
 
     /// Uploads `source` through `S3Uploader`: the worker's requests on `worker`, each part
-    /// thread's on a transport from `partTransport`, under `cancellation`.
+    /// thread's on a transport from `partTransport`, under `cancellation`, from the record's
+    /// multipart upload `resuming`.
     static func upload(_ source: UploadSource, size: Int, worker: Transport, cancellation: CancellationFlag = CancellationFlag(),
-                       partTransport: @escaping @Sendable () -> Transport) throws -> UploadOutcome {
+                       resuming: S3UploadState? = nil, partTransport: @escaping @Sendable () -> Transport) throws -> UploadOutcome {
         let endpoint = try #require(S3Endpoint(parsing: "http://127.0.0.1:9"))
         var target = S3Target(bucket: "b", key: try Template(parsing: "{path}"), endpoint: endpoint, endpointGiven: true, region: "us-east-1",
                               pathStyle: true, accessKeyID: "AKID", secretAccessKey: Secret(value: "secret"), sessionToken: nil)
@@ -44,6 +45,6 @@ enum S3Multipart {
         request.cancellation = cancellation
         let values = TemplateValues(path: RelativePath("a.bin"), id: "id-1", sha256: "", size: Int64(size), date: Date(),
                                     profile: "test", hostname: "h")
-        return uploader.upload(source, resuming: nil, values: values, request: request, transport: worker) { _ in }
+        return uploader.upload(source, resuming: resuming, values: values, request: request, transport: worker) { _ in }
     }
 }

@@ -56,7 +56,8 @@ struct S3MultipartUpload {
     }
 
     private mutating func runSteps() -> S3Uploader.Outcome {
-        if let state, state.bucket != uploader.target.bucket || state.fileSize != size || state.fileMtime != source.status.mtimeText {
+        if let state, state.abandoned == true || state.bucket != uploader.target.bucket || state.fileSize != size
+            || state.fileMtime != source.status.mtimeText {
             if state.bucket == uploader.target.bucket {
                 uploader.abort(state, context: context, transport: transport, reason: "file changed since the upload began")
             }
