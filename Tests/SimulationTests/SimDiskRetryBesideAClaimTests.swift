@@ -18,19 +18,13 @@ import UploaderSpool
         let scenario = try SimDiskLifecycleTests.Scenario(model, ending: .failed)
         let (disk, spool, lifecycle, path) = (scenario.disk, scenario.spool, scenario.lifecycle, scenario.path)
         _ = try scenario.recordMove(to: .retry, linked: true)
-        let (_, operatorLifecycle, _) = try SimDiskTesting.spool(on: disk)
-        let movedBack = Mutex(false)
-        disk.observeLocks { lock in
-            guard lock.hasSuffix(RetryMoveLock.name.display), !movedBack.withLock({ $0 }) else { return }
-            movedBack.withLock { $0 = true }
-            // Meanwhile: another finisher ends the cut move, then `uploader retry` moves the file back.
-            disk.observeLocks(nil)
+        let movedBack = try Self.retryCommandWhenTheLockIsAsked(on: disk, path) {
+            // Meanwhile another finisher ends the cut move first.
             guard case .success(let record) = spool.readManifest(for: path, in: .outbox) else { return }
             try? lifecycle.dropOutboxRecord(of: path, manifest: record, movedTo: path, in: .retry)
-            _ = try? operatorLifecycle.moveBack(fromRetry: path, resetBackoff: true, locked: .exclusive)
         }
         let outcome = scenario.claimer.claim(path, now: SimDiskTesting.start)
-        #expect(movedBack.withLock { $0 }, "the scenario reached the instant the claim asks for the lock")
+        #expect(movedBack.came, "the scenario reached the instant the claim asks for the lock")
         #expect(disk.names(in: "/spool/retry").filter { !$0.hasPrefix(".") }.isEmpty, "nothing went back into retry/: \(outcome)")
         guard case .ready(let claimed) = outcome else {
             Issue.record("the claim ends as \(outcome), not with the file ready to be sent")
@@ -49,20 +43,35 @@ import UploaderSpool
         let (disk, spool, lifecycle, path) = (scenario.disk, scenario.spool, scenario.lifecycle, scenario.path)
         _ = try scenario.recordMove(to: .retry, linked: true)
         try disk.remove("/spool/outbox/a.bin")
-        let (_, operatorLifecycle, _) = try SimDiskTesting.spool(on: disk)
-        let movedBack = Mutex(false)
-        disk.observeLocks { lock in
-            guard lock.hasSuffix(RetryMoveLock.name.display), !movedBack.withLock({ $0 }) else { return }
-            movedBack.withLock { $0 = true }
-            disk.observeLocks(nil)
-            _ = try? operatorLifecycle.moveBack(fromRetry: path, resetBackoff: true, locked: .exclusive)
-        }
+        let movedBack = try Self.retryCommandWhenTheLockIsAsked(on: disk, path)
         let files = SimDiskTesting.recovery(spool, lifecycle).scanOutbox().files
-        #expect(movedBack.withLock { $0 }, "the scenario reached the instant recovery asks for the lock")
+        #expect(movedBack.came, "the scenario reached the instant recovery asks for the lock")
         #expect(disk.names(in: "/spool/retry").filter { !$0.hasPrefix(".") }.isEmpty, "nothing went back into retry/")
         #expect(files.contains(path))
         #expect(disk.contents("/spool/outbox/a.bin") == SimDiskLifecycleTests.payload)
         let record = disk.contents("/spool/outbox/a.bin.manifest.json").flatMap { try? Manifest.decode(Data($0)) }
         #expect(record?.state == .queued)
+    }
+
+    /// Whether the instant a test lays out came.
+    final class Instant: Sendable {
+        let flag = Mutex(false)
+        var came: Bool { flag.withLock { $0 } }
+    }
+
+    /// The first time a process asks for the retry-move lock, `before` runs, then `uploader retry`
+    /// moves `path` back as its own process would. Says whether that instant came.
+    static func retryCommandWhenTheLockIsAsked(on disk: SimDisk, _ path: RelativePath,
+                                               before: @escaping @Sendable () -> Void = {}) throws -> Instant {
+        let (_, operatorLifecycle, _) = try SimDiskTesting.spool(on: disk)
+        let movedBack = Instant()
+        disk.observeLocks { lock in
+            guard lock.hasSuffix(RetryMoveLock.name.display), !movedBack.came else { return }
+            movedBack.flag.withLock { $0 = true }
+            disk.observeLocks(nil)
+            before()
+            _ = try? operatorLifecycle.moveBack(fromRetry: path, resetBackoff: true, locked: .exclusive)
+        }
+        return movedBack
     }
 }
