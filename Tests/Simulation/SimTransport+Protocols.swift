@@ -109,7 +109,9 @@ extension SimTransport {
                           .internalError: 500, .badGateway: 502, .gatewayTimeout: 504][answer]!
             logged(status)
             let retryAfter = answer == .tooManyRequests || (status == 503 && choices.chance(50)) ? String(20 + choices.below(21)) : nil
-            if let retryAfter { server.askedToWait(id, Double(retryAfter)!, [], job: attempt) }
+            // The DELETE that ends an abandoned upload is no attempt (nor held to a wait, `begin`):
+            // the daemon logs its failure and goes on, so its answer sets no due time.
+            if let retryAfter, request.method != .delete { server.askedToWait(id, Double(retryAfter)!, [], job: attempt) }
             if plant == .successFor5xx && status >= 500 {
                 return .success(answered(UploadResponse(status: 201)))
             }
