@@ -9,6 +9,7 @@ extension Simulation {
     func jumpWallClock() {
         let seconds = Double(1 + choices.below(7200)) * (choices.chance(50) ? 1 : -1)
         clock.jumpWall(by: seconds)
+        if seconds < 0 { wallClockSetBack -= seconds }
         server.forgetDueTimes()
         note("wall clock \(seconds > 0 ? "+" : "")\(Int(seconds)) s (monotonic steady)")
         process.post(.tick)

@@ -55,6 +55,9 @@ final class Simulation {
     private var generation = 0
     /// The faults have stopped: no more crashes are armed.
     private var settling = false
+    /// Seconds the wall clock was set back in all, over the schedule: due times and passes over
+    /// sent/ the daemon set before a jump back come that much later in simulated time.
+    var wallClockSetBack: Double = 0
     /// The owner is being stepped (by the world or a job's thread): an event posted meanwhile waits.
     private var stepping = false
     /// The owner stopped on a job's thread: the world starts the next process at its next step.
@@ -478,11 +481,11 @@ final class Simulation {
         var rescans = 0
         var failedTrial: EndChecksInput?
         // Outside its windows the owner sleeps until the next day's; a retry's due time is on the
-        // wall clock, which a jump may have set back by up to two hours. Each pass over sent/ due
+        // wall clock, which jumps may have set back (by up to two hours each). Each pass over sent/ due
         // meanwhile (every 0.7 s with `keep_sent = 7s`) takes a few steps.
         var budget = profile.uploadWindows.isAlways ? 20_000 : 100_000
         if let every = process.policy.retention?.every {
-            let horizon: Double = profile.uploadWindows.isAlways ? 3 * 3_600 : 86_400
+            let horizon: Double = (profile.uploadWindows.isAlways ? 3_600 : 86_400) + wallClockSetBack
             budget += Int(6 * horizon / max(every, 0.5))
         }
         for _ in 0..<budget where violation == nil {
