@@ -40,8 +40,12 @@ final class SimJobQueue: JobQueue, @unchecked Sendable {
 
     init(baton: BatonScheduler) { self.baton = baton }
 
+    /// How many workers the process started.
+    private(set) var workerCount = 0
+
     /// Starts the process's workers: as many as the runner starts for this policy.
     func startWorkers(_ count: Int) {
+        workerCount = count
         pool = WorkerPool(size: count, label: "sim-worker", scheduler: baton) { [self] in makeTransport() }
     }
 

@@ -96,8 +96,7 @@ final class SimProcess: @unchecked Sendable {
         executor = ProfileExecutor(profile: executed, spool: spool, parts: parts, hooks: hookRunner, logger: logger,
                                    clock: clock, report: { [weak self] event in self?.post(event) },
                                    finished: { [weak self] effect in self?.finishedEffects.withLock { $0.append(effect) } })
-        // As many workers as the runner starts for this policy.
-        scheduler.startWorkers(3 * policy.concurrency + policy.claimAhead)
+        scheduler.startWorkers(ProfileRunner.workerCount(for: policy))
     }
 
     /// An event for the owner (from a job, the watcher, netlink, a signal); dropped once the process is dead.

@@ -82,15 +82,20 @@ package final class ProfileRunner: Sendable {
             rateLimiter: profile.maxRate.limitsSometimes
                 ? RateLimiter(schedule: profile.maxRate, timeZone: seams.timeZone, clock: seams.clock) : nil,
             probe: probe,
-            // Threads for the uploads, for the settles of the uploads just ended (the next upload in
-            // a slot waits for its predecessor's record to be rewritten: a settle must never queue
-            // behind claims; each runs three directory fsyncs after it), for the claims ahead, and for
-            // the core's chores (a pass over sent/, a rescan), which may take seconds each.
-            jobs: WorkerPool(size: 3 * policy.concurrency + policy.claimAhead + 2, label: profile.name, makeTransport: seams.makeTransport),
+            jobs: WorkerPool(size: Self.workerCount(for: policy), label: profile.name, makeTransport: seams.makeTransport),
             hostname: hostname, environment: seams.environment, route: route, memory: destinationMemory,
             threads: DestinationThreads(makeTransport: seams.makeTransport))
         executor = ProfileExecutor(profile: profile, spool: spool, parts: parts, hooks: self.hooks, logger: logger, clock: seams.clock,
                                    report: { [loop] event in loop.send(event) }, finished: onFinished)
+    }
+
+    /// The job threads a runner starts for `policy`: for the uploads, for the settles of the
+    /// uploads just ended (the next upload in a slot waits for its predecessor's record to be
+    /// rewritten: a settle must never queue behind claims; each runs three directory fsyncs after
+    /// it), for the claims ahead, and for the core's chores (a pass over sent/, a rescan), which
+    /// may take seconds each.
+    package static func workerCount(for policy: ProfilePolicy) -> Int {
+        3 * policy.concurrency + policy.claimAhead + 2
     }
 
     /// Takes the lock (throws `SpoolLock.Failure`), creates the spool and registers its outbox
