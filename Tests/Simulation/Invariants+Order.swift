@@ -26,24 +26,26 @@ struct ToldFacts {
 }
 
 extension Simulation {
-    /// `orderWithinSlots`, as the core gives `path` a slot: no file ready beside it ranks before
-    /// it by the configured `order` (ties by name). Files whose facts changed are left out: the
-    /// daemon may rank them by either.
+    /// `orderWithinSlots`, as the core gives `path` a slot: no file the world saw reported ready
+    /// beside it ranks before it by the configured `order` (ties by name). Files whose facts
+    /// changed are left out: the daemon may rank them by either.
     func checkOrder(_ path: RelativePath) {
         guard violation == nil, let mine = told.steady(path) else { return }
         let order = process.configured.order
-        func key(_ file: QueuedFile) -> (Int64, RelativePath) {
-            switch order {
-            case .oldest: return (file.mtimeNanos, file.path)
-            case .newest: return (-file.mtimeNanos, file.path)
-            case .smallest: return (file.size, file.path)
-            case .largest: return (-file.size, file.path)
-            }
-        }
-        for other in process.state.files.ready {
-            guard let theirs = told.steady(other), key(theirs) < key(mine) else { continue }
+        for other in process.seen.ready where other != path {
+            guard let theirs = told.steady(other), Self.key(theirs, order) < Self.key(mine, order) else { continue }
             return fail(.orderWithinSlots, "\(path.logSafe) is given a slot while \(other.logSafe), ready beside it, "
                         + "comes first by order = \(order.rawValue)")
+        }
+    }
+
+    /// Where `file` goes by `order`, from the facts the world told of it.
+    static func key(_ file: QueuedFile, _ order: UploadOrder) -> (Int64, RelativePath) {
+        switch order {
+        case .oldest: return (file.mtimeNanos, file.path)
+        case .newest: return (-file.mtimeNanos, file.path)
+        case .smallest: return (file.size, file.path)
+        case .largest: return (-file.size, file.path)
         }
     }
 }

@@ -27,11 +27,13 @@ extension Simulation {
         case .claimAndUpload(let path, _): process.claimedInSlot.insert(path)
         default: break
         }
+        process.seen.note(effect)
     }
 
     /// Runs the checks an event calls for, as the owner takes it in.
     func checkOnTaking(_ event: ProfileEvent) {
         told.note(event)
+        process.seen.note(event)
         guard case .claimed(let path, let report) = event else { return }
         // A claim made in a slot has opened its attempt by now: it waits for nothing.
         if process.claimedInSlot.remove(path) == nil, report == .ready { checkSlotBeforeAttempt(path, "is claimed and waits for a slot") }

@@ -233,21 +233,33 @@ extension Simulation {
         }
     }
 
-    /// A free slot may wait only for a claim still running for a file that ranks before the first
-    /// ready one (`order` holds at the server, and claims finish in any order), or for a settle
-    /// to rewrite a record that still says `uploading`.
+    /// Judged from what the world saw the owner start and end (`WorkSeen`) and from what it told
+    /// the daemon of each file, with the owner's own view of whether it may start (the link, the
+    /// windows, the credentials): a free slot may wait only for a claim still running for a file
+    /// that ranks before the first ready one (`order` holds at the server, and claims finish in
+    /// any order), or for a settle to rewrite a record that still says `uploading`.
     func checkOnlineMeansWorking() {
+        let seen = process.seen, slots = process.configured.concurrency
+        guard !seen.ready.isEmpty, seen.slots.count < slots, seen.openRecords < slots else { return }
         let s = process.state
-        func key(_ path: RelativePath) -> (Int64, RelativePath) { (s.files.rank(of: path) ?? 0, path) }
-        guard let first = s.files.ready.first else { return }
-        let waitsForBetterClaim = s.files.claimsAhead.keys.contains { key($0) < key(first) }
-        // Nor while as many records as slots still say `uploading` (a settle is rewriting one).
-        let slots = process.configured.concurrency
-        let waitsForARecord = s.files.openRecords >= slots
-        if s.mayStart(process.policy), s.phase == .running, !s.closed, !waitsForBetterClaim, !waitsForARecord,
-           s.files.slots.count < slots {
-            fail(.onlineMeansWorking, "online with \(s.files.slots.count) of \(slots) slots busy and \(s.files.ready.count) claimed files waiting")
+        guard s.mayStart(process.policy), s.phase == .running, !s.closed, !claimRunningForABetterFile(seen) else { return }
+        fail(.onlineMeansWorking, "online with \(seen.slots.count) of \(slots) slots busy and \(seen.ready.count) claimed files waiting")
+    }
+
+    /// Whether a claim ahead still runs for a file that may rank before every ready one: one whose
+    /// facts the world told and never changed, and that ranks first by them; or any, when some
+    /// file's facts are not known for sure.
+    private func claimRunningForABetterFile(_ seen: WorkSeen) -> Bool {
+        guard !seen.claimsAhead.isEmpty else { return false }
+        let order = process.configured.order
+        var firstReady: (Int64, RelativePath)?
+        for path in seen.ready {
+            guard let facts = told.steady(path) else { return true }
+            let key = Self.key(facts, order)
+            if firstReady.map({ key < $0 }) ?? true { firstReady = key }
         }
+        guard let firstReady else { return false }
+        return seen.claimsAhead.contains { path in told.steady(path).map { Self.key($0, order) < firstReady } ?? true }
     }
 
     private func checkSpool(_ invariant: Invariant, _ view: SpoolView) {

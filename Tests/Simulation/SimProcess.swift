@@ -34,6 +34,8 @@ final class SimProcess: @unchecked Sendable {
     /// Files the core had claimed in a transfer slot (`.claimAndUpload`): their claim's job opens
     /// the attempt before it reports the claim.
     var claimedInSlot: Set<RelativePath> = []
+    /// The owner's slots, claims and ready files as the world saw them start and end.
+    var seen = WorkSeen()
     /// Where production's hook runner runs its hooks, and the hook commands.
     let hookHost: SimHookHost
     /// Production's hook runner: one per profile for the life of the process.
