@@ -295,7 +295,7 @@ package struct Claimer: Sendable {
         do {
             return try RetryMoveLock(spool: spool).around(.shared) {
                 // A record `uploader retry` has replaced meanwhile names no move any more (`finishRecorded` says so).
-                guard recordStill(manifest, of: path), let there = try fs.statusIfPresent(target, in: spool.directory(area)),
+                guard spool.outboxRecordStill(manifest, of: path), let there = try fs.statusIfPresent(target, in: spool.directory(area)),
                       there.inode != file.inode || there.device != file.device,
                       try lifecycle.holdsOwnRecord(path, manifest: manifest, at: target, in: area) else { return nil }
                 try lifecycle.dropOutboxRecord(of: path, manifest: manifest, movedTo: target, in: area)
@@ -402,15 +402,9 @@ package struct Claimer: Sendable {
         let area: Spool.Area = manifest.state == .sent ? .sent : .retry
         // Into retry/: under the retry-move lock, as the live moves (`RetryMoveLock`).
         return try RetryMoveLock(spool: spool).around(.shared, when: area == .retry) {
-            if area == .retry, !recordStill(manifest, of: path) { throw RecordChangedMeanwhile() }
+            if area == .retry, !spool.outboxRecordStill(manifest, of: path) { throw RecordChangedMeanwhile() }
             return try finishRecorded(path, manifest: manifest, to: area, unchanged: unchanged, file: file)
         }
-    }
-
-    /// Whether the outbox record of `path` is still `manifest` (read again, under the retry-move lock).
-    private func recordStill(_ manifest: Manifest, of path: RelativePath) -> Bool {
-        guard case .success(let now) = spool.readManifest(for: path, in: .outbox) else { return false }
-        return now == manifest
     }
 
     /// `finishRecorded` into `area`.

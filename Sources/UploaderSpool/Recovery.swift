@@ -145,7 +145,7 @@ package struct Recovery: Sendable {
                 return try RetryMoveLock(spool: spool).around(.shared, when: area == .retry) { () throws -> RelativePath? in
                     // `uploader retry` may have moved the file back while this waited for the lock:
                     // the record read above names no move any more, and the file is claimed as it is now.
-                    if area == .retry, (try? spool.readManifest(for: file, in: .outbox).get()) != manifest {
+                    if area == .retry, !spool.outboxRecordStill(manifest, of: file) {
                         return fs.exists(file, in: spool.directory(.outbox)) ? file : nil
                     }
                     switch manifest.state {

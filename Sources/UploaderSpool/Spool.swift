@@ -135,6 +135,14 @@ package struct Spool: Sendable {
         }
     }
 
+    /// Whether the outbox record of `path` still reads as `manifest`: a move that read it, then
+    /// waited for the retry-move lock, asks again under the lock (`uploader retry` may have moved
+    /// the file back meanwhile, and the move that record named is then over).
+    package func outboxRecordStill(_ manifest: Manifest, of path: RelativePath) -> Bool {
+        guard case .success(let now) = readManifest(for: path, in: .outbox) else { return false }
+        return now == manifest
+    }
+
     /// Writes the manifest beside `path` atomically: a temporary file (in the outbox's hidden
     /// `.upl-tmp/`, so the watcher sees one rename, or beside the manifest in retry/), written
     /// and fsynced, then renamed over the manifest — its content is durable before its name is.
