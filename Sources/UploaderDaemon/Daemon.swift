@@ -62,6 +62,10 @@ package final class Daemon {
         var seams = ProfileRunner.Seams()
         seams.clock = clock
         seams.environment = environment
+        if seams.bootID == nil {
+            logger.warn("cannot read the boot id (\(BootID.path)): a file's hash is not checked again after a reboot, "
+                        + "so content a power cut undid may go out under the digest recorded before it")
+        }
         let watcher = InotifyWatcher(logger: logger, clock: clock)
         let netlink = once ? nil : NetlinkMonitor(logger: logger)
         netlink?.start()
