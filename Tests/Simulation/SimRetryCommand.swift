@@ -17,12 +17,17 @@ final class SimRetryCommand: @unchecked Sendable {
     /// Files moved back since the world last looked: it posts them as the daemon's watcher would.
     private var moved: [RelativePath] = []
     private let tookBack: (_ failed: Manifest, _ name: String, _ record: [UInt8]?) -> Void
+    private let movesBack: (_ record: Manifest?) -> Void
 
-    /// `tookBack`: the world's bookkeeping for a failed file moved back (its `on_failed` is due
-    /// again), given the record as it was just before, under the lock.
+    /// `movesBack`: the world's bookkeeping for a record about to be moved back, read under the
+    /// lock (nil when it cannot be read: any); its due time is reset, the file is sent at once.
+    /// `tookBack`: for a failed file moved back (its `on_failed` is due again), given the record
+    /// as it was just before, under the lock.
     init(disk: SimDisk, baton: BatonScheduler, locks: SimFileLocks, paths: SpoolPaths, logger: Logger, seed: UInt64,
+         movesBack: @escaping (_ record: Manifest?) -> Void,
          tookBack: @escaping (_ failed: Manifest, _ name: String, _ record: [UInt8]?) -> Void) {
         self.tookBack = tookBack
+        self.movesBack = movesBack
         view = ProcessView(disk: disk, scheduler: SimJobQueue(baton: baton))
         view.locks = locks
         let spool = Spool(paths: paths, fs: view, temporaries: TemporaryNames(start: seed), scheduler: baton)
@@ -35,8 +40,10 @@ final class SimRetryCommand: @unchecked Sendable {
                 let file = Spool.fileName(forManifest: RelativePath(name))
                 let back = try? RetryMoveLock(spool: spool).around(.exclusive) { () -> RelativePath? in
                     let record = view.dead ? nil : disk.contents(paths.retry + "/" + name)
+                    let manifest = record.flatMap { try? Manifest.decode(Data($0)) }
+                    if !view.dead { self.movesBack(manifest) }
                     let back = try? lifecycle.moveBack(fromRetry: file, resetBackoff: true)
-                    if !view.dead, let failed = record.flatMap({ try? Manifest.decode(Data($0)) }), failed.state == .failed {
+                    if !view.dead, let failed = manifest, failed.state == .failed {
                         self.tookBack(failed, name, record)
                     }
                     return back

@@ -70,7 +70,7 @@ final class SimServer: @unchecked Sendable {
     var retryAfterCap: Double = .infinity
     /// By Idempotency-Key: the server answered 429 with `Retry-After` for these bytes, so the
     /// same bytes must not come back before this time in another attempt (job) than the one answered.
-    private(set) var notBefore: [String: (at: Date, hash: String, job: Int)] = [:]
+    private(set) var notBefore: [String: (at: Date, hash: String, job: Int, answeredAt: Date)] = [:]
     /// Requests that came back before the `Retry-After` the server asked for.
     private(set) var early: [String] = []
 
@@ -88,13 +88,18 @@ final class SimServer: @unchecked Sendable {
 
     /// The server answered `id` with `Retry-After: seconds` for `body`, in attempt `job`.
     func askedToWait(_ id: String, _ seconds: Double, _ body: [UInt8], job: Int) {
-        notBefore[id] = (now().addingTimeInterval(min(seconds, retryAfterCap)), SHA256.hash(body).hexString, job)
+        notBefore[id] = (now().addingTimeInterval(min(seconds, retryAfterCap)), SHA256.hash(body).hexString, job, now())
     }
 
     /// Due times the daemon may no longer know: all (`retry --all` resets them, a disk fault may
     /// have refused the record that held one), or those `keep` does not name (a crash took the record).
     func forgetDueTimes(keeping keep: Set<String> = []) {
         notBefore = notBefore.filter { keep.contains($0.key) }
+    }
+
+    /// The due time of `id` the daemon no longer keeps (`uploader retry` moved its file back); all when nil.
+    func forgetDueTimes(of id: String?) {
+        if let id { notBefore[id] = nil } else { notBefore = [:] }
     }
 
     func end(_ id: String, job: Int) {

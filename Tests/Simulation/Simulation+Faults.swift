@@ -15,13 +15,19 @@ extension Simulation {
         process.post(.tick)
     }
 
-    /// After a crash: the keys whose due time the daemon can still know, as a record in retry/
-    /// that survived with a `next_attempt_at` no earlier than the server asked for.
+    /// After a crash: the keys whose due time the daemon can still know — a record that survived,
+    /// in retry/ or (a move into it cut) in the outbox, holds the attempt the server answered with
+    /// `Retry-After`. The due time it holds is the daemon's to get right: one before the server's
+    /// is caught when the file comes back early.
     func dueTimesKept() -> Set<String> {
         var kept: Set<String> = []
-        for entry in SpoolView(disk: disk, paths: profile.spool).manifests where entry.area == .retry {
+        for entry in SpoolView(disk: disk, paths: profile.spool).manifests where entry.area != .sent {
             guard let m = entry.manifest, m.state == .retry, let wait = server.notBefore[m.id],
-                  let due = m.nextAttemptAt.flatMap(Timestamp.parse), due >= wait.at else { continue }
+                  m.attempts.contains(where: { attempt in
+                      guard let status = attempt.httpStatus, status == 429 || status == 503,
+                            let ended = attempt.endedAt.flatMap(Timestamp.parse) else { return false }
+                      return ended >= wait.answeredAt.addingTimeInterval(-0.001)
+                  }) else { continue }
             kept.insert(m.id)
         }
         return kept

@@ -384,8 +384,9 @@ final class Simulation {
             // `uploader retry --all`, while the daemon runs: a process of its own (one at a time).
             guard retryCommand == nil else { return }
             note("operator: uploader retry --all")
-            server.forgetDueTimes()
+            // It resets the due time of each file it moves back (one whose record it cannot read: any).
             retryCommand = SimRetryCommand(disk: disk, baton: baton, locks: fileLocks, paths: profile.spool, logger: logger, seed: choices.next() >> 8,
+                                           movesBack: { [server] record in server.forgetDueTimes(of: record?.id) },
                                            tookBack: { [unowned self] failed, name, record in tookBack(failed, from: name, record: record) })
         case 1 where process.stopRequested == nil:
             let grace = profile.shutdownGrace
