@@ -356,7 +356,7 @@ package struct Claimer: Sendable {
     /// (e.g. for a symlink during its upload): it is moved aside, never deleted.
     private func refuse(_ path: RelativePath, _ status: FileSystem.Status, now: Date) -> Outcome {
         if fs.exists(Spool.manifestName(for: path), in: spool.directory(.outbox)) {
-            if settledMoveOfAnotherFile(path) { return .refused(Claimer.refusal(status)) }
+            if settledMoveOfAnotherFile(path) || broughtBackChangedDelivery(path) { return .refused(Claimer.refusal(status)) }
             do {
                 let aside = try spool.quarantineManifest(for: path, in: .outbox, now: now)
                 logger.warn("the file of this manifest was replaced by a \(status.formatName); manifest moved aside",
@@ -377,6 +377,22 @@ package struct Claimer: Sendable {
               let (area, target) = spool.resolveStoredAs(stored), area != .outbox,
               !fs.exists(target, in: spool.directory(area)) else { return false }
         return lifecycle.settleRecordOfLeftFile(path, manifest: manifest) != .toMoveAside
+    }
+
+    /// The record beside a non-regular entry is that of a delivery whose move into sent/ was cut
+    /// after its links, and whose file was written to after its upload through the name the move
+    /// had not yet taken away: that version, never sent, comes back beside the entry to be sent
+    /// (the next scan queues it) and the record goes. True when the record is dealt with: so too
+    /// when this failed (it stays, and the next claim tries again), never moved aside.
+    private func broughtBackChangedDelivery(_ path: RelativePath) -> Bool {
+        guard case .success(let manifest) = spool.readManifest(for: path, in: .outbox), manifest.state == .sent,
+              let stored = manifest.storedAs, let (area, target) = spool.resolveStoredAs(stored), area == .sent else { return false }
+        do {
+            return try lifecycle.requeueIfChangedAfterUpload(path, manifest: manifest, in: area, as: target) != nil
+        } catch {
+            logger.error("cannot bring back a delivered file changed after its upload", ["file": path.logSafe, "error": "\(error)"])
+            return true
+        }
     }
 
     /// Why a non-regular entry is not uploaded, in words for the one warning line.

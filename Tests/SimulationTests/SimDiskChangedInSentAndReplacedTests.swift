@@ -12,7 +12,9 @@ import UploaderSpool
 /// sent/ holds no unsent bytes and the new file is claimed afresh. The simulator found, first, the
 /// record taken away and the file left in sent/ without it (journalled seed 75), then the changed
 /// version kept in sent/ under a `sent` record, by recovery (journalled seed 500959) and by the
-/// new file's claim meeting the old record first (the same seed, once recovery was right).
+/// new file's claim meeting the old record first (the same seed, once recovery was right); and,
+/// with a symlink under the outbox name instead of a new file, the record moved aside while the
+/// changed version stayed in sent/ under its second name (noJournal seed 18077577, `digest = none`).
 @Suite struct SimDiskChangedInSentAndReplacedTests {
     static let path = RelativePath("a.bin")
     static let changed = SimDiskTesting.bytes("written to through sent/ after the upload")
@@ -69,5 +71,24 @@ import UploaderSpool
         #expect(disk.names(in: "/spool/sent").isEmpty, "sent/ keeps no bytes that were never sent")
         #expect(disk.contents("/spool/outbox/a.2.bin") == Self.changed, "the changed version waits beside the new file")
         #expect(!disk.exists(path: "/spool/outbox/a.2.bin.manifest.json"))
+    }
+
+    /// The producer put a symlink (or a FIFO) under the outbox name, not a file: its claim refuses
+    /// it, and first brings the changed version back beside it, as for a new file; the record is
+    /// not moved aside, and sent/ keeps no bytes that were never sent.
+    @Test(arguments: [SimDisk.Model.noJournal, .journalled], [true, false])
+    func aSymlinkOrFIFOUnderTheNameStillBringsTheChangedVersionBack(_ model: SimDisk.Model, symlink: Bool) throws {
+        let layout = try Layout(model)
+        let disk = layout.disk
+        try disk.remove("/spool/outbox/a.bin")
+        #expect(symlink ? disk.makeSymlink("/spool/outbox/a.bin", to: "/etc/passwd") : disk.makeFIFO("/spool/outbox/a.bin"))
+        guard case .refused = layout.claimer.claim(Self.path, now: SimDiskTesting.start) else {
+            Issue.record("the \(symlink ? "symlink" : "FIFO") was not refused")
+            return
+        }
+        #expect(disk.names(in: "/spool/sent").isEmpty, "sent/ keeps no bytes that were never sent")
+        #expect(disk.contents("/spool/outbox/a.2.bin") == Self.changed, "the changed version waits beside the new entry")
+        #expect(!disk.exists(path: "/spool/outbox/a.bin.manifest.json") && !disk.exists(path: "/spool/outbox/a.2.bin.manifest.json"))
+        #expect(!disk.exists(path: "/spool/.quarantine") || disk.names(in: "/spool/.quarantine").isEmpty, "nothing is moved aside")
     }
 }
