@@ -13,7 +13,8 @@ import UploaderConfig
 /// A deletion removes the file, makes that durable (fsync of its directory), then removes the
 /// manifest: whatever a power cut keeps, a file never stays without its manifest (which no pass
 /// would judge again). A manifest left alone by a cut between the two is a deletion to finish: the
-/// next pass removes it, whatever the bounds (a move into sent/ links the file before its manifest,
+/// next pass makes the file's absence durable (a kill -9 may have come before that fsync) and
+/// removes it, whatever the bounds (a move into sent/ links the file before its manifest,
 /// so no other manifest there is without its file).
 ///
 /// sent/ may hold a million files, so a pass reads it as a stream — readdir one entry at a time and
@@ -190,10 +191,10 @@ package struct Retention: Sendable {
             if moveUnfinished(record, at: file) { return false }
         }
         do {
-            if fs.exists(file, in: sent) {
-                try fs.unlink(file, in: sent)
-                try spool.syncDirectory(of: file, in: .sent)
-            }
+            if fs.exists(file, in: sent) { try fs.unlink(file, in: sent) }
+            // The file's absence durable before its manifest goes, also when an earlier pass
+            // removed it and was killed before this fsync (a deletion to finish).
+            try spool.syncDirectory(of: file, in: .sent)
             try fs.unlink(Spool.manifestName(for: file), in: sent)
             return true
         } catch {

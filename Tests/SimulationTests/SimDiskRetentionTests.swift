@@ -70,6 +70,29 @@ import UploaderDecisions
         }
     }
 
+    /// A pass killed (kill -9) at each of its operations, the next process's pass finishing the
+    /// deletion, then a power cut: the killed pass may have removed the file without making that
+    /// durable, so the pass that finds the manifest alone makes the file's absence durable before
+    /// the manifest goes (noJournal seed 50009890 of the simulator: a power cut kept the
+    /// manifest's removal and brought the file back without it).
+    @Test(arguments: SimDisk.Model.allCases, Bound.allCases)
+    func aDeletionAKillCutAndTheNextPassFinishedSurvivesAPowerCut(_ model: SimDisk.Model, _ bounds: Bound) throws {
+        for k in 0..<6 {
+            for seed in 0..<UInt64(16) {
+                let (disk, spool) = try Self.spool(model)
+                let retention = Self.retention(spool, keep: bounds.keep, keepBytes: bounds.keepBytes)
+                disk.crash(atOperation: disk.operations + k)
+                retention.sweep(now: SimDiskTesting.start.addingTimeInterval(3600 + 1))
+                disk.killProcess()
+                retention.sweep(now: SimDiskTesting.start.addingTimeInterval(3600 + 2))
+                var rng = SplitMix64(seed: seed)
+                disk.powerCut(&rng)
+                let cut = "\(model), killed at operation \(k), power cut seed \(seed)"
+                #expect(!Self.unpaired(disk).contains { !$0.hasSuffix(".manifest.json") }, "a file without its manifest: \(Self.unpaired(disk)), \(cut)")
+            }
+        }
+    }
+
     /// A file in sent/ whose bytes are not what its record says was sent — a power cut brought
     /// back an older version of a file its producer had rewritten in place and never fsynced — is
     /// kept by retention, the only copy of those bytes (noJournal seed 500405, `noFileLost`:
