@@ -68,8 +68,12 @@ extension SimTransport {
         var leftRunning = false
         defer { if !leftRunning && !id.isEmpty { server.end(id, job: attempt) } }
         let answer = server.healed ? .created : Answer(rawValue: choices.pick(Self.weights))!
+        // The DELETE that ends an upload abandoned for changed content (S3's abort, tus's
+        // termination) is no attempt: the attempt opens with the next request of its job.
+        let opensAttempt = request.method != .delete
         func logged(_ status: Int?) {
-            server.record(SimServer.Request(id: id, bytes: [], kept: false, status: status, opens: server.opens(id, job: job), job: attempt))
+            server.record(SimServer.Request(id: id, bytes: [], kept: false, status: status,
+                                            opens: opensAttempt && server.opens(id, job: job), job: attempt))
         }
         scheduler.yield()
         let half = Int64(body.count / 2)
