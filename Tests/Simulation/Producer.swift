@@ -181,10 +181,17 @@ struct Producer {
     }
 
     private mutating func stand(_ name: String, _ data: [UInt8]) {
+        let hash = Self.hash(data)
+        if origin[hash] != nil { repeated.insert(hash) }
         standing[name] = data
-        expected.insert(Self.hash(data))
-        origin[Self.hash(data)] = name
+        expected.insert(hash)
+        origin[hash] = name
     }
+
+    /// Contents written a second time, as a later version of a file (appended to, then truncated
+    /// back to the very bytes it held before): another version by its mtime, so the daemon
+    /// rightly sends it under a new key, though the bytes are the same.
+    private(set) var repeated: Set<String> = []
 
     /// The outbox name each content was written under (for a violation's report).
     private(set) var origin: [String: String] = [:]

@@ -26,6 +26,9 @@ import UploaderTransfer
         // An S3 upload abandoned for changed content was aborted (a DELETE that reached the
         // server), then its new upload's first request never connected: no attempt was made.
         (50_015_160, "noJournal"),
+        // A producer appended to a file, then truncated it back to the very bytes it had held:
+        // another version by its mtime, sent under a new key with the same bytes.
+        (50_018_979, "journalled"),
     ])
     func replaysWithoutViolation(seed: UInt64, model: String) {
         let result = SimulationRunner.replay(seed: seed, model: model)
