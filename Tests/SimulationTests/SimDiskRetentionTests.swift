@@ -48,25 +48,34 @@ import UploaderDecisions
         var keepBytes: Int64 { self == .size ? 60 : 0 }
     }
 
-    @Test(arguments: SimDisk.Model.allCases, Bound.allCases)
-    func aPassCutByAPowerCutNeverLeavesAFileWithoutItsManifest(_ model: SimDisk.Model, _ bounds: Bound) throws {
-        // The deletion's own operations, and a few more: the cut falls at each of them.
+    /// For each of a pass's first six operations (the deletion's own, and a few more) and 16 power
+    /// cuts: a fresh spool, a pass killed (kill -9) at that operation, `beforePowerCut`, the power
+    /// cut, then `check` with the disk, the retention and where it was cut.
+    static func eachKilledPass(_ model: SimDisk.Model, _ bounds: Bound, beforePowerCut: (Retention) -> Void,
+                               check: (SimDisk, Retention, String) -> Void) throws {
         for k in 0..<6 {
             for seed in 0..<UInt64(16) {
                 // b.bin's record is an hour younger than a.bin's: the oldest goes first, and only a.bin is past `keep`.
-                let (disk, spool) = try Self.spool(model)
-                let retention = Self.retention(spool, keep: bounds.keep, keepBytes: bounds.keepBytes)
+                let (disk, spool) = try spool(model)
+                let retention = retention(spool, keep: bounds.keep, keepBytes: bounds.keepBytes)
                 disk.crash(atOperation: disk.operations + k)
                 retention.sweep(now: SimDiskTesting.start.addingTimeInterval(3600 + 1))
                 disk.killProcess()
+                beforePowerCut(retention)
                 var rng = SplitMix64(seed: seed)
                 disk.powerCut(&rng)
-                let cut = "\(model), cut at operation \(k), power cut seed \(seed)"
-                #expect(!Self.unpaired(disk).contains { !$0.hasSuffix(".manifest.json") }, "a file without its manifest: \(Self.unpaired(disk)), \(cut)")
-                retention.sweep(now: SimDiskTesting.start.addingTimeInterval(3600 + 2))
-                #expect(Self.unpaired(disk).isEmpty, "after the next pass: \(Self.unpaired(disk)), \(cut)")
-                #expect(disk.names(in: Self.sent).contains("b.bin"), "the younger file went: \(cut)")
+                check(disk, retention, "\(model), cut at operation \(k), power cut seed \(seed)")
             }
+        }
+    }
+
+    @Test(arguments: SimDisk.Model.allCases, Bound.allCases)
+    func aPassCutByAPowerCutNeverLeavesAFileWithoutItsManifest(_ model: SimDisk.Model, _ bounds: Bound) throws {
+        try Self.eachKilledPass(model, bounds, beforePowerCut: { _ in }) { disk, retention, cut in
+            #expect(!Self.unpaired(disk).contains { !$0.hasSuffix(".manifest.json") }, "a file without its manifest: \(Self.unpaired(disk)), \(cut)")
+            retention.sweep(now: SimDiskTesting.start.addingTimeInterval(3600 + 2))
+            #expect(Self.unpaired(disk).isEmpty, "after the next pass: \(Self.unpaired(disk)), \(cut)")
+            #expect(disk.names(in: Self.sent).contains("b.bin"), "the younger file went: \(cut)")
         }
     }
 
@@ -77,19 +86,9 @@ import UploaderDecisions
     /// manifest's removal and brought the file back without it).
     @Test(arguments: SimDisk.Model.allCases, Bound.allCases)
     func aDeletionAKillCutAndTheNextPassFinishedSurvivesAPowerCut(_ model: SimDisk.Model, _ bounds: Bound) throws {
-        for k in 0..<6 {
-            for seed in 0..<UInt64(16) {
-                let (disk, spool) = try Self.spool(model)
-                let retention = Self.retention(spool, keep: bounds.keep, keepBytes: bounds.keepBytes)
-                disk.crash(atOperation: disk.operations + k)
-                retention.sweep(now: SimDiskTesting.start.addingTimeInterval(3600 + 1))
-                disk.killProcess()
-                retention.sweep(now: SimDiskTesting.start.addingTimeInterval(3600 + 2))
-                var rng = SplitMix64(seed: seed)
-                disk.powerCut(&rng)
-                let cut = "\(model), killed at operation \(k), power cut seed \(seed)"
-                #expect(!Self.unpaired(disk).contains { !$0.hasSuffix(".manifest.json") }, "a file without its manifest: \(Self.unpaired(disk)), \(cut)")
-            }
+        let nextPass: (Retention) -> Void = { $0.sweep(now: SimDiskTesting.start.addingTimeInterval(3600 + 2)) }
+        try Self.eachKilledPass(model, bounds, beforePowerCut: nextPass) { disk, _, cut in
+            #expect(!Self.unpaired(disk).contains { !$0.hasSuffix(".manifest.json") }, "a file without its manifest: \(Self.unpaired(disk)), \(cut)")
         }
     }
 
