@@ -79,15 +79,9 @@ extension FileLifecycle {
     /// unlinks may not be, after a kill -9, and without a journal a power cut would bring them
     /// back with no record left to say they were due), then the record goes; true when it was such.
     package func finishDeletion(of path: RelativePath, manifest: Manifest) throws -> Bool {
-        guard let stored = manifest.storedAs, let (area, target) = spool.resolveStoredAs(stored),
+        guard let stored = manifest.storedAs, let (area, _) = spool.resolveStoredAs(stored),
               deletesAfterMove(manifest, in: area) else { return false }
         try dropSecondNames(of: path, recordedAs: stored)
-        do {
-            try spool.syncDirectory(of: target, in: area)
-        } catch let error as SystemError where error.code == ENOENT {
-            // Its directory in `area` was never made (recursive spools: the move was cut before
-            // it): no name of it there to make durable.
-        }
         try fs.unlink(Spool.manifestName(for: path), in: spool.directory(.outbox))
         return true
     }

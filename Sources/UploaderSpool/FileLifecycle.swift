@@ -530,6 +530,28 @@ package struct FileLifecycle: Sendable {
         return nil
     }
 
+    /// A move into retry/ under a numbered name (another file had the name there) cut before its
+    /// last steps leaves its record, and maybe the file, under the outbox name the file had (the
+    /// record's own `path`), not under its name in retry/: that move is finished first, as one
+    /// under the same name is, or the file would be queued twice — under the name it comes back
+    /// to, and under the old one, whose claim would finish the move into retry/ once more.
+    private func finishCutMoveUnderAnotherName(of path: RelativePath, manifest: Manifest, fileHere: inout Bool) throws {
+        let origin = manifest.outboxPath, outbox = spool.directory(.outbox), retryDir = spool.directory(.retry)
+        guard origin != path, [.retry, .failed].contains(manifest.state),
+              case .success(let there) = spool.readManifest(for: origin, in: .outbox), there.id == manifest.id,
+              [.retry, .failed].contains(there.state), there.storedAs == spool.storedAs(path, in: .retry) else { return }
+        if fs.exists(origin, in: outbox), try !fileHere || sameFileIfPresent(path, in: retryDir, origin, in: outbox) {
+            try completeMove(origin, manifest: there, to: .retry, as: path)
+            fileHere = true
+        } else {
+            // Another file has the old name (or none does): only the record's name there goes,
+            // its name in retry/ durable first.
+            try spool.syncDirectory(of: path, in: .retry)
+            try fs.unlink(Spool.manifestName(for: origin), in: outbox)
+            try spool.syncDirectory(of: origin, in: .outbox)
+        }
+    }
+
     /// Steps 6–8: puts a file from retry/ back into the outbox as `queued`.
     /// `resetBackoff` (for `uploader retry`) starts the attempt count and the backoff afresh; the history stays.
     ///
