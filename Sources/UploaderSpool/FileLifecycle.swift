@@ -361,26 +361,28 @@ package struct FileLifecycle: Sendable {
 
     /// Removes the names in sent/ or retry/ (`stored`) that are second names of the file at `path`
     /// in the outbox and of its manifest there, as a move cut after its links leaves them, and makes
-    /// that durable. A name there that leads to another file is left alone, and so is the record's
-    /// name beside it: a file there that is not the outbox's is the version this record moved
-    /// (the producer put a new file under the outbox name after the link), and the record stays
-    /// with it.
+    /// their absence durable, also when they were already gone: an earlier process may have removed
+    /// them and been killed (or refused the fsync) before that was durable, and without a journal a
+    /// power cut would bring them back once the record, the one thing saying they go, has gone. A
+    /// name there that leads to another file is left alone, and so is the record's name beside it:
+    /// a file there that is not the outbox's is the version this record moved (the producer put a
+    /// new file under the outbox name after the link), and the record stays with it.
     package func dropSecondNames(of path: RelativePath, recordedAs stored: String?) throws {
         guard let stored, let (area, target) = spool.resolveStoredAs(stored), area != .outbox else { return }
         let outbox = spool.directory(.outbox), dir = spool.directory(area)
         let fileIsMine = try sameFileIfPresent(path, in: outbox, target, in: dir)
         let anotherFileThere = try !fileIsMine && fs.statusIfPresent(target, in: dir) != nil
-        var dropped = false
-        if fileIsMine {
-            try fs.unlink(target, in: dir)
-            dropped = true
-        }
+        if fileIsMine { try fs.unlink(target, in: dir) }
         let record = Spool.manifestName(for: path), recordThere = Spool.manifestName(for: target)
         if !anotherFileThere, try sameFileIfPresent(record, in: outbox, recordThere, in: dir) {
             try fs.unlink(recordThere, in: dir)
-            dropped = true
         }
-        if dropped { try spool.syncDirectory(of: target, in: area) }
+        do {
+            try spool.syncDirectory(of: target, in: area)
+        } catch let error as SystemError where error.code == ENOENT {
+            // Its directory in `area` was never made (recursive spools: the move was cut before
+            // it): no name of it there to make durable.
+        }
     }
 
     /// True when both names lead to one file (same device and inode); false when either name is
@@ -584,6 +586,7 @@ package struct FileLifecycle: Sendable {
         // file has left retry/ is a move back that got as far as the outbox, where a later attempt
         // has since finished: a power cut brought the old record back. It
         // goes; the outbox's record is the file's, and its claim finishes whatever it records.
+        try finishCutMoveUnderAnotherName(of: path, manifest: manifest, fileHere: &fileHere)
         var resumed = false
         if case .success(let there) = spool.readManifest(for: path, in: .outbox), there.id == manifest.id {
             if there.state == .queued || there.state == .uploading {
