@@ -91,8 +91,8 @@ final class SimServer: @unchecked Sendable {
         notBefore[id] = (now().addingTimeInterval(min(seconds, retryAfterCap)), SHA256.hash(body).hexString, job, now())
     }
 
-    /// Due times the daemon may no longer know: all (`retry --all` resets them, a disk fault may
-    /// have refused the record that held one), or those `keep` does not name (a crash took the record).
+    /// Due times the daemon may no longer know: all (a wall-clock jump), or those `keep` does not
+    /// name (a crash took the record, or a disk fault refused the record that was to hold it).
     func forgetDueTimes(keeping keep: Set<String> = []) {
         notBefore = notBefore.filter { keep.contains($0.key) }
     }

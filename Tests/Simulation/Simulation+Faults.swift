@@ -1,4 +1,5 @@
 import Foundation
+import UploaderConfig
 import UploaderSpool
 import UploaderValues
 
@@ -15,13 +16,16 @@ extension Simulation {
         process.post(.tick)
     }
 
-    /// After a crash: the keys whose due time the daemon can still know — a record that survived,
-    /// in retry/ or (a move into it cut) in the outbox, holds the attempt the server answered with
-    /// `Retry-After`. The due time it holds is the daemon's to get right: one before the server's
-    /// is caught when the file comes back early.
-    func dueTimesKept() -> Set<String> {
+    /// After a crash: the keys whose due time the daemon can still know (`dueTimesHeld(on:paths:server:)`).
+    func dueTimesKept() -> Set<String> { Self.dueTimesHeld(on: disk, paths: profile.spool, server: server) }
+
+    /// The keys whose due time the daemon can still know: a record, in retry/ or (a move into it
+    /// cut) in the outbox, holds the attempt the server answered with `Retry-After`. The due time
+    /// it holds is the daemon's to get right: one before the server's is caught when the file
+    /// comes back early.
+    static func dueTimesHeld(on disk: SimDisk, paths: SpoolPaths, server: SimServer) -> Set<String> {
         var kept: Set<String> = []
-        for entry in SpoolView(disk: disk, paths: profile.spool).manifests where entry.area != .sent {
+        for entry in SpoolView(disk: disk, paths: paths).manifests where entry.area != .sent {
             guard let m = entry.manifest, m.state == .retry, let wait = server.notBefore[m.id],
                   m.attempts.contains(where: { attempt in
                       guard let status = attempt.httpStatus, status == 429 || status == 503,
@@ -39,10 +43,11 @@ extension Simulation {
         guard choices.chance(25) else { return }
         let percent = 1 + choices.below(5)
         note("disk faults: about \(percent) % of the process's writes, creates and fsyncs fail")
-        disk.injectFaults { [choices, server] site in
+        disk.injectFaults { [choices, server, disk, profile] site in
             guard choices.chance(percent) else { return .none }
-            // The record this refusal hits may be the one that held a due time.
-            server.forgetDueTimes()
+            // The refusal may hit the record that was to hold a due time; one a record already
+            // holds is the daemon's to keep.
+            server.forgetDueTimes(keeping: Self.dueTimesHeld(on: disk, paths: profile.spool, server: server))
             switch site {
             case .write: return [.noSpace, .ioError, .shortWrite, .shortWrite][choices.below(4)]
             case .fsync: return .ioError

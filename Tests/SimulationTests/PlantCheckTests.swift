@@ -17,7 +17,7 @@ struct PlantCheckTests {
     /// than the block's own: `list-parts-read-empty` needs a resumed S3 multipart upload, which
     /// the block's 200 seeds per model do not draw (its first catch is 197 seeds in, journalled);
     /// `retry-after-ignored` needs a 429 or 503 with `Retry-After` whose file comes back, with
-    /// the same bytes, before the wait asked for, with no disk fault or clock jump between (its
+    /// the same bytes, before the wait asked for, with no clock jump between (its
     /// first catch is 308 seeds in, without a journal); `head-offset-read-zero` needs a tus upload
     /// resumed with a HEAD in the boot that began it (one claimed after a power cut starts anew),
     /// its first catch 308 seeds in, without a journal.
