@@ -233,14 +233,15 @@ package struct Spool: Sendable {
 
     // MARK: Names
 
-    /// A name in `area` under which neither the file nor its manifest exists yet:
-    /// the same name, or a numeric suffix before the last extension from 2 on
-    /// (`report.2.pdf`, `a.tar.2.gz`, `README.2`).
+    /// A name in `area` under which neither the file nor its manifest exists yet (nor, in the
+    /// outbox, an adoption's leftover: `adoptionPending`): the same name, or a numeric suffix
+    /// before the last extension from 2 on (`report.2.pdf`, `a.tar.2.gz`, `README.2`).
     package func freeName(for path: RelativePath, in area: Area) -> RelativePath {
         let dir = directory(area)
         var candidate = path
         var n = 2
-        while fs.exists(candidate, in: dir) || fs.exists(Spool.manifestName(for: candidate), in: dir) {
+        while fs.exists(candidate, in: dir) || fs.exists(Spool.manifestName(for: candidate), in: dir)
+                || (area == .outbox && adoptionPending(candidate)) {
             candidate = Spool.numbered(path, n)
             n += 1
         }
@@ -259,12 +260,20 @@ package struct Spool: Sendable {
         while true {
             let there = try fs.statusIfPresent(candidate, in: outbox)
             if !fs.exists(Spool.manifestName(for: candidate), in: outbox),
-               there == nil || (there?.inode == file.inode && there?.device == file.device) {
+               there == nil ? !adoptionPending(candidate) : (there?.inode == file.inode && there?.device == file.device) {
                 return candidate
             }
             candidate = Spool.numbered(path, n)
             n += 1
         }
+    }
+
+    /// Another user's original still waits under `.upl-adopt.NAME` beside the outbox name `path`
+    /// (a crash, or its copy's claim refused, left it): until the next claim or start-up settles
+    /// it (`FileAdoption.reconcileLeftover`), which may give it that name back over what holds it,
+    /// no file of ours is put under the name.
+    func adoptionPending(_ path: RelativePath) -> Bool {
+        fs.exists(FileAdoption.leftoverName(of: path), in: directory(.outbox))
     }
 
     package static func numbered(_ path: RelativePath, _ n: Int) -> RelativePath {
