@@ -9,7 +9,7 @@ package struct Claimer: Sendable {
     package enum Outcome {
         /// Ready to upload.
         case ready(ClaimedFile)
-        /// Gone before we could open it.
+        /// Gone before we could open it; its record, if any, has gone with it.
         case vanished
         /// Not something we upload (symlink, FIFO, device, socket, directory, name too long).
         case refused(String)
@@ -65,7 +65,7 @@ package struct Claimer: Sendable {
         do {
             seen = try fs.status(path, in: outbox)
         } catch let error as SystemError {
-            if error.isNotFound || error.code == ENOTDIR { return vanished(path, now: now) }
+            if error.isNotFound || error.code == ENOTDIR { return vanished(path, now: now, cancellation: cancellation, round: round) }
             return .refused(error.description)
         } catch {
             return .refused("\(error)")
@@ -82,7 +82,7 @@ package struct Claimer: Sendable {
             opened = try fs.openForReading(path, in: outbox)
         } catch let error as SystemError {
             switch error.code {
-            case ENOENT: return vanished(path, now: now)  // its record may still need finishing
+            case ENOENT: return vanished(path, now: now, cancellation: cancellation, round: round)  // its record may still need finishing
             case ELOOP: return .refused("symlink, never followed (swapped in after detection)")
             case ENXIO: return .refused("socket or device, not a regular file")
             case EACCES, EPERM, EIO: return .unreadable(error, freshManifest(path, status: seen, sha256: nil, now: now))
@@ -320,14 +320,16 @@ package struct Claimer: Sendable {
     /// No file under this name. A manifest left beside it that records a final state, whose file
     /// already has its new name (a move cut after the file's step), is not garbage: the move is
     /// finished. Anything else is a vanished file (its manifest goes with it).
-    private func vanished(_ path: RelativePath, now: Date) -> Outcome {
+    private func vanished(_ path: RelativePath, now: Date, cancellation: CancellationFlag?, round: Int) -> Outcome {
         guard case .success(let manifest) = spool.readManifest(for: path, in: .outbox),
               [.sent, .retry, .failed].contains(manifest.state),
-              let stored = manifest.storedAs, let (area, target) = spool.resolveStoredAs(stored), area != .outbox else { return .vanished }
+              let stored = manifest.storedAs, let (area, target) = spool.resolveStoredAs(stored), area != .outbox else {
+            return dropRecordOfVanished(path, now: now, cancellation: cancellation, round: round)
+        }
         guard fs.exists(target, in: spool.directory(area)) else {
             // Removed by the producer during a move cut after the record's link: the record's new name goes with the file, as its outbox name will.
             dropStaleName(of: path, recordedAs: stored)
-            return .vanished
+            return dropRecordOfVanished(path, now: now, cancellation: cancellation, round: round)
         }
         do {
             // Written to through its second name after its upload: uploaded again.
@@ -350,6 +352,26 @@ package struct Claimer: Sendable {
         } catch {
             return .refused("cannot finish recorded move: \(error)")
         }
+    }
+
+    /// The file is gone: its record goes with it. Under the retry-move lock, and only while the
+    /// name is still empty: `uploader retry` (another process) puts a file back under a name
+    /// record first, then file, holding that lock, and such a file, found there now, is claimed
+    /// with the record it came back with (its attempts and key), never left without it. A record
+    /// that cannot be removed stays (the start-up moves a record without its file aside).
+    private func dropRecordOfVanished(_ path: RelativePath, now: Date, cancellation: CancellationFlag?, round: Int) -> Outcome {
+        let outbox = spool.directory(.outbox), record = Spool.manifestName(for: path)
+        do {
+            let cameBack = try RetryMoveLock(spool: spool).around(.shared) { () throws -> Bool in
+                if try fs.statusIfPresent(path, in: outbox) != nil { return true }
+                if fs.exists(record, in: outbox) { try fs.unlink(record, in: outbox) }
+                return false
+            }
+            if cameBack && round < Self.rehashRounds { return claim(path, now: now, cancellation: cancellation, round: round + 1) }
+        } catch {
+            logger.warn("cannot remove the manifest of a vanished file", ["file": record.logSafe, "error": "\(error)"])
+        }
+        return .vanished
     }
 
     /// Refuses a non-regular entry. A manifest beside it belongs to a file that was swapped out

@@ -11,7 +11,7 @@ import UploaderSpool
 /// the record the move back left in the outbox, or the file goes back into retry/ beside a
 /// `queued` record and is never sent (journalled seed 19000222 of the simulator:
 /// `retry/f21--rf ends as queued`). Under the lock the claim reads the record again, and claims
-/// what it finds.
+/// what it finds; and one that found the name empty claims the file put back meanwhile.
 @Suite struct SimDiskRetryBesideAClaimTests {
     @Test(arguments: [SimDisk.Model.noJournal, .journalled])
     func aClaimWaitingForTheLockDoesNotFinishAMoveTheRetryCommandUndid(_ model: SimDisk.Model) throws {
@@ -51,6 +51,32 @@ import UploaderSpool
         #expect(disk.contents("/spool/outbox/a.bin") == SimDiskLifecycleTests.payload)
         let record = disk.contents("/spool/outbox/a.bin.manifest.json").flatMap { try? Manifest.decode(Data($0)) }
         #expect(record?.state == .queued)
+    }
+
+    /// A claim finds the name empty (the file waits in retry/), and `uploader retry` puts the file
+    /// back, record first, before the claim drops what it took for a vanished file's record: the
+    /// claim, under the lock, sees the file there and claims it with the record it came back with,
+    /// its attempt kept (journalled seed 70007495 of the simulator: the record went, the file was
+    /// claimed afresh under the same key with no attempt, and the server had seen two requests
+    /// for the one the record held).
+    @Test(arguments: [SimDisk.Model.noJournal, .journalled])
+    func aClaimThatFoundTheNameEmptyClaimsTheFileTheRetryCommandPutBackMeanwhile(_ model: SimDisk.Model) throws {
+        let scenario = try SimDiskLifecycleTests.Scenario(model, ending: .failed)
+        let (disk, lifecycle, path) = (scenario.disk, scenario.lifecycle, scenario.path)
+        let record = try scenario.recordMove(to: .retry, linked: false)
+        try lifecycle.completeMove(path, manifest: record, to: .retry, as: path)
+        #expect(!disk.exists(path: "/spool/outbox/a.bin") && !disk.exists(path: "/spool/outbox/a.bin.manifest.json"))
+        let movedBack = try Self.retryCommandWhenTheLockIsAsked(on: disk, path)
+        let outcome = scenario.claimer.claim(path, now: SimDiskTesting.start)
+        #expect(movedBack.came, "the scenario reached the instant the claim asks for the lock")
+        guard case .ready(let claimed) = outcome else {
+            Issue.record("the claim ends as \(outcome), not with the file put back ready to be sent")
+            return
+        }
+        #expect(claimed.manifest.id == record.id)
+        #expect(claimed.manifest.attempts.count == record.attempts.count, "the attempt the record held is kept")
+        #expect(disk.exists(path: "/spool/outbox/a.bin.manifest.json"))
+        #expect(disk.contents("/spool/outbox/a.bin") == SimDiskLifecycleTests.payload)
     }
 
     /// Whether the instant a test lays out came.

@@ -229,7 +229,6 @@ package final class ProfileExecutor: Sendable {
             return .unreadable(error.description)
         case .vanished:
             held.release(path)
-            forgetManifest(of: path)
             return .vanished
         case .refused(let reason):
             held.release(path)
@@ -242,16 +241,6 @@ package final class ProfileExecutor: Sendable {
         case .cancelled:
             held.release(path)
             return .cancelled
-        }
-    }
-
-    /// A file deleted or renamed away before we got to it: its manifest goes too.
-    private func forgetManifest(of path: RelativePath) {
-        let outbox = spool.directory(.outbox)
-        let name = Spool.manifestName(for: path)
-        guard spool.fs.exists(name, in: outbox) else { return }
-        do { try spool.fs.unlink(name, in: outbox) } catch {
-            logger.warn("cannot remove the manifest of a vanished file", ["profile": profile.name, "file": name.logSafe, "error": "\(error)"])
         }
     }
 
