@@ -18,7 +18,7 @@ struct PlantCheckTests {
     /// the block's 200 seeds per model do not draw (its first catch is 197 seeds in, journalled);
     /// `retry-after-ignored` needs a 429 or 503 with `Retry-After` whose file comes back, with
     /// the same bytes, before the wait asked for, with no clock jump between (its
-    /// first catch is 308 seeds in, without a journal); `head-offset-read-zero` needs a tus upload
+    /// first catch is 350 seeds in, without a journal); `head-offset-read-zero` needs a tus upload
     /// resumed with a HEAD in the boot that began it (one claimed after a power cut starts anew),
     /// its first catch 308 seeds in, without a journal.
     static let seedsBeyondTheBlock: [Plant: Int] = [.listPartsReadEmpty: 400, .retryAfterIgnored: 400, .headOffsetReadZero: 400]
