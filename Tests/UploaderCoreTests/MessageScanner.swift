@@ -102,18 +102,7 @@ struct MessageScanner {
 
     /// The literal assigned by the nearest `let NAME = "…"` or `var NAME = "…"` before `offset`.
     func assignment(of name: String, before offset: Int) -> String? {
-        var best: (Int, String)?
-        for keyword in ["var ", "let "] {
-            let needle = Array(keyword + name + " = \"")
-            var index = 0
-            while index + needle.count <= offset {
-                if chars[index] == needle[0], Array(chars[index..<index + needle.count]) == needle, let text = expression(from: index + needle.count - 1) {
-                    if best == nil || index > best!.0 { best = (index, text) }
-                }
-                index += 1
-            }
-        }
-        return best?.1
+        (assignments("var " + name) + assignments("let " + name)).filter { $0 < offset }.max().flatMap { expression(from: $0) }
     }
 
     /// The arguments of the call whose `(` ends just before `offset`.
@@ -161,7 +150,10 @@ struct MessageScanner {
     /// branches of a conditional whose branches are literals, or else the expression itself.
     static func meaning(of text: String) -> Meaning {
         let scanner = MessageScanner(text)
-        if text.hasPrefix("\""), let message = scanner.expression(from: 0), message != "…" { return .messages([message]) }
+        // Not a message: an interpolation alone (`"\(error)"`), or a multi-line literal's opening `""`.
+        if text.hasPrefix("\""), !text.hasPrefix("\"\"\""), let message = scanner.expression(from: 0), !["", "…"].contains(message) {
+            return .messages([message])
+        }
         // `condition ? "a" : "b"`
         if let question = scanner.topLevel("?"), let colon = scanner.topLevel(":", after: question + 1) {
             let first = String(scanner.chars[(question + 1)..<colon]).trimmingCharacters(in: .whitespaces)

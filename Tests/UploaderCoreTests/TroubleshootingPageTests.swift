@@ -1,19 +1,25 @@
 import Foundation
 import Testing
+@testable import UploaderConfig
 
 /// `docs/troubleshooting.md` has a row for every error and warning line an operator can meet,
 /// and for no line the code no longer writes; this suite reads `Sources/` to hold it there.
 ///
-/// Covered (the "funnels" below): the message of every log line at WARN or ERROR (`logger.warn`,
-/// `.error`, `.warnOnce`, `.log(.warn|.error, …)`, the core's `log` and `warnOnce`, a hook
-/// ledger's `Problem`), every config diagnostic (`diagnostics.error/warning`, shown as
-/// `PATH:LINE: …`), every `uploader: …` line of a command or of a daemon that stops
-/// (`Daemon.printError`, `fail`), usage errors, and the messages other code hands to those
-/// funnels in a variable: a URL's or proxy's or policy value's problem, an unknown key, a file
-/// not uploaded, a refused spool owner, a held lock, a refused write, a watcher that cannot start.
-/// A message is its literal with each interpolation `\(…)` written `…`; literals joined by `+`
-/// are one message. Not covered: the OS's words after a colon (`SystemError`, `strerror`) and
-/// the `key=value` fields of a log line, which name the file, the reason and the error.
+/// Covered (`funnels`): the message of every log line at WARN or ERROR (`logger.warn`, `.error`,
+/// `.warnOnce`, `.log(.warn|.error, …)`, `.plain`, the core's `log`, `warnOnce` and
+/// `close(leavingQueued:)`, a hook ledger's `Problem`); every config diagnostic
+/// (`diagnostics.error/warning`, `ConfigError(message:)`, printed `PATH:LINE: …`); every
+/// `uploader: …` line on stderr (`Daemon.printError`, the daemon's `fail`, `Logger.standardError`)
+/// and usage errors; and the words other code hands those funnels in a variable (`indirect` says
+/// where each is found): a URL's, proxy's or policy value's problem, an unknown key, why a file is
+/// not uploaded, a refused spool owner, a held lock, a refused write, the retry lock, a watcher
+/// that cannot start, a manifest moved aside (`returningMessages`, `assignedMessages`).
+/// A message is its literal with each interpolation `\(…)` written `…` (a run of them as one),
+/// escapes resolved; literals joined by `+` are one message, and `+` anything else ends it in `…`.
+/// Not covered: the OS's words after a colon (`SystemError`, `strerror`, a file read's short
+/// reason), the `key=value` fields of a log line, INFO and DEBUG lines, and what commands print
+/// on stdout. A new function that writes a line from a message it is given belongs in `funnels`;
+/// a call passing a variable the suite cannot follow fails `everyMessageHandedOn…`.
 @Suite struct TroubleshootingPageTests {
     static let page = "docs/troubleshooting.md"
 
@@ -36,7 +42,8 @@ import Testing
         Funnel(callee: "logger.warn"),
         Funnel(callee: "logger.warnOnce", position: 1),
         Funnel(callee: "logger.log", position: 1, leveled: true),
-        Funnel(callee: "logger.plain", position: 1, within: ["UploaderCommands/"], leveled: true),
+        Funnel(callee: "logger.plain", position: 1, leveled: true),
+        Funnel(callee: "Logger.standardError"),
         Funnel(callee: "log", position: 1, within: ["UploaderDecisions/"], leveled: true),
         Funnel(callee: "warnOnce", position: 1, within: ["UploaderDecisions/"]),
         Funnel(callee: "close", label: "leavingQueued", within: ["UploaderDecisions/"]),
@@ -54,7 +61,8 @@ import Testing
         Funnel(callee: "quarantine", label: "because", within: ["Recovery.swift"]),
     ]
 
-    /// Declarations whose every `return "…"` (or whose one literal, `var description: String { "…" }`) is a message (a problem, a refusal, an error's description).
+    /// Declarations whose every `return "…"` is a message (a problem, a refusal, an error's
+    /// description), or whose body is one literal (`var description: String { "…" }`).
     static let returningMessages: [(file: String, declaration: String)] = [
         ("URLCheck.swift", "static func problem("),
         ("SpoolOwnerIdentity.swift", "static func take("),
@@ -95,6 +103,9 @@ import Testing
         "Claimer.swift: \"\\(error)\"": "the OS's words",
     ]
 
+    /// What `fail` and `Daemon.printError` put before a caller's message.
+    static let programPrefix = "uploader: …"
+
     /// Where one message is written.
     struct Site: CustomStringConvertible {
         var file: String
@@ -109,13 +120,21 @@ import Testing
         var indirectSeen: Set<String> = []
     }
 
+    /// A file or declaration this suite relies on is not where it looked.
+    struct Missing: Error, CustomStringConvertible {
+        var what: String
+        var description: String { what }
+    }
+
     static var root: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     }
 
     static func sourceFiles() throws -> [(relative: String, text: String)] {
         let sources = root.appendingPathComponent("Sources")
-        let enumerator = try #require(FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil))
+        guard let enumerator = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil) else {
+            throw Missing(what: "cannot list \(sources.path)")
+        }
         var files: [(String, String)] = []
         for case let url as URL in enumerator where url.pathExtension == "swift" {
             let relative = String(url.path.dropFirst(sources.path.count + 1))
@@ -127,6 +146,9 @@ import Testing
     static func applies(_ within: [String], to relative: String) -> Bool {
         within.isEmpty || within.contains { $0.hasSuffix("/") ? relative.contains($0) : (relative as NSString).lastPathComponent == $0 }
     }
+
+    /// The sources are read once for all the tests of the suite.
+    static let scanned = Result { try scan() }
 
     static func scan() throws -> Found {
         var found = Found()
@@ -147,7 +169,8 @@ import Testing
                     guard let argument else { continue }
                     switch MessageScanner.meaning(of: argument.text) {
                     case .messages(let messages):
-                        for message in messages { add(message, at: offset) }
+                        // `"uploader: " + message`: a funnel's own definition, its callers hold the words.
+                        for message in messages where message != programPrefix { add(message, at: offset) }
                     case .expression(let expression):
                         let key = "\(name): \(expression)"
                         if indirect[key] != nil {
@@ -162,7 +185,9 @@ import Testing
                 }
             }
             for (file, declaration) in returningMessages where file == name {
-                let body = try #require(scanner.body(of: declaration), "no \(declaration) in \(relative): update returningMessages")
+                guard let body = scanner.body(of: declaration) else {
+                    throw Missing(what: "no \(declaration) in \(relative): update TroubleshootingPageTests.returningMessages")
+                }
                 for offset in scanner.returnedLiterals(in: body) {
                     if let message = scanner.expression(from: offset), message != "…" { add(message, at: offset) }
                 }
@@ -201,8 +226,16 @@ import Testing
         return "| \(span) | CAUSE | FIX |"
     }
 
+    /// The message of `candidates` nearest to `message`, when near enough to be its rewording.
+    static func closest(to message: String, among candidates: [String]) -> String? {
+        let typed = Array(message.unicodeScalars)
+        let scored = candidates.map { ($0, Suggestion.editDistance(typed, Array($0.unicodeScalars))) }
+        guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= max(3, typed.count / 3) else { return nil }
+        return best.0
+    }
+
     @Test func thePageListsEveryMessageTheCodeWrites() throws {
-        let found = try Self.scan()
+        let found = try Self.scanned.get()
         let listed = Set(try Self.listed())
         let missing = found.messages.keys.filter { !listed.contains($0) }.sorted {
             found.messages[$0]![0].description < found.messages[$1]![0].description
@@ -216,12 +249,17 @@ import Testing
     }
 
     @Test func thePageListsNoMessageTheCodeNoLongerWrites() throws {
-        let found = try Self.scan()
-        let stale = try Self.listed().filter { found.messages[$0] == nil }
+        let found = try Self.scanned.get()
+        let listed = try Self.listed()
+        let stale = listed.filter { found.messages[$0] == nil }
+        let unlisted = found.messages.keys.filter { !listed.contains($0) }
+        let lines = stale.map { message in
+            "`\(message)`" + (Self.closest(to: message, among: unlisted).map { "    <- reworded? the code now says `\($0)`" } ?? "")
+        }
         if !stale.isEmpty { Issue.record("""
             \(Self.page) lists \(stale.count) message(s) no code writes (reworded or removed); \
             remove each row, or correct it to the code's words:
-            \(stale.map(Self.row).joined(separator: "\n"))
+            \(lines.joined(separator: "\n"))
             """) }
     }
 
@@ -232,7 +270,7 @@ import Testing
     }
 
     @Test func everyMessageHandedOnInAVariableIsTracedToItsWords() throws {
-        let found = try Self.scan()
+        let found = try Self.scanned.get()
         let lines = found.unlisted.sorted { $0.value.description < $1.value.description }
             .map { "\($0.value): \($0.key.split(separator: ":", maxSplits: 1)[1].trimmingCharacters(in: .whitespaces))" }
         if !lines.isEmpty { Issue.record("""
@@ -254,5 +292,6 @@ import Testing
         #expect(MessageScanner.meaning(of: "\"a\" + (pid.map { \" (\\($0))\" } ?? \"\")") == .messages(["a…"]))
         #expect(MessageScanner.meaning(of: #"failed ? "x (needs y)" : "z""#) == .messages(["x (needs y)", "z"]))
         #expect(MessageScanner.meaning(of: #""\(error)""#) == .expression(#""\(error)""#))
+        #expect(MessageScanner.meaning(of: "\"\"\"\n    text\n    \"\"\"") == .expression("\"\"\"\n    text\n    \"\"\""))
     }
 }
