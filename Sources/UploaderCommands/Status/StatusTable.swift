@@ -4,8 +4,10 @@ import UploaderSpool
 
 /// Plain `status`: a few lines per profile, for a person at an 80-column terminal.
 enum StatusTable {
-    static func text(_ reports: [StatusReport], now: Date) -> String {
-        reports.flatMap { lines($0, now: now) }.joined(separator: "\n")
+    static func text(_ reports: [StatusReport], problems: [StatusProblem] = [], now: Date) -> String {
+        reports.flatMap { report in
+            lines(report, now: now) + problems.filter { $0.profile == report.profile.name }.map { row("ATTENTION", $0.message) }
+        }.joined(separator: "\n")
     }
 
     static func lines(_ report: StatusReport, now: Date) -> [String] {
