@@ -158,4 +158,24 @@ import Testing
         let check = try fx.run(["check-config"])
         #expect(check.exitCode == 78 && check.stderr.contains("environment variable UPLOADER_TEST_UNSET_TOKEN is not set"), "\(check)")
     }
+
+    @Test func aMonitoringUserWhoMayNotReadTheTokenGetsStatusAndTheCheck() throws {
+        let fx = try fixture()
+        let token = try fx.tmp.write("photos.token", "s3cr3t\n")
+        #expect(chmod(token, 0o600) == 0)
+        try fx.writeConfig(url: "http://127.0.0.1:1/{path}", extra: "auth = bearer\ntoken_file = \(token)")
+        #expect(chmod(fx.tmp.path, 0o755) == 0 && chmod(fx.configPath, 0o644) == 0)
+        let binary = fx.tmp.path("uploader")
+        #expect(try ProcessRunner.run(["cp", fx.binary.path, binary]).exitCode == 0)
+        func asNobody(_ arguments: [String]) throws -> ProcessResult {
+            try ProcessRunner.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", binary]
+                                  + arguments + ["--config", fx.configPath], timeout: 60)
+        }
+        let status = try asNobody(["status"])
+        #expect(status.exitCode == 0, "\(status)")
+        let check = try asNobody(["status", "--check"])
+        #expect(check.exitCode == 0 && check.stdout.hasPrefix("UPLOADER OK - "), "\(check)")
+        let refused = try asNobody(["check-config"])
+        #expect(refused.exitCode == 78 && refused.stderr.contains("cannot read token_file \(token): Permission denied"), "\(refused)")
+    }
 }
