@@ -49,8 +49,12 @@ package enum HelpText {
               --config PATH    configuration file
               --profile NAME   run only this profile (repeatable)
               --once           upload everything queued and every retry due now, then exit
-                               (0 all sent, 1 some went to retry/, 69 destination unreachable,
-                               75 another instance holds the lock)
+
+            Exit status: 0 stopped by SIGTERM/SIGINT, or --once sent all (or had nothing to
+            do); 1 --once sent some file to retry/ or failed; 69 --once left files queued, the
+            destination unreachable; 70 internal error; 73 a spool or its lock cannot be made
+            or written; 75 another instance holds a profile's lock; 77 the spool belongs to
+            another user; 64 usage error; 78 configuration error.
             """
         case "status": return """
             uploader status [--config PATH] [--profile NAME]... [--json | --check] [--expect-daemon]
@@ -91,6 +95,9 @@ package enum HelpText {
               --profile NAME   only this profile's retry/ (repeatable)
               --all            every file in retry/
               FILE             a path to a file in a retry/, or a name looked up in retry/
+
+            Reads no secret. Exit status: 0 all moved back; 1 some file could not be; 77 the
+            spool belongs to another user; 64 usage error; 78 configuration error.
             """
         case "enqueue": return """
             uploader enqueue [--config PATH] --profile NAME [--move] FILE...
@@ -100,6 +107,9 @@ package enum HelpText {
               --config PATH    configuration file
               --profile NAME   the profile whose outbox receives the files
               --move           rename instead of copy (same filesystem only)
+
+            Reads no secret. Exit status: 0 all enqueued; 1 some file could not be; 77 run by
+            a user who may not write the outbox; 64 usage error; 78 configuration error.
             """
         case "check-config": return """
             uploader check-config [--config PATH]

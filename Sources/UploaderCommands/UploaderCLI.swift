@@ -39,7 +39,9 @@ package enum UploaderCLI {
         case .run(let config, let profiles, let once):
             // Text until the config names its log_format; from then on every line is in that format.
             let logger = Logger(destination: destination, clock: clock)
-            guard let loaded = load(config, environment, secrets: .read, errors: logger) else { return Daemon.ExitCode.config }
+            guard let loaded = load(config, environment, secrets: .read, errors: logger, inItsLogFormat: true) else {
+                return Daemon.ExitCode.config
+            }
             let global = loaded.configuration.global
             logger.configure(level: global.logLevel, format: global.logFormat, secrets: loaded.configuration.secretValues)
             if let refusal = SpoolOwnerIdentity.take(for: selected(loaded.configuration, profiles), command: once ? "run --once" : "run",
@@ -81,14 +83,15 @@ package enum UploaderCLI {
         names.isEmpty ? configuration.profiles : configuration.profiles.filter { names.contains($0.name) }
     }
 
-    /// Loads the config or prints its errors (one `PATH:LINE: message` each, in the file's
-    /// `log_format` when `logger` is the daemon's).
-    static func load(_ config: String?, _ environment: [String: String], secrets: SecretReading, errors logger: Logger) -> LoadedConfiguration? {
+    /// Loads the config or prints its errors (one `PATH:LINE: message` each).
+    /// - Parameter inItsLogFormat: `run`: the errors follow the `log_format` the file asks for.
+    static func load(_ config: String?, _ environment: [String: String], secrets: SecretReading, errors logger: Logger,
+                     inItsLogFormat: Bool = false) -> LoadedConfiguration? {
         let path = ConfigLocation.resolve(config, environment: environment)
         switch ConfigLoader.load(path: path, environment: environment, secrets: secrets) {
         case .success(let loaded): return loaded
         case .failure(let errors):
-            logger.configure(level: .info, format: errors.logFormat, secrets: [])
+            if inItsLogFormat { logger.configure(level: .info, format: errors.logFormat, secrets: []) }
             for error in errors.errors { logger.plain(.error, error.description) }
             return nil
         }
