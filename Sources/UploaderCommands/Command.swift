@@ -9,7 +9,7 @@ import UploaderDaemon
 /// A parsed command line: what the user asked for, validated, before anything runs.
 package enum Command: Equatable {
     case run(config: String?, profiles: [String], once: Bool)
-    case status(config: String?, profiles: [String], json: Bool)
+    case status(config: String?, profiles: [String], json: Bool, options: StatusOptions)
     case retry(config: String?, profiles: [String], all: Bool, files: [String])
     case enqueue(config: String?, profile: String, move: Bool, files: [String])
     case checkConfig(config: String?)
@@ -17,7 +17,7 @@ package enum Command: Equatable {
     case help(String?)
 }
 
-/// A command line that cannot be run; exits 2 with this one sentence.
+/// A command line that cannot be run; exits 64 (`EX_USAGE`) with this one sentence.
 package struct UsageError: Error, Equatable, CustomStringConvertible {
     package let message: String
     package init(_ message: String) { self.message = message }
@@ -65,6 +65,10 @@ package enum ArgumentParser {
                     options.profiles.append(try value())
                 case ("run", "--once"): options.once = true
                 case ("status", "--json"): options.json = true
+                case ("status", "--expect-daemon"): options.status.expectDaemon = true
+                case ("status", "--check"): options.check = true
+                case ("status", let threshold) where StatusOptions.thresholdOptions.contains(threshold):
+                    try options.status.set(threshold, try value())
                 case ("retry", "--all"): options.all = true
                 case ("enqueue", "--move"): options.move = true
                 default: throw UsageError("unknown option \(name) for \(first) (see uploader help \(first))")
@@ -87,6 +91,8 @@ package enum ArgumentParser {
         var profiles: [String] = []
         var once = false
         var json = false
+        var check = false
+        var status = StatusOptions()
         var all = false
         var move = false
         var positionals: [String] = []
@@ -101,7 +107,14 @@ package enum ArgumentParser {
                 return .run(config: config, profiles: profiles, once: once)
             case "status":
                 try noPositionals()
-                return .status(config: config, profiles: profiles, json: json)
+                if check && json { throw UsageError("status takes --check or --json, not both") }
+                var status = status
+                status.check = check
+                if !check, let threshold = status.thresholdsGiven.first {
+                    throw UsageError("\(threshold) is a threshold of status --check; add --check")
+                }
+                try status.validate()
+                return .status(config: config, profiles: profiles, json: json, options: status)
             case "retry":
                 if all && !positionals.isEmpty { throw UsageError("retry takes --all or FILE..., not both") }
                 if !all && positionals.isEmpty { throw UsageError("retry needs --all or at least one FILE") }

@@ -19,6 +19,11 @@ package enum UploaderCLI {
             command = try ArgumentParser.parse(arguments)
         } catch {
             Daemon.printError("\(error)")
+            // A monitoring check called wrongly is UNKNOWN, as the Monitoring Plugins guidelines say.
+            if arguments.first == "status", arguments.contains("--check") {
+                print(MonitoringCheck.unknownLine("\(error)"))
+                return MonitoringCheck.Verdict.unknown.exitCode
+            }
             return Daemon.ExitCode.usage
         }
         switch command {
@@ -30,29 +35,41 @@ package enum UploaderCLI {
             return 0
         case .checkConfig(let config):
             return CheckConfigCommand.run(configPath: ConfigLocation.resolve(config, environment: environment), environment: environment,
-                                          errors: Logger(destination: destination))
+                                          errors: Logger(destination: destination, clock: clock))
         case .run(let config, let profiles, let once):
-            guard let loaded = load(config, environment, errors: Logger(destination: destination)) else { return Daemon.ExitCode.usage }
+            // Text until the config names its log_format; from then on every line is in that format.
+            let logger = Logger(destination: destination, clock: clock)
+            guard let loaded = load(config, environment, secrets: .read, errors: logger, inItsLogFormat: true) else {
+                return Daemon.ExitCode.config
+            }
+            let global = loaded.configuration.global
+            logger.configure(level: global.logLevel, format: global.logFormat, secrets: loaded.configuration.secretValues)
             if let refusal = SpoolOwnerIdentity.take(for: selected(loaded.configuration, profiles), command: once ? "run --once" : "run",
                                                      writesBeyondOutbox: true) {
-                Daemon.printError(refusal)
+                logger.plain(.error, "uploader: " + refusal)
                 return Daemon.ExitCode.noPermission
             }
-            let logger = Logger(level: loaded.configuration.global.logLevel, format: loaded.configuration.global.logFormat,
-                                destination: destination, clock: clock)
             return Daemon(loaded: loaded, profileNames: profiles, once: once, logger: logger, environment: environment, clock: clock).run()
-        case .status(let config, let profiles, let json):
-            guard let loaded = load(config, environment, errors: Logger(destination: destination)) else { return Daemon.ExitCode.usage }
-            return StatusCommand.run(loaded.configuration, profiles: profiles, json: json, now: clock.now)
+        case .status(let config, let profiles, let json, let options):
+            guard let loaded = load(config, environment, secrets: .skip, errors: Logger(destination: destination)) else {
+                guard options.check else { return Daemon.ExitCode.config }
+                print(MonitoringCheck.unknownLine("configuration error in \(ConfigLocation.resolve(config, environment: environment)) (see stderr)"))
+                return MonitoringCheck.Verdict.unknown.exitCode
+            }
+            return StatusCommand.run(loaded.configuration, profiles: profiles, json: json, options: options, now: clock.now)
         case .retry(let config, let profiles, let all, let files):
-            guard let loaded = load(config, environment, errors: Logger(destination: destination)) else { return Daemon.ExitCode.usage }
+            guard let loaded = load(config, environment, secrets: .skip, errors: Logger(destination: destination)) else {
+                return Daemon.ExitCode.config
+            }
             if let refusal = SpoolOwnerIdentity.take(for: selected(loaded.configuration, profiles), command: "retry", writesBeyondOutbox: true) {
                 Daemon.printError(refusal)
                 return Daemon.ExitCode.noPermission
             }
             return RetryCommand.run(loaded.configuration, profiles: profiles, all: all, files: files)
         case .enqueue(let config, let profile, let move, let files):
-            guard let loaded = load(config, environment, errors: Logger(destination: destination)) else { return Daemon.ExitCode.usage }
+            guard let loaded = load(config, environment, secrets: .skip, errors: Logger(destination: destination)) else {
+                return Daemon.ExitCode.config
+            }
             if let refusal = SpoolOwnerIdentity.take(for: selected(loaded.configuration, [profile]), command: "enqueue", writesBeyondOutbox: false) {
                 Daemon.printError(refusal)
                 return Daemon.ExitCode.noPermission
@@ -67,24 +84,38 @@ package enum UploaderCLI {
     }
 
     /// Loads the config or prints its errors (one `PATH:LINE: message` each).
-    static func load(_ config: String?, _ environment: [String: String], errors logger: Logger) -> LoadedConfiguration? {
+    /// - Parameter inItsLogFormat: `run`: the errors follow the `log_format` the file asks for.
+    static func load(_ config: String?, _ environment: [String: String], secrets: SecretReading, errors logger: Logger,
+                     inItsLogFormat: Bool = false) -> LoadedConfiguration? {
         let path = ConfigLocation.resolve(config, environment: environment)
-        switch ConfigLoader.load(path: path, environment: environment) {
+        switch ConfigLoader.load(path: path, environment: environment, secrets: secrets) {
         case .success(let loaded): return loaded
         case .failure(let errors):
+            if inItsLogFormat { logger.configure(level: .info, format: errors.logFormat, secrets: []) }
             for error in errors.errors { logger.plain(.error, error.description) }
             return nil
         }
     }
 }
 
-/// Where the config is: --config, else $UPLOADER_CONFIG, else ./uploader.conf, else /etc/uploader/uploader.conf.
+/// Where the config is: --config, else $UPLOADER_CONFIG, else /etc/uploader/uploader.conf.
+/// The working directory is never searched: a stray `./uploader.conf` must not win.
 package enum ConfigLocation {
+    package static let systemPath = "/etc/uploader/uploader.conf"
+
     package static func resolve(_ explicit: String?, environment: [String: String]) -> String {
         if let explicit { return explicit }
         if let fromEnv = environment["UPLOADER_CONFIG"], !fromEnv.isEmpty { return fromEnv }
-        if FileManager.default.fileExists(atPath: "uploader.conf") { return "uploader.conf" }
-        return "/etc/uploader/uploader.conf"
+        return systemPath
+    }
+
+    /// `path` as an absolute path (against the working directory), for saying which file was read.
+    package static func absolute(_ path: String) -> String {
+        guard !path.hasPrefix("/") else { return path }
+        var relative = Substring(path)
+        while relative.hasPrefix("./") { relative = relative.dropFirst(2).drop { $0 == "/" } }
+        let cwd = FileManager.default.currentDirectoryPath
+        return (cwd.hasSuffix("/") ? cwd : cwd + "/") + relative
     }
 }
 
@@ -95,9 +126,15 @@ enum CheckConfigCommand {
     static func run(configPath: String, environment: [String: String], errors logger: Logger) -> Int32 {
         switch ConfigLoader.load(path: configPath, environment: environment) {
         case .failure(let errors):
+            // Under systemd (ExecReload=) its lines join the daemon's in the journal: same format.
+            if logger.destination == .journal { logger.configure(level: .info, format: errors.logFormat, secrets: []) }
             for error in errors.errors { logger.plain(.error, error.description) }
-            return Daemon.ExitCode.usage
+            return Daemon.ExitCode.config
         case .success(let loaded):
+            if logger.destination == .journal {
+                logger.configure(level: .info, format: loaded.configuration.global.logFormat, secrets: [])
+            }
+            print("# config: " + ConfigLocation.absolute(configPath))
             // Each warning already reads `PATH:LINE: warning: …`.
             for warning in loaded.warnings { logger.plain(.warn, warning) }
             print(effectiveConfigText(loaded.configuration), terminator: "")

@@ -22,8 +22,14 @@ package struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible 
 /// Every problem found in one load, so an operator fixes them all in one pass.
 package struct ConfigErrors: Error, Sendable, CustomStringConvertible {
     package var errors: [ConfigError]
+    /// The `log_format` the file asks for, as far as it could be read (text when unreadable):
+    /// the daemon writes these errors in it.
+    package var logFormat: LogFormat
 
-    package init(_ errors: [ConfigError]) { self.errors = errors }
+    package init(_ errors: [ConfigError], logFormat: LogFormat = .text) {
+        self.errors = errors
+        self.logFormat = logFormat
+    }
 
     /// One error per line, in file order.
     package var description: String { errors.map(\.description).joined(separator: "\n") }

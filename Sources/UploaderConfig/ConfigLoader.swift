@@ -6,24 +6,26 @@ package enum ConfigLoader {
     static let maxConfigBytes = 1 << 20
 
     /// Reads and validates the file at `path` (as given, used in every message).
-    package static func load(path: String, environment: [String: String]) -> Result<LoadedConfiguration, ConfigErrors> {
+    /// - Parameter secrets: `.skip` for commands that never use a secret (status, enqueue, retry).
+    package static func load(path: String, environment: [String: String],
+                             secrets: SecretReading = .read) -> Result<LoadedConfiguration, ConfigErrors> {
         switch ConfigFiles.read(path, limit: maxConfigBytes) {
         case .failure(let failure):
             return .failure(ConfigErrors([ConfigError(path: path, line: nil, message: "cannot read config: \(failure.reason)")]))
         case .success(let contents):
             let text = String(decoding: contents.bytes, as: UTF8.self)
-            return parse(text: text, path: path, environment: environment, fileMode: contents.mode)
+            return parse(text: text, path: path, environment: environment, fileMode: contents.mode, secrets: secrets)
         }
     }
 
     /// Validates config `text` as if read from `path` (relative paths resolve against its directory).
     /// - Parameter fileMode: the file's permission bits, to warn when an inline secret is readable by others.
     package static func parse(
-        text: String, path: String, environment: [String: String], fileMode: UInt32? = nil
+        text: String, path: String, environment: [String: String], fileMode: UInt32? = nil, secrets: SecretReading = .read
     ) -> Result<LoadedConfiguration, ConfigErrors> {
         var diagnostics = ConfigDiagnostics(path: path)
         let baseDirectory = ConfigFiles.directory(of: path)
-        let document = IniLexer.lex(text, environment: environment, diagnostics: &diagnostics)
+        let document = IniLexer.lex(text, environment: environment, secrets: secrets, diagnostics: &diagnostics)
 
         var global = GlobalSettings()
         if let section = document.global {
@@ -38,7 +40,8 @@ package enum ConfigLoader {
         var profiles: [Profile] = []
         for section in document.profiles {
             guard case .outbox(let name) = section.kind else { continue }
-            if let profile = ProfileBuilder.build(section, name: name, baseDirectory: baseDirectory, diagnostics: &diagnostics) {
+            if let profile = ProfileBuilder.build(section, name: name, baseDirectory: baseDirectory, secrets: secrets,
+                                                 diagnostics: &diagnostics) {
                 profiles.append(profile)
             }
         }
@@ -47,7 +50,7 @@ package enum ConfigLoader {
         }
         SpoolLayoutCheck.check(profiles, sections: document.profiles, diagnostics: &diagnostics)
 
-        guard diagnostics.errors.isEmpty else { return .failure(ConfigErrors(diagnostics.sortedErrors)) }
+        guard diagnostics.errors.isEmpty else { return .failure(ConfigErrors(diagnostics.sortedErrors, logFormat: global.logFormat)) }
         if let mode = fileMode, mode & 0o044 != 0 {
             let inline = document.profiles.flatMap(\.entries).filter { ConfigKeys.secretKeys.contains($0.key) }
             if let first = inline.first {

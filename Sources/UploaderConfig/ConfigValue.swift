@@ -2,8 +2,8 @@ import Foundation
 import UploaderSupport
 
 /// Reads and writes the config's value syntax: durations, sizes, booleans, choices.
-enum ConfigValue {
-    static let durationHint = "use e.g. 250ms, 30s, 5m, 1h, 7d"
+package enum ConfigValue {
+    package static let durationHint = "use e.g. 250ms, 30s, 5m, 1h, 7d"
     static let sizeHint = "use e.g. 512, 64KiB, 8MiB, 1GiB"
     static let booleanHint = "use yes/no, true/false, on/off or 1/0"
 
@@ -14,7 +14,7 @@ enum ConfigValue {
     private static let maxDurationMilliseconds: Int64 = 100 * 365 * 86_400_000
 
     /// `250ms`, `30s`, `1.5h`, `1h30m`, or plain `0`; whole milliseconds, in seconds.
-    static func duration(_ text: String) -> TimeInterval? {
+    package static func duration(_ text: String) -> TimeInterval? {
         let s = Array(text.lowercased().unicodeScalars)
         if s == ["0"] { return 0 }
         guard !s.isEmpty, s.count <= 64 else { return nil }

@@ -6,6 +6,7 @@ import UploaderSupport
 /// unterminated quotes) costs linear time and ends in entries or errors, never a trap.
 struct IniLexer {
     private let environment: [String: String]
+    private let secrets: SecretReading
     private var diagnostics: ConfigDiagnostics
     private var document = IniDocument()
     /// Index into `document.profiles` (or -1 for `[uploader]`) of the section being filled;
@@ -17,8 +18,9 @@ struct IniLexer {
     private var expandedVariable = false
     private var profileLines: [String: Int] = [:]
 
-    static func lex(_ text: String, environment: [String: String], diagnostics: inout ConfigDiagnostics) -> IniDocument {
-        var lexer = IniLexer(environment: environment, diagnostics: diagnostics)
+    static func lex(_ text: String, environment: [String: String], secrets: SecretReading = .read,
+                    diagnostics: inout ConfigDiagnostics) -> IniDocument {
+        var lexer = IniLexer(environment: environment, secrets: secrets, diagnostics: diagnostics)
         var lineNumber = 0
         var line: [Unicode.Scalar] = []
         var scalars = text.unicodeScalars[...]
@@ -37,8 +39,9 @@ struct IniLexer {
         return lexer.document
     }
 
-    private init(environment: [String: String], diagnostics: ConfigDiagnostics) {
+    private init(environment: [String: String], secrets: SecretReading, diagnostics: ConfigDiagnostics) {
         self.environment = environment
+        self.secrets = secrets
         self.diagnostics = diagnostics
     }
 
@@ -222,6 +225,8 @@ struct IniLexer {
             return nil
         }
         guard let expansion = environment[name] else {
+            // A command that uses no secret need not see the service's environment.
+            if secrets == .skip, SecretReading.holdsSecret(key) { return close + 1 }
             diagnostics.error(line, "environment variable \(name) is not set (used by \(key))")
             return nil
         }

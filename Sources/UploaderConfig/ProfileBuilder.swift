@@ -5,19 +5,23 @@ import UploaderSupport
 struct ProfileBuilder {
     var reader: SectionReader
     private let name: String
+    /// Whether `*_file` secrets are read now (`.skip`: they stay empty, their paths kept).
+    let secrets: SecretReading
 
     /// Builds the profile, or nil if a required part is missing or invalid; errors land in `diagnostics`.
-    static func build(_ section: IniSection, name: String, baseDirectory: String, diagnostics: inout ConfigDiagnostics) -> Profile? {
+    static func build(_ section: IniSection, name: String, baseDirectory: String, secrets: SecretReading = .read,
+                      diagnostics: inout ConfigDiagnostics) -> Profile? {
         var builder = ProfileBuilder(
-            reader: SectionReader(section: section, baseDirectory: baseDirectory, diagnostics: diagnostics), name: name)
+            reader: SectionReader(section: section, baseDirectory: baseDirectory, diagnostics: diagnostics), name: name, secrets: secrets)
         let profile = builder.build()
         diagnostics = builder.reader.diagnostics
         return profile
     }
 
-    private init(reader: SectionReader, name: String) {
+    private init(reader: SectionReader, name: String, secrets: SecretReading) {
         self.reader = reader
         self.name = name
+        self.secrets = secrets
     }
 
     private mutating func build() -> Profile? {
@@ -243,6 +247,7 @@ extension ProfileBuilder {
             return nil
         }
         if let value = reader.text(key) {
+            if secrets == .skip { return Secret(value: "") }
             guard !value.isEmpty else {
                 reader.diagnostics.error(reader.line(key), "\(key) is empty")
                 return nil
@@ -250,6 +255,7 @@ extension ProfileBuilder {
             return Secret(value: value)
         }
         guard let path = reader.path(fileKey) else { return nil }
+        if secrets == .skip { return Secret(value: "", file: path) }
         let line = reader.line(fileKey)
         switch ConfigFiles.read(path, limit: 65_536) {
         case .failure(let failure):

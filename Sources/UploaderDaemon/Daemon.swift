@@ -11,10 +11,13 @@ import UploaderCore
 /// `uploader run`: starts one `ProfileRunner` per selected profile around one watcher,
 /// then waits for signals (daemon) or for the queues to drain (`--once`).
 package final class Daemon {
+    /// The process's exit statuses (sysexits.h where one fits); `--help` and uploader(1) list them.
     package enum ExitCode {
         package static let ok: Int32 = 0
         package static let someFailed: Int32 = 1
-        package static let usage: Int32 = 2
+        /// `EX_USAGE`: the command line is wrong (unknown command or option, a missing argument,
+        /// a profile name the config does not have).
+        package static let usage: Int32 = 64
         package static let unavailable: Int32 = 69
         package static let software: Int32 = 70
         /// `EX_CANTCREAT`: a spool or its lock cannot be written (read-only, no permission).
@@ -22,6 +25,8 @@ package final class Daemon {
         package static let tempFail: Int32 = 75
         /// EX_NOPERM: a user who does not own the spool ran a command that must write in it.
         package static let noPermission: Int32 = 77
+        /// `EX_CONFIG`: the configuration file is missing, unreadable or invalid.
+        package static let config: Int32 = 78
     }
 
     private let loaded: LoadedConfiguration
@@ -55,7 +60,7 @@ package final class Daemon {
         }
         guard !selected.isEmpty else {
             fail("no [outbox NAME] profile in \(config.path)")
-            return ExitCode.usage
+            return ExitCode.config
         }
         Signals.blockHandled()
         MallocArenas.limit(to: 2, environment: environment)

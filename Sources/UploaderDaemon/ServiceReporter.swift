@@ -92,13 +92,22 @@ package final class ServiceReporter: Sendable {
         notifier.send("STOPPING=1\n" + SystemdNotifier.statusLine("stopping: letting uploads in flight finish"))
     }
 
-    /// The runners have stopped: stops ticking and writes the metrics file one last time.
+    /// The runners have stopped (their locks still held): stops ticking, writes the metrics file
+    /// one last time and removes the state files, so `status` tells a clean exit from a crash.
     package func finish() {
         stopped.open()
         counter.stop()
         done.wait()
-        if counter.lastDuration < 2 { counter.countNow(state.withLock { $0.runners }) }
+        let runners = state.withLock { $0.runners }
+        if counter.lastDuration < 2 { counter.countNow(runners) }
         writeMetrics()
+        for runner in runners {
+            do {
+                try DaemonState.removeAtExit(runner.spool.paths)
+            } catch {
+                logger.warn("cannot remove the state file; status will say the daemon died", ["profile": runner.profile.name, "error": "\(error)"])
+            }
+        }
     }
 
     /// State changes within a quarter second; progress about once a second; everything else

@@ -99,8 +99,8 @@ extension Transition {
     private mutating func delivered(_ path: RelativePath, _ report: AttemptReport, status: Int) {
         state.totals.recordSent(bytes: report.size, seconds: report.seconds)
         log(.info, "sent", ["file": path.logSafe, "id": report.id, "bytes": String(report.size),
-                            "duration": LogNumbers.fixed(report.seconds, places: 3) + "s",
-                            "rate": LogNumbers.rate(report.size, report.seconds), "http.status": String(status)])
+                            "duration_s": LogNumbers.fixed(report.seconds, places: 3),
+                            "rate": LogNumbers.rate(report.size, report.seconds), "http_status": String(status)])
     }
 
     /// `run --once` met an unreachable destination (or a route by a foreign interface, or refused

@@ -70,7 +70,7 @@ extension Transition {
             let delay = trialDelay(after: trials + 1)
             state.credentials = .rejected(since: since, last: reason, trials: trials + 1, nextTrial: now.mono + delay)
             log(.info, "credentials still refused; profile stays paused",
-                ["file": path.logSafe, "error": reason, "next_try_in": LogNumbers.fixed(delay, places: 0) + "s"])
+                ["file": path.logSafe, "error": reason, "next_try_in_s": LogNumbers.fixed(delay, places: 0)])
         }
     }
 
@@ -85,7 +85,7 @@ extension Transition {
             return
         }
         log(.warn, "destination refuses our credentials; profile paused, files stay queued",
-            ["refused_files": String(files), "error": reason, "next_try_in": LogNumbers.fixed(delay, places: 0) + "s"])
+            ["refused_files": String(files), "error": reason, "next_try_in_s": LogNumbers.fixed(delay, places: 0)])
         releaseReady()
     }
 

@@ -52,16 +52,49 @@ package struct DaemonState: Codable, Sendable, Equatable {
 
     /// The state of the daemon holding this spool's lock, or nil when none runs.
     package static func readIfRunning(_ paths: SpoolPaths) -> DaemonState? {
+        if case .running(let state) = observe(paths) { return state }
+        return nil
+    }
+
+    /// Whether a daemon holds the spool, none does, or one stopped without exiting cleanly:
+    /// a clean exit removes `.state.json` (`removeAtExit`), so one left with no lock holder is
+    /// a daemon that crashed or was killed.
+    package enum Presence: Sendable, Equatable {
+        case running(DaemonState)
+        /// Running (the lock is held) but its state file cannot be read yet or by this user.
+        case runningUnseen
+        case none
+        /// No daemon holds the lock, but the state file of one (its pid, when readable) is left.
+        case died(pid: Int32?)
+        /// The lock file exists but cannot be opened (the reason).
+        case cannotTell(String)
+    }
+
+    package static func observe(_ paths: SpoolPaths) -> Presence {
         let fd = open(paths.lockFile, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
+        guard fd >= 0 else {
+            if errno == ENOENT { return access(paths.stateFile, F_OK) == 0 ? .died(pid: storedPID(paths)) : .none }
+            return .cannotTell(SystemError("open", path: paths.lockFile).description)
+        }
         defer { close(fd) }
         if flock(fd, LOCK_SH | LOCK_NB) == 0 {
             flock(fd, LOCK_UN)
-            return nil
+            return access(paths.stateFile, F_OK) == 0 ? .died(pid: storedPID(paths)) : .none
         }
         guard let data = FileManager.default.contents(atPath: paths.stateFile),
               // A hint: a state file cut short, or another version's, reads as none (status counts the spool alone).
-              let state = try? JSONDecoder().decode(DaemonState.self, from: data) else { return nil }
-        return state
+              let state = try? JSONDecoder().decode(DaemonState.self, from: data) else { return .runningUnseen }
+        return .running(state)
+    }
+
+    private static func storedPID(_ paths: SpoolPaths) -> Int32? {
+        guard let data = FileManager.default.contents(atPath: paths.stateFile) else { return nil }
+        return (try? JSONDecoder().decode(DaemonState.self, from: data))?.pid
+    }
+
+    /// At a clean exit, while the lock is still held: no state file means no daemon was stopped
+    /// by surprise. A failure is thrown for the caller to report (ENOENT is none).
+    package static func removeAtExit(_ paths: SpoolPaths) throws {
+        if unlink(paths.stateFile) != 0 && errno != ENOENT { throw SystemError("unlink", path: paths.stateFile) }
     }
 }

@@ -93,19 +93,37 @@ package final class Logger: Sendable {
                 line += " \(key)=\(Logger.quoteIfNeeded(LogEscaping.escape(value, backslashes: false)))"
             }
         case .json:
-            var object: [(String, String)] = time.map { [("time", $0)] } ?? []
-            object += [("level", messageLevel.rawValue), ("msg", message)]
-            for (key, value) in metadata { object.append((key, value)) }
-            line += "{" + object.map { "\(JSONText.quote($0.0)):\(JSONText.quote($0.1))" }.joined(separator: ",") + "}"
+            line += Self.jsonObject(time: time, level: messageLevel, message: message, metadata)
         }
         write(line, secrets: secrets)
     }
 
-    /// A line that is not a log event — a configuration error, a start-up failure — written as
-    /// it is whatever the level and format, with only the journal's priority before it.
+    /// `{"time":…,"level":…,"msg":…, fields…}`: the fields `LogFields.numeric` names as JSON
+    /// numbers, every other value a string.
+    private static func jsonObject(time: String?, level: LogLevel, message: String, _ metadata: [(String, String)]) -> String {
+        var object = "{"
+        if let time { object += "\"time\":" + JSONText.quote(time) + "," }
+        object += "\"level\":" + JSONText.quote(level.rawValue) + ",\"msg\":" + JSONText.quote(message)
+        for (key, value) in metadata {
+            let number = LogFields.numeric.contains(key) && LogFields.isJSONNumber(value)
+            object += "," + JSONText.quote(key) + ":" + (number ? value : JSONText.quote(value))
+        }
+        return object + "}"
+    }
+
+    /// A line that is not a log event — a configuration error, a start-up failure — written
+    /// whatever the level: as it is in the text format (with only the journal's priority before
+    /// it), and as an object with `time`, `level` and `msg` in the JSON format, so that every line
+    /// of a daemon logging JSON parses.
     package func plain(_ level: LogLevel, _ text: String) {
-        let secrets = settings.withLock { $0.secrets }
-        write(destination.prefix(level) + text, secrets: secrets)
+        let (format, secrets) = settings.withLock { ($0.format, $0.secrets) }
+        switch format {
+        case .text:
+            write(destination.prefix(level) + text, secrets: secrets)
+        case .json:
+            let time = destination == .journal ? nil : Timestamp.format(clock.now)
+            write(destination.prefix(level) + Self.jsonObject(time: time, level: level, message: text, []), secrets: secrets)
+        }
     }
 
     private func write(_ line: String, secrets: [String]) {

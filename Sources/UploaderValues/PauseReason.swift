@@ -12,6 +12,15 @@ package enum PauseReason: String, Codable, Sendable, CaseIterable {
     /// is tried again after a backoff, and at once on SIGHUP or a change of a credentials file.
     case rejected
 
+    /// Whether only an operator ends this pause (`status` exits non-zero for it); the others
+    /// end by themselves (the network, the clock, a route).
+    package var needsOperator: Bool {
+        switch self {
+        case .rejected: return true
+        case .offline, .outsideWindow, .interface: return false
+        }
+    }
+
     /// The words plain `status` prints after `paused`.
     package var explanation: String {
         switch self {

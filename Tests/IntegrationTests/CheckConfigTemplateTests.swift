@@ -10,7 +10,7 @@ import XCTest
 @testable import UploaderCommands
 
 /// Issue #5: `uploader check-config` rejects an unknown placeholder in `url`, `form.*` or
-/// `header.*` with exit 2 and one `PATH:LINE: message` per mistake.
+/// `header.*` with exit 78 and one `PATH:LINE: message` per mistake.
 final class CheckConfigTemplateTests: XCTestCase {
     func testUnknownPlaceholdersExitTwoWithTheLineOfEach() throws {
         let fx = try SpoolFixture(url: "https://up.example.test/in/{file}", extra: """
@@ -20,7 +20,7 @@ final class CheckConfigTemplateTests: XCTestCase {
             header.X-Fine = {date}
             """, global: "log_level = info")
         let result = try fx.run(["check-config"])
-        XCTAssertEqual(result.exitCode, 2, result.description)
+        XCTAssertEqual(result.exitCode, 78, result.description)
         // SpoolFixture writes [uploader] (line 1), its setting (2), a blank (3), [outbox t] (4), spool (5), url (6), ...
         let known = "(known: {name} {path} {id} {sha256} {size} {date} {profile} {hostname})"
         XCTAssertEqual(result.stderr.split(separator: "\n").map(String.init), [

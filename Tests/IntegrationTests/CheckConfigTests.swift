@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// `uploader check-config`: exit 0 with the effective config, or exit 2 with `PATH:LINE: message` lines.
+/// `uploader check-config`: exit 0 with the effective config, or exit 78 (EX_CONFIG) with `PATH:LINE: message` lines.
 @Suite struct CheckConfigTests {
     @Test func aGoodConfigExitsZeroAndPrintsEveryKeyWithSecretsRedacted() throws {
         let fixture = try ServiceFixture()
@@ -17,7 +17,7 @@ import Testing
         #expect(!result.stdout.contains("s3cr3t-t0ken") && !result.stderr.contains("s3cr3t-t0ken"))
     }
 
-    @Test func everyErrorIsReportedWithItsPathAndLineAndExitTwo() throws {
+    @Test func everyErrorIsReportedWithItsPathAndLineAndExit78() throws {
         let fixture = try ServiceFixture()
         let path = try fixture.tmp.write("bad.conf", """
             [uploader]
@@ -36,7 +36,7 @@ import Testing
 
             """)
         let result = try fixture.binary.run(["check-config", "--config", path])
-        #expect(result.exitCode == 2, "\(result)")
+        #expect(result.exitCode == 78, "\(result)")
         #expect(result.stdout.isEmpty)
         let lines = result.stderr.split(separator: "\n").map(String.init)
         #expect(lines == [
@@ -53,7 +53,7 @@ import Testing
         let fixture = try ServiceFixture()
         let path = fixture.tmp.path("nope.conf")
         let result = try fixture.binary.run(["check-config", "--config", path])
-        #expect(result.exitCode == 2)
+        #expect(result.exitCode == 78)
         #expect(result.stderr.hasPrefix("\(path): cannot read config"), "\(result.stderr)")
     }
 
@@ -67,11 +67,41 @@ import Testing
         #expect(!result.stdout.contains("inline-secret"))
     }
 
-    @Test func runRefusesABrokenConfigWithTheSameLinesAndExitTwo() throws {
+    @Test func runRefusesABrokenConfigWithTheSameLinesAndExit78() throws {
         let fixture = try ServiceFixture()
         try fixture.writeConfig(url: "http://127.0.0.1:1/{path}", extra: "concurency = 4")
         let result = try fixture.run(["run", "--once"])
-        #expect(result.exitCode == 2)
+        #expect(result.exitCode == 78)
         #expect(result.stderr.contains("\(fixture.configPath):9: unknown key \"concurency\""), "\(result.stderr)")
+    }
+
+    @Test func theFileReadIsNamedOnTheFirstLineAndUploaderConfigIsUsedWithoutConfig() throws {
+        let fixture = try ServiceFixture()
+        try fixture.writeConfig(url: "http://127.0.0.1:1/{path}")
+        let named = try fixture.binary.run(["check-config"], environment: ["UPLOADER_CONFIG": fixture.configPath])
+        #expect(named.exitCode == 0, "\(named)")
+        #expect(named.stdout.hasPrefix("# config: \(fixture.configPath)\n[uploader]\n"), "\(named.stdout)")
+        let relative = try fixture.binary.run(["check-config", "--config", "uploader.conf"], currentDirectory: fixture.tmp.path)
+        #expect(relative.stdout.hasPrefix("# config: \(fixture.configPath)\n"), "the absolute path: \(relative.stdout)")
+    }
+
+    @Test func theWorkingDirectoryIsNeverSearchedForAConfig() throws {
+        let fixture = try ServiceFixture()
+        try fixture.writeConfig(url: "http://127.0.0.1:1/{path}")
+        // ./uploader.conf is right there; without --config or $UPLOADER_CONFIG the system file is the one read.
+        let result = try fixture.binary.run(["check-config"], environment: ["UPLOADER_CONFIG": ""], currentDirectory: fixture.tmp.path)
+        #expect(!result.stdout.contains(fixture.configPath), "\(result)")
+        #expect((result.stdout + result.stderr).contains("/etc/uploader/uploader.conf"), "\(result)")
+    }
+
+    @Test func aDirectoryGivenAsTheConfigIsAConfigurationError() throws {
+        let fixture = try ServiceFixture()
+        let directory = fixture.tmp.path("uploader.conf.d")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        for command in [["check-config"], ["run", "--once"], ["status"], ["enqueue", "--profile", "p", "/etc/hostname"]] {
+            let result = try fixture.binary.run(command + ["--config", directory])
+            #expect(result.exitCode == 78, "\(command): \(result)")
+            #expect(result.stderr == "\(directory): cannot read config: is a directory\n", "\(command): \(result.stderr)")
+        }
     }
 }

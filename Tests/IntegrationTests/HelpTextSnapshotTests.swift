@@ -34,13 +34,14 @@ import Testing
 
     @Test func helpForAnUnknownCommandIsAUsageError() throws {
         let result = try UploaderBinary().run(["help", "frobnicate"])
-        #expect(result.exitCode == 2)
+        #expect(result.exitCode == 64)
         #expect(result.stderr.contains("unknown command \"frobnicate\""), "\(result.stderr)")
     }
 
     @Test func everyOptionOfEveryCommandAppearsInItsHelp() throws {
         let binary = try UploaderBinary()
-        let options = ["run": ["--config", "--profile", "--once"], "status": ["--config", "--profile", "--json"],
+        let options = ["run": ["--config", "--profile", "--once"], "status": ["--config", "--profile", "--json", "--check", "--expect-daemon", "--warn-queued",
+                                                                   "--crit-queued", "--warn-age", "--crit-age", "--warn-failed", "--crit-failed"],
                        "retry": ["--config", "--profile", "--all"], "enqueue": ["--config", "--profile", "--move"],
                        "check-config": ["--config"]]
         for (command, flags) in options {

@@ -69,12 +69,12 @@ import Testing
 
             """)
         let unknown = try run(["run", "--once", "--profile", "nope", "--config", good], in: tmp, journalMatches: true)
-        #expect(unknown.result.exitCode == 2, "\(unknown.result)")
+        #expect(unknown.result.exitCode == 64, "\(unknown.result)")
         #expect(unknown.lines == ["<3>uploader: no profile named \"nope\" in \(good)"])
 
         let broken = try tmp.write("broken.conf", "[outbox journal]\nspool = spool\nurl = ftp://example.invalid/\n")
         let check = try run(["check-config", "--config", broken], in: tmp, journalMatches: true)
-        #expect(check.result.exitCode == 2, "\(check.result)")
+        #expect(check.result.exitCode == 78, "\(check.result)")
         #expect(!check.lines.isEmpty)
         for line in check.lines {
             #expect(line.hasPrefix("<3>\(broken):3: "), "\(line)")

@@ -91,7 +91,7 @@ import Testing
         for command in ["uploader run", "uploader status", "uploader retry", "uploader enqueue", "uploader check-config"] {
             #expect(text.contains(command), "\(command) missing from uploader(1)")
         }
-        for code in ["0", "1", "2", "69", "70", "75"] {
+        for code in ["0", "1", "2", "3", "4", "5", "64", "69", "70", "73", "75", "77", "78"] {
             #expect(text.contains("\n       \(code) "), "exit code \(code) missing from uploader(1)")
         }
     }

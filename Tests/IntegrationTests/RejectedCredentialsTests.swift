@@ -30,7 +30,8 @@ final class RejectedCredentialsTests: XCTestCase {
 
     private func status(_ fx: SpoolFixture) throws -> [String: Any] {
         let result = try fx.run(["status", "--json"])
-        guard result.exitCode == 0, let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
+        // 3: paused until an operator acts; 0 otherwise.
+        guard [0, 3].contains(result.exitCode), let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
               let profiles = object["profiles"] as? [String: Any], let profile = profiles[fx.profile] as? [String: Any] else {
             throw HarnessError("status --json: \(result)")
         }
@@ -48,8 +49,14 @@ final class RejectedCredentialsTests: XCTestCase {
         }
         let lastError = paused["last_error"] as? String ?? ""
         XCTAssertTrue(lastError.contains("HTTP \(code)"), "last_error: \(lastError)")
-        let plain = try fx.run(["status"]).stdout
+        let plainResult = try fx.run(["status"])
+        let plain = plainResult.stdout
+        XCTAssertEqual(plainResult.exitCode, 3, "paused until an operator acts: \(plainResult)")
         XCTAssertTrue(plain.contains("paused      rejected: credentials refused"), plain)
+        XCTAssertTrue(plain.contains("ATTENTION   paused: rejected"), plain)
+        let check = try fx.run(["status", "--check"])
+        XCTAssertEqual(check.exitCode, 2, "CRITICAL: \(check)")
+        XCTAssertTrue(check.stdout.hasPrefix("UPLOADER CRITICAL - paused: rejected: credentials refused"), check.stdout)
         XCTAssertTrue(plain.contains("last error  HTTP \(code)"), plain)
         XCTAssertEqual(daemon.stderrText().components(separatedBy: "destination refuses our credentials; profile paused").count - 1, 1,
                        daemon.stderrText())

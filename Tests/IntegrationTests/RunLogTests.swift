@@ -1,3 +1,4 @@
+@preconcurrency import Glibc
 import Foundation
 import Testing
 
@@ -17,12 +18,55 @@ import Testing
         }
         let sent = objects.filter { $0["msg"] as? String == "sent" }
         #expect(sent.count == 2)
-        #expect(sent.allSatisfy { $0["profile"] as? String == "p" && $0["http.status"] as? String == "201" })
+        #expect(sent.allSatisfy { $0["profile"] as? String == "p" && $0["http_status"] as? Int == 201 })
         let summary = try #require(objects.last)
         #expect(summary["msg"] as? String == "run --once finished")
-        #expect(summary["sent"] as? String == "2")
-        #expect(summary["retry"] as? String == "0")
-        #expect(summary["failed"] as? String == "0")
+        #expect(summary["sent"] as? Int == 2)
+        #expect(summary["retry"] as? Int == 0)
+        #expect(summary["failed"] as? Int == 0)
+    }
+
+    /// Every line a daemon logging JSON writes parses, numbers typed: start-up failures before
+    /// the logger exists (a broken config) and after (a lock held), uploads, and a failing
+    /// hook's own output.
+    @Test func everyLineOfADaemonLoggingJSONIsOneObjectWithTypedNumbers() throws {
+        let sink = try NginxSink()
+        let fixture = try ServiceFixture()
+        let hook = try fixture.tmp.write("hooks/noisy.sh", "#!/bin/sh\necho \"to stdout: $(basename \"$1\")\"\necho 'to stderr' >&2\nexit 3\n")
+        chmod(hook, 0o755)
+        try fixture.writeConfig(url: sink.url("up/{path}"), extra: "concurency = 4", global: "log_format = json")
+        let broken = try fixture.run(["run", "--once"])
+        #expect(broken.exitCode == 78, "\(broken)")
+        let brokenLines = try Self.objects(broken.stderr)
+        #expect(brokenLines.count == 1 && brokenLines[0]["level"] as? String == "error"
+                && (brokenLines[0]["msg"] as? String)?.contains(":9: unknown key \"concurency\"") == true, "\(brokenLines)")
+
+        try fixture.writeConfig(url: sink.url("up/{path}"), extra: "on_sent = \(hook)", global: "log_format = json")
+        let daemon = try fixture.startDaemon()
+        let second = try fixture.run(["run", "--once"])
+        #expect(second.exitCode == 75, "\(second)")
+        let held = try Self.objects(second.stderr)
+        #expect(held.contains { $0["level"] as? String == "error" && ($0["msg"] as? String)?.contains("not starting") == true }, "\(held)")
+
+        try fixture.drop("a.bin", Data(repeating: 7, count: 48213))
+        try waitUntil(timeout: 15, "the hook's failure to be logged") { daemon.stderrText().contains("hook failed") }
+        #expect(try stopDaemon(daemon).exitCode == 0)
+        let objects = try Self.objects(daemon.stderrText())
+        let sent = try #require(objects.first { $0["msg"] as? String == "sent" }, "\(objects)")
+        #expect(sent["bytes"] as? Int == 48213 && sent["http_status"] as? Int == 201, "\(sent)")
+        #expect(sent["duration_s"] is NSNumber && !(sent["duration_s"] is String), "\(sent)")
+        let failed = try #require(objects.first { $0["msg"] as? String == "hook failed; the file's state is unchanged" })
+        #expect(failed["exit_status"] as? Int == 3 && failed["hook"] as? String == "on_sent", "\(failed)")
+        #expect(failed["output"] as? String == "to stdout: a.bin\nto stderr", "\(failed)")
+        #expect(failed["duration_s"] is NSNumber, "\(failed)")
+        #expect(!daemon.stderrText().contains("\nto stderr\n"), "hook output is no line of its own")
+    }
+
+    /// Each line of `text` as a JSON object; throws naming the first that is not one.
+    static func objects(_ text: String) throws -> [[String: Any]] {
+        try text.split(separator: "\n").map { line in
+            try #require(try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not a JSON object: \(line)")
+        }
     }
 
     @Test func runOnceWithAnUnreachableDestinationExits69AndSaysSo() throws {
@@ -46,7 +90,7 @@ import Testing
         let line: String = try waitFor(timeout: 20, poll: 0.2, "a progress line") {
             daemon.stderrText().split(separator: "\n").first { $0.contains(" uploading ") && $0.contains("percent=") }.map(String.init)
         }
-        #expect(line.contains("file=long.bin") && line.contains("rate=") && line.contains("eta="), "\(line)")
+        #expect(line.contains("file=long.bin") && line.contains("rate=") && line.contains("eta_s="), "\(line)")
         let percent = line.split(separator: " ").first { $0.hasPrefix("percent=") }.flatMap { Double($0.dropFirst(8)) }
         #expect(percent.map { $0 > 40 && $0 < 90 } == true, "\(line)")
         #expect(try stopDaemon(daemon).exitCode == 0)

@@ -55,12 +55,12 @@ final class SecretsNeverLeakTests: XCTestCase {
         }
         try run(["check-config"], expect: 0)
         try run(["run", "--once"], expect: 1)  // b.txt: 400 → failed
-        try run(["status"], expect: 0)
-        try run(["status", "--json"], expect: 0)
+        try run(["status"], expect: 2)  // b.txt failed for good
+        try run(["status", "--json"], expect: 2)
         try run(["retry", "--profile", "echo", "--all"], expect: 0)
         try run(["retry", "no-such-file"], expect: 1)
         try run(["enqueue", "--profile", "t", extra], expect: 0)
-        try run(["run", "--once", "--profile", "nope"], expect: 2)
+        try run(["run", "--once", "--profile", "nope"], expect: 64)
         try run(["run", "--once"], expect: 0)  // b.txt: 201 this time; c.txt too
         try run(["status", "--json"], expect: 0)
         for args in [["--help"], ["help", "run"], ["help", "check-config"], ["--version"]] {

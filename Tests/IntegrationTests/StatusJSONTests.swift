@@ -3,9 +3,10 @@ import Testing
 
 /// `uploader status --json` against spools laid out by the test, with and without a daemon.
 @Suite struct StatusJSONTests {
-    private func status(_ fixture: ServiceFixture) throws -> [String: Any] {
+    /// `code`: 0 when nothing needs an operator, 2 with files failed for good.
+    private func status(_ fixture: ServiceFixture, code: Int32 = 0) throws -> [String: Any] {
         let result = try fixture.run(["status", "--json"])
-        #expect(result.exitCode == 0, "\(result)")
+        #expect(result.exitCode == code, "\(result)")
         let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
         let profiles = object?["profiles"] as? [String: Any]
         return try #require(profiles?["p"] as? [String: Any], "no profile p in \(result.stdout)")
@@ -31,7 +32,7 @@ import Testing
         let sentAt = Int64(Date().timeIntervalSince1970 * 1000) - 60_000
         try Data("\(sentAt) 9\n".utf8).write(to: URL(fileURLWithPath: fixture.spool + "/.sent-ledger"))
 
-        let p = try status(fixture)
+        let p = try status(fixture, code: 2)
         #expect(tally(p, "queued") == [1, 100])
         #expect(tally(p, "uploading") == [1, 250])
         #expect(tally(p, "retry") == [1, 30])
@@ -49,6 +50,9 @@ import Testing
     @Test func statusOfAnEmptySpoolWithoutADaemonIsAllZerosAndNulls() throws {
         let fixture = try ServiceFixture()
         try fixture.writeConfig(url: "http://127.0.0.1:1/{path}")
+        for area in ["outbox", "sent", "retry"] {
+            try FileManager.default.createDirectory(atPath: fixture.spool + "/" + area, withIntermediateDirectories: true)
+        }
         let p = try status(fixture)
         for key in ["queued", "uploading", "retry", "failed", "sent_24h"] { #expect(tally(p, key) == [0, 0], "\(key)") }
         #expect(p["oldest_queued_seconds"] is NSNull)

@@ -22,7 +22,7 @@ import Testing
         let ran = try reload(daemon, fixture)
         let failed = try #require(ran.last)
         #expect(ran.count == 1, "the command after the failed check ran: \(ran)")
-        #expect(failed.exitCode == 2, "\(failed)")
+        #expect(failed.exitCode == 78, "\(failed)")
         #expect(failed.stderr.contains("\(fixture.configPath):9: unknown key \"concurency\""), "\(failed)")
         #expect(!daemon.stderrText().contains("SIGHUP"), "the daemon was signalled: \(daemon.stderrText())")
         #expect(daemon.isRunning)
@@ -48,7 +48,8 @@ import Testing
         let lines = try String(contentsOfFile: Self.unit, encoding: .utf8).split(separator: "\n")
         let prevented = lines.filter { $0.hasPrefix("RestartPreventExitStatus=") }
             .flatMap { $0.dropFirst("RestartPreventExitStatus=".count).split(separator: " ").compactMap { Int32($0) } }
-        #expect(Set(prevented) == [Daemon.ExitCode.usage, Daemon.ExitCode.cannotCreate, Daemon.ExitCode.tempFail])
+        #expect(Set(prevented) == [Daemon.ExitCode.usage, Daemon.ExitCode.cannotCreate, Daemon.ExitCode.tempFail,
+                                   Daemon.ExitCode.noPermission, Daemon.ExitCode.config])
         #expect(lines.contains("Restart=on-failure"))
     }
 

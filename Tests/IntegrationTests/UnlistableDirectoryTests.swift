@@ -44,7 +44,7 @@ final class UnlistableDirectoryTests: XCTestCase {
         let expected = "uploader: cannot list \(locked): Permission denied (errno 13)"
 
         let status = try runAsNobody(binary, ["status", "--json"], config: fx.config)
-        XCTAssertEqual(status.exitCode, 0, status.description)
+        XCTAssertEqual(status.exitCode, 5, "a spool it cannot read: \(status.description)")
         XCTAssertEqual(HostileFiles.lines(status.stderr, "cannot list"), [expected], status.stderr)
 
         let retry = try runAsNobody(binary, ["retry", "--all"], config: fx.config)

@@ -18,7 +18,7 @@ import Testing
                               destination: .http(URLTemplate(try Template(parsing: "http://127.0.0.1:1/{path}"))))
         var census = SpoolCensus()
         edit(&census)
-        return StatusReport(profile: profile, census: census, daemon: daemon)
+        return StatusReport(profile: profile, census: census, presence: daemon.map { .running($0) } ?? .none, unreadable: [])
     }
 
     @Test func oneFileIsSingularAndOtherCountsArePlural() throws {

@@ -11,22 +11,24 @@ import UploaderDaemon
 /// `uploader status`: a table for people or one JSON object for scripts, from the spools.
 enum StatusCommand {
     /// `now`: the moment the spools are counted at (ages, `sent_24h`).
-    static func run(_ config: Configuration, profiles: [String], json: Bool, now: Date) -> Int32 {
+    static func run(_ config: Configuration, profiles: [String], json: Bool, options: StatusOptions, now: Date) -> Int32 {
         let selected = profiles.isEmpty ? config.profiles : config.profiles.filter { profiles.contains($0.name) }
         if let unknown = profiles.first(where: { name in !config.profiles.contains { $0.name == name } }) {
-            Daemon.printError("no profile named \"\(unknown)\" in \(config.path)")
-            return Daemon.ExitCode.usage
+            let message = "no profile named \"\(unknown)\" in \(config.path)"
+            Daemon.printError(message)
+            if options.check { print(MonitoringCheck.unknownLine(message)) }
+            return options.check ? MonitoringCheck.Verdict.unknown.exitCode : Daemon.ExitCode.usage
         }
-        let unlistable = DirectoryWalker.printingOnce(Daemon.printError)
-        var reports: [StatusReport] = []
-        for profile in selected {
-            let spool = Spool(paths: profile.spool)
-            let census = SpoolCensus.take(spool, ignore: IgnoreRules(patterns: profile.ignore), recursive: profile.recursive, now: now,
-                                          unlistable: unlistable)
-            reports.append(StatusReport(profile: profile, census: census, daemon: DaemonState.readIfRunning(spool.paths)))
+        let reports = selected.map { StatusReport.take($0, now: now) }
+        let problems = reports.flatMap { $0.problems(expectDaemon: options.expectDaemon) }
+        if options.check {
+            let result = MonitoringCheck.evaluate(reports, problems: problems, options: options, now: now)
+            print(result.line)
+            return result.verdict.exitCode
         }
-        print(json ? StatusJSON.text(reports, now: now) : StatusTable.text(reports, now: now))
-        return 0
+        for problem in problems where problem.kind == .unreadable { Daemon.printError(problem.message) }
+        print(json ? StatusJSON.text(reports, problems: problems, now: now) : StatusTable.text(reports, problems: problems, now: now))
+        return problems.exitCode
     }
 }
 
@@ -34,8 +36,25 @@ enum StatusCommand {
 struct StatusReport {
     var profile: Profile
     var census: SpoolCensus
-    /// Nil when no daemon holds the spool's lock.
-    var daemon: DaemonState?
+    /// Whether a daemon holds the spool (with its state), none does, or one died.
+    var presence: DaemonState.Presence
+    /// Each directory or file of the spool that could not be read, as a sentence.
+    var unreadable: [String]
+
+    /// Counts `profile`'s spool and looks for its daemon.
+    static func take(_ profile: Profile, now: Date) -> StatusReport {
+        let spool = Spool(paths: profile.spool)
+        var unreadable: [String] = []
+        let census = SpoolCensus.take(spool, ignore: IgnoreRules(patterns: profile.ignore), recursive: profile.recursive, now: now,
+                                      unlistable: DirectoryWalker.printingOnce { unreadable.append($0) })
+        return StatusReport(profile: profile, census: census, presence: DaemonState.observe(spool.paths), unreadable: unreadable)
+    }
+
+    /// The running daemon's state; nil when none runs (or its state cannot be read).
+    var daemon: DaemonState? {
+        if case .running(let state) = presence { return state }
+        return nil
+    }
 
     /// Refused names: those in the outbox now, or more if the daemon refused some the count cannot see.
     var refused: SpoolCensus.Tally {

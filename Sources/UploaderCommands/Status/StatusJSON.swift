@@ -4,9 +4,13 @@ import UploaderSpool
 
 /// `status --json`: one object, stable keys, every count as `{"files": N, "bytes": N}`.
 enum StatusJSON {
-    static func text(_ reports: [StatusReport], now: Date) -> String {
+    static func text(_ reports: [StatusReport], problems: [StatusProblem] = [], now: Date) -> String {
         let parts = reports.map { report in "\(JSONText.quote(report.profile.name)): \(profile(report, now: now))" }
-        return "{\"profiles\": {\(parts.joined(separator: ", "))}}"
+        let listed = problems.map { p in
+            "{\"profile\": \(JSONText.quote(p.profile)), \"problem\": \"\(p.kind.name)\", \"exit_status\": \(p.kind.rawValue), "
+                + "\"message\": \(JSONText.quote(p.message))}"
+        }
+        return "{\"profiles\": {\(parts.joined(separator: ", "))}, \"problems\": [\(listed.joined(separator: ", "))]}"
     }
 
     private static func profile(_ report: StatusReport, now: Date) -> String {

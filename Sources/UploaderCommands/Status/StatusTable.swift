@@ -4,15 +4,23 @@ import UploaderSpool
 
 /// Plain `status`: a few lines per profile, for a person at an 80-column terminal.
 enum StatusTable {
-    static func text(_ reports: [StatusReport], now: Date) -> String {
-        reports.flatMap { lines($0, now: now) }.joined(separator: "\n")
+    static func text(_ reports: [StatusReport], problems: [StatusProblem] = [], now: Date) -> String {
+        reports.flatMap { report in
+            lines(report, now: now) + problems.filter { $0.profile == report.profile.name }.map { row("ATTENTION", $0.message) }
+        }.joined(separator: "\n")
     }
 
     static func lines(_ report: StatusReport, now: Date) -> [String] {
         let c = report.census, state = report.daemon
         var lines: [String] = []
         lines.append("[\(report.profile.name)] \(report.profile.spool.root)")
-        let daemon = state.map { "running (pid \($0.pid)), destination \($0.reachable ? "reachable" : "UNREACHABLE")" } ?? "not running"
+        let daemon: String
+        switch report.presence {
+        case .running(let state): daemon = "running (pid \(state.pid)), destination \(state.reachable ? "reachable" : "UNREACHABLE")"
+        case .runningUnseen: daemon = "running (its state file cannot be read)"
+        case .died(let pid): daemon = "NOT RUNNING: " + (pid.map { "pid \($0)" } ?? "it") + " stopped without a clean exit"
+        case .none, .cannotTell: daemon = "not running"
+        }
         lines.append(row("daemon", daemon))
         if let reason = state?.pausedReason { lines.append(row("paused", reason.explanation)) }
         let oldest = c.queued.files > 0 ? c.oldestQueued.map { ", oldest \(ByteCount.duration(now.timeIntervalSince($0)))" } : nil

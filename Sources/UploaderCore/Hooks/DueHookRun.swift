@@ -74,16 +74,23 @@ struct DueHookRun: Sendable {
         // Run even if this cannot be written: at least once is the promise.
         _ = record(manifest, marker, durable: false, context)
         let started = clock.monotonic
-        let outcome = hooks.run(process(command, marker, manifest))
+        var hook = process(command, marker, manifest)
+        let output = HookOutput()
+        hook.output = output
+        let outcome = hooks.run(hook)
         if case .signaled = outcome, hooks.isExiting { return false }
         manifest.recordHookEnd(marker.hook, at: clock.now, exitStatus: outcome.exitStatus)
         let recorded = record(manifest, marker, durable: true, context)
-        let duration = LogNumbers.fixed(clock.monotonic - started, places: 3) + "s"
+        var fields = context + [("exit_status", String(outcome.exitStatus)),
+                                ("duration_s", LogNumbers.fixed(clock.monotonic - started, places: 3))]
+        // What the hook printed is a field of this line (one JSON object under log_format = json).
+        if let text = output.text { fields.append(("output", text)) }
+        if output.droppedBytes > 0 { fields.append(("output_dropped_bytes", String(output.droppedBytes))) }
         if outcome == .exited(0) {
-            logger.log(.debug, "hook finished", pairs: context + [("duration", duration)])
+            // Shown at info when the hook said something: its output used to reach the log whatever the level.
+            logger.log(output.text == nil ? .debug : .info, "hook finished", pairs: fields)
         } else {
-            logger.log(.warn, "hook failed; the file's state is unchanged",
-                       pairs: context + [("outcome", outcome.description), ("duration", duration)])
+            logger.log(.warn, "hook failed; the file's state is unchanged", pairs: fields + [("outcome", outcome.description)])
         }
         return recorded
     }

@@ -49,6 +49,9 @@ package struct HookProcess: Sendable {
     package var environment: [[UInt8]]
     package var workingDirectory: String
     package var timeout: TimeInterval
+    /// Where the hook's stdout and stderr are kept for the log line about its run; nil lets them
+    /// go to the daemon's stderr.
+    package var output: HookOutput? = nil
 
     /// Runs the hook and waits for it (at most `timeout` on `clock`, plus one second for SIGTERM
     /// to work). `started` gets the child's pid (also its process group) while it runs, nil once reaped.
@@ -58,12 +61,19 @@ package struct HookProcess: Sendable {
     /// latch; this thread waits on the clock for that latch, then reaps.
     package func run(clock: any Clock, started: (pid_t?) -> Void = { _ in }) -> Outcome {
         let pid: pid_t
-        switch spawn() {
-        case .failure(let reason): return .cannotStart(reason.message)
+        let pipe = output.flatMap(HookOutputPipe.init(into:))
+        switch spawn(output: pipe?.writeEnd) {
+        case .failure(let reason):
+            pipe?.abandon()
+            return .cannotStart(reason.message)
         case .success(let child): pid = child
         }
+        pipe?.started()
         started(pid)
-        defer { started(nil) }
+        defer {
+            started(nil)
+            pipe?.finish()
+        }
         let exited = Latch()
         let watcher = Thread {
             Self.waitForExit(pid)
@@ -92,13 +102,19 @@ package struct HookProcess: Sendable {
 
     private struct SpawnError: Error { let message: String }
 
-    private func spawn() -> Result<pid_t, SpawnError> {
+    /// `output`: the pipe for the child's stdout and stderr; nil sends both to the daemon's stderr.
+    private func spawn(output: Int32?) -> Result<pid_t, SpawnError> {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        // Hook output joins the daemon's log stream (stderr, the journal under systemd).
-        posix_spawn_file_actions_adddup2(&actions, 2, 1)
+        if let output {
+            posix_spawn_file_actions_adddup2(&actions, output, 1)
+            posix_spawn_file_actions_adddup2(&actions, output, 2)
+        } else {
+            // Hook output joins the daemon's log stream (stderr, the journal under systemd).
+            posix_spawn_file_actions_adddup2(&actions, 2, 1)
+        }
         CleanSpawn.closeInheritedDescriptors(&actions)
         CleanSpawn.addChdir(&actions, workingDirectory)
 

@@ -157,7 +157,7 @@ struct ProgressLog: Sendable {
             let eta = rate > 0 ? Double(size - sent) / rate : 0
             logger.info("uploading", ["profile": profile, "file": file.logSafe,
                                       "percent": LogNumbers.fixed(size > 0 ? Double(sent) * 100 / Double(size) : 100, places: 1),
-                                      "rate": LogNumbers.rate(sent, elapsed), "eta": LogNumbers.fixed(eta, places: 0) + "s"])
+                                      "rate": LogNumbers.rate(sent, elapsed), "eta_s": LogNumbers.fixed(eta, places: 0)])
         }
     }
 }

@@ -63,7 +63,7 @@ struct TusUpload {
         guard case .success(let answer) = result, (200...299).contains(answer.status) else {
             if case .success(let answer) = result, [404, 410].contains(answer.status) {
                 uploader.logger.log(.info, "tus server no longer has the upload; starting a new one",
-                                    pairs: fields([("upload_url", state.uploadURL), ("http.status", String(answer.status))]))
+                                    pairs: fields([("upload_url", state.uploadURL), ("http_status", String(answer.status))]))
                 save(nil)
                 return nil
             }
