@@ -42,7 +42,7 @@ package enum UploaderCLI {
                                 destination: destination, clock: clock)
             return Daemon(loaded: loaded, profileNames: profiles, once: once, logger: logger, environment: environment, clock: clock).run()
         case .status(let config, let profiles, let json):
-            guard let loaded = load(config, environment, errors: Logger(destination: destination)) else { return Daemon.ExitCode.usage }
+            guard let loaded = IndexFallback.load(config, environment, errors: Logger(destination: destination)) else { return Daemon.ExitCode.usage }
             return StatusCommand.run(loaded.configuration, profiles: profiles, json: json, now: clock.now)
         case .retry(let config, let profiles, let all, let files):
             guard let loaded = load(config, environment, errors: Logger(destination: destination)) else { return Daemon.ExitCode.usage }
@@ -52,7 +52,7 @@ package enum UploaderCLI {
             }
             return RetryCommand.run(loaded.configuration, profiles: profiles, all: all, files: files)
         case .enqueue(let config, let profile, let move, let files):
-            guard let loaded = load(config, environment, errors: Logger(destination: destination)) else { return Daemon.ExitCode.usage }
+            guard let loaded = IndexFallback.load(config, environment, errors: Logger(destination: destination)) else { return Daemon.ExitCode.usage }
             if let refusal = SpoolOwnerIdentity.take(for: selected(loaded.configuration, [profile]), command: "enqueue", writesBeyondOutbox: false) {
                 Daemon.printError(refusal)
                 return Daemon.ExitCode.noPermission

@@ -7,9 +7,12 @@ struct ProfileBuilder {
     private let name: String
 
     /// Builds the profile, or nil if a required part is missing or invalid; errors land in `diagnostics`.
-    static func build(_ section: IniSection, name: String, baseDirectory: String, diagnostics: inout ConfigDiagnostics) -> Profile? {
+    /// - Parameter credentialsDirectory: `$CREDENTIALS_DIRECTORY`, where relative secret paths are looked up first.
+    static func build(_ section: IniSection, name: String, baseDirectory: String, credentialsDirectory: String? = nil,
+                      diagnostics: inout ConfigDiagnostics) -> Profile? {
         var builder = ProfileBuilder(
-            reader: SectionReader(section: section, baseDirectory: baseDirectory, diagnostics: diagnostics), name: name)
+            reader: SectionReader(section: section, baseDirectory: baseDirectory, diagnostics: diagnostics,
+                                  credentialsDirectory: credentialsDirectory), name: name)
         let profile = builder.build()
         diagnostics = builder.reader.diagnostics
         return profile
@@ -74,6 +77,7 @@ struct ProfileBuilder {
         profile.onSent = hook("on_sent")
         profile.onFailed = hook("on_failed")
         profile.hookTimeout = reader.duration("hook_timeout", default: profile.hookTimeout, positive: true)
+        profile.producers = producersGroup()
         guard hasSpool, hasURL, root != nil, let auth else { return nil }
         if isS3 {
             guard let s3 else { return nil }

@@ -129,7 +129,8 @@ package final class ServiceReporter: Sendable {
         let runners = state.withLock { $0.runners }
         let now = clock.monotonic
         for runner in runners {
-            let current = runner.daemonState
+            var current = runner.daemonState
+            current.counts = counter.latest(runner.profile.name).map(DaemonState.Counts.init)
             let summary = Self.summary(current)
             let due = state.withLock { s -> Bool in
                 let id = ObjectIdentifier(runner)

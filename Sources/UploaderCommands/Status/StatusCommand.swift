@@ -19,11 +19,13 @@ enum StatusCommand {
         }
         let unlistable = DirectoryWalker.printingOnce(Daemon.printError)
         var reports: [StatusReport] = []
+        let producer = ProducerCounts(reporting: unlistable)
         for profile in selected {
             let spool = Spool(paths: profile.spool)
             let census = SpoolCensus.take(spool, ignore: IgnoreRules(patterns: profile.ignore), recursive: profile.recursive, now: now,
-                                          unlistable: unlistable)
-            reports.append(StatusReport(profile: profile, census: census, daemon: DaemonState.readIfRunning(spool.paths)))
+                                          unlistable: producer.handler)
+            let daemon = DaemonState.readIfRunning(spool.paths)
+            reports.append(StatusReport(profile: profile, census: producer.complete(census, daemon: daemon), daemon: daemon))
         }
         print(json ? StatusJSON.text(reports, now: now) : StatusTable.text(reports, now: now))
         return 0
