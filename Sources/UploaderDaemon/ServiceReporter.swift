@@ -154,10 +154,11 @@ package final class ServiceReporter: Sendable {
         }
     }
 
-    /// What, when it changes, is written at once: all but the uploads in flight, which change
+    /// What, when it changes, is written at once (the spool counts included, new every 10 s or so): all but the uploads in flight, which change
     /// many times a second with small files and are written at most every `progressInterval`.
     private static func summary(_ state: DaemonState) -> String {
-        "\(state.reachable) \(state.refused) \(state.pausedReason?.rawValue ?? "-") \(state.lastError ?? "")"
+        let counts = state.counts.map { "\($0.retry.files) \($0.failed.files) \($0.sent24h.files)" } ?? "-"
+        return "\(state.reachable) \(state.refused) \(state.pausedReason?.rawValue ?? "-") \(counts) \(state.lastError ?? "")"
     }
 
     private func writeMetrics() {
