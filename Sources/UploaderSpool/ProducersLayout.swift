@@ -57,7 +57,8 @@ package enum ProducersLayout {
         if info.st_gid != group, chown(path, uid_t.max, group) != 0 {
             let cause = SystemError("chown", path: path)
             let hint = errno == EPERM || errno == EINVAL
-                ? "; the service user must be in group \(groupName) (adduser \(user) \(groupName)), and the unit must not set PrivateUsers="
+                ? "; the service user must be in group \(groupName) (adduser \(user) \(groupName)), and a systemd unit must allow chown "
+                    + "(SystemCallFilter=@chown after ~@privileged) and must not set PrivateUsers="
                 : ""
             throw Failure(description: "\(cause)\(hint)")
         }

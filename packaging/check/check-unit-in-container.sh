@@ -45,6 +45,7 @@ mount -o remount,bind,ro "$work/root"
 cat >"$work/etc/uploader.conf" <<EOF
 [uploader]
 log_level = debug
+index = /var/lib/uploader/profiles.json
 metrics_file = /var/spool/uploader/metrics/uploader.prom
 
 [outbox photos]
@@ -106,6 +107,7 @@ inside sh -c "printf '[Service]\nLoadCredential=photos.token:/etc/uploader/photo
 inside systemctl daemon-reload
 if inside systemctl start uploader; then die "the unit started with a spool under /home it cannot see"; fi
 inside systemctl show uploader -p Result -p ExecMainStatus
+inside journalctl -u uploader -o cat --no-pager | tail -8
 inside journalctl -u uploader -p err -o cat --no-pager | grep "$home_spool"
 inside systemctl reset-failed uploader
 
