@@ -3,7 +3,8 @@
 # release build with the Swift runtime linked in (--static-swift-stdlib), so the
 # package runs on machines without a Swift toolchain; Depends: computed by
 # dpkg-shlibdeps; man pages generated from docs/; then lintian, which must report no
-# error. Prints the path of the package.
+# error. Prints the path of the package. Needs the Swift toolchain and Debian's packaging
+# tools (dpkg-dev, lintian, python3 for the man pages, binutils) only.
 #
 # Options:
 #   --scratch-path DIR   SwiftPM's build directory (default .build); give a separate one
@@ -34,10 +35,11 @@ cd "$root"
 step() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'package-deb: error: %s\n' "$*" >&2; exit 1; }
 
-bash scripts/install-deps.sh
+# The Swift toolchain and Debian's packaging tools, nothing else: no test environment, no network.
 ensure_swift_on_path
 for tool in dpkg-deb dpkg-shlibdeps lintian python3 strip gzip; do
-    command -v "$tool" >/dev/null 2>&1 || die "$tool not found: run scripts/install-deps.sh"
+    command -v "$tool" >/dev/null 2>&1 \
+        || die "$tool not found: apt-get install dpkg-dev lintian python3 binutils gzip (or run scripts/install-deps.sh)"
 done
 
 # One source of truth for the version: what `uploader --version` prints.
@@ -70,6 +72,9 @@ install -D -m 0644 packaging/deb/uploader.conf "$stage/etc/uploader/uploader.con
 install -D -m 0644 examples/systemd/uploader.service "$stage/lib/systemd/system/uploader.service"
 doc="$stage/usr/share/doc/uploader"
 install -D -m 0644 packaging/deb/copyright "$doc/copyright"
+for example in examples/systemd/uploader.service.d/*.conf; do
+    install -D -m 0644 "$example" "$doc/examples/uploader.service.d/$(basename "$example")"
+done
 {
     printf 'uploader (%s) unstable; urgency=medium\n\n' "$version"
     printf '  * Built from the uploader source tree; its history is the git log.\n\n'

@@ -51,7 +51,7 @@ package enum UploaderCLI {
             }
             return Daemon(loaded: loaded, profileNames: profiles, once: once, logger: logger, environment: environment, clock: clock).run()
         case .status(let config, let profiles, let json, let options):
-            guard let loaded = load(config, environment, secrets: .skip, errors: Logger(destination: destination)) else {
+            guard let loaded = IndexFallback.load(config, environment, errors: Logger(destination: destination)) else {
                 guard options.check else { return Daemon.ExitCode.config }
                 print(MonitoringCheck.unknownLine("configuration error in \(ConfigLocation.resolve(config, environment: environment)) (see stderr)"))
                 return MonitoringCheck.Verdict.unknown.exitCode
@@ -67,7 +67,7 @@ package enum UploaderCLI {
             }
             return RetryCommand.run(loaded.configuration, profiles: profiles, all: all, files: files)
         case .enqueue(let config, let profile, let move, let files):
-            guard let loaded = load(config, environment, secrets: .skip, errors: Logger(destination: destination)) else {
+            guard let loaded = IndexFallback.load(config, environment, errors: Logger(destination: destination)) else {
                 return Daemon.ExitCode.config
             }
             if let refusal = SpoolOwnerIdentity.take(for: selected(loaded.configuration, [profile]), command: "enqueue", writesBeyondOutbox: false) {

@@ -17,6 +17,18 @@ enum ConfigFiles {
         return "/" + parts.joined(separator: "/")
     }
 
+    /// Where a secret file key's `value` points: a relative path names a systemd credential in
+    /// `credentialsDirectory` when one of that name is there, else a file beside the config.
+    static func secretPath(_ value: String, relativeTo directory: String, credentialsDirectory: String?) -> String {
+        if !value.hasPrefix("/"), !value.split(separator: "/").contains(".."), let credentials = credentialsDirectory,
+           credentials.hasPrefix("/") {
+            let candidate = resolve(value, relativeTo: credentials)
+            var info = stat()
+            if !candidate.utf8.contains(0), stat(candidate, &info) == 0 { return candidate }
+        }
+        return resolve(value, relativeTo: directory)
+    }
+
     /// The absolute directory holding the config file `path` (relative to the working directory).
     static func directory(of path: String) -> String {
         var absolute = path

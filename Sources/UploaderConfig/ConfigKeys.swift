@@ -2,7 +2,7 @@ import UploaderSupport
 
 /// The keys each section accepts, and the messages for keys it does not.
 package enum ConfigKeys {
-    static let global = ["log_level", "log_format", "metrics_file"]
+    static let global = ["log_level", "log_format", "metrics_file", "index"]
 
     static let outbox = [
         "spool", "outbox", "sent", "retry", "url", "method", "body", "multipart_field",
@@ -10,7 +10,7 @@ package enum ConfigKeys {
         "ca_file", "client_cert", "client_key", "insecure_skip_verify", "proxy",
         "concurrency", "connect_timeout", "stall_timeout", "timeout", "max_attempts", "digest",
         "backoff", "max_backoff", "max_rate", "recursive", "ignore", "rescan", "keep_sent",
-        "keep_sent_bytes", "after_send", "shutdown_grace", "on_sent", "on_failed", "hook_timeout",
+        "keep_sent_bytes", "after_send", "shutdown_grace", "on_sent", "on_failed", "hook_timeout", "producers",
     ] + ProfileBuilder.policyKeys + TusSettings.keys + S3Settings.keys
 
     /// Families of keys named by the user: `form.NAME` and `header.NAME`.
@@ -18,6 +18,15 @@ package enum ConfigKeys {
 
     /// Keys whose values are secret: never printed, never echoed in a message.
     static let secretKeys: Set<String> = ["token", "password", "secret_access_key", "session_token"]
+
+    /// Files that hold a secret but have no inline form (an SSH key and its passphrase).
+    static let secretOnlyFileKeys: Set<String> = ["private_key_file", "passphrase_file"]
+
+    /// A key naming a file that holds a secret: `KEY_file` of every secret key, and the key files.
+    /// Such a path, when relative, is looked up in `$CREDENTIALS_DIRECTORY` first.
+    package static func isSecretFile(_ key: String) -> Bool {
+        secretOnlyFileKeys.contains(key) || (key.hasSuffix("_file") && secretKeys.contains(String(key.dropLast(5))))
+    }
 
     /// Headers whose values are credentials, shown as `<redacted>` (compared case-insensitively).
     static let sensitiveHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie"]

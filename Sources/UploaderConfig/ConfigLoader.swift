@@ -19,12 +19,14 @@ package enum ConfigLoader {
     }
 
     /// Validates config `text` as if read from `path` (relative paths resolve against its directory).
-    /// - Parameter fileMode: the file's permission bits, to warn when an inline secret is readable by others.
+    /// - Parameter fileMode: the file's permission bits when read from disk (then a secret written in it
+    ///   is checked for who else can read the file).
     package static func parse(
         text: String, path: String, environment: [String: String], fileMode: UInt32? = nil, secrets: SecretReading = .read
     ) -> Result<LoadedConfiguration, ConfigErrors> {
         var diagnostics = ConfigDiagnostics(path: path)
         let baseDirectory = ConfigFiles.directory(of: path)
+        let credentials = environment["CREDENTIALS_DIRECTORY"].flatMap { $0.isEmpty ? nil : $0 }
         let document = IniLexer.lex(text, environment: environment, secrets: secrets, diagnostics: &diagnostics)
 
         var global = GlobalSettings()
@@ -34,6 +36,7 @@ package enum ConfigLoader {
             global.logLevel = reader.choice("log_level", default: global.logLevel)
             global.logFormat = reader.choice("log_format", default: global.logFormat)
             global.metricsFile = reader.path("metrics_file", allowEmpty: true)
+            global.index = reader.path("index", allowEmpty: true)
             diagnostics = reader.diagnostics
         }
 
@@ -41,6 +44,7 @@ package enum ConfigLoader {
         for section in document.profiles {
             guard case .outbox(let name) = section.kind else { continue }
             if let profile = ProfileBuilder.build(section, name: name, baseDirectory: baseDirectory, secrets: secrets,
+                                                  credentialsDirectory: credentials,
                                                  diagnostics: &diagnostics) {
                 profiles.append(profile)
             }
@@ -51,19 +55,15 @@ package enum ConfigLoader {
         SpoolLayoutCheck.check(profiles, sections: document.profiles, diagnostics: &diagnostics)
 
         guard diagnostics.errors.isEmpty else { return .failure(ConfigErrors(diagnostics.sortedErrors, logFormat: global.logFormat)) }
-        if let mode = fileMode, mode & 0o044 != 0 {
-            let inline = document.profiles.flatMap(\.entries).filter { ConfigKeys.secretKeys.contains($0.key) }
-            if let first = inline.first {
-                diagnostics.warning(nil, "holds an inline secret (\(first.key) on line \(first.line)) but is readable by group or others (mode \(octal(mode))); chmod 600 it, or use \(first.key)_file")
-            }
+        // Who else may read a secret, and whether the service can use its spools, matter to the
+        // commands that read secrets (`run`, `check-config`); a producer's `status` is not told.
+        if secrets == .read {
+            let service = LocalUser.service(spoolRoots: profiles.map(\.spool.root))
+            SecretExposure.warnings(document.profiles, configPath: path, checkConfigFile: fileMode != nil, baseDirectory: baseDirectory,
+                                    credentialsDirectory: credentials, service: service, diagnostics: &diagnostics)
+            SpoolAccessCheck.warnings(profiles, service: service, diagnostics: &diagnostics)
         }
         let configuration = Configuration(path: path, global: global, profiles: profiles)
         return .success(LoadedConfiguration(configuration: configuration, warnings: diagnostics.warnings))
     }
-}
-
-/// `0644`-style octal for messages.
-private func octal(_ mode: UInt32) -> String {
-    let digits = String(mode, radix: 8)
-    return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
 }

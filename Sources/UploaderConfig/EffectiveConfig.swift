@@ -11,6 +11,7 @@ package func effectiveConfigText(_ c: Configuration) -> String {
     put("log_level", c.global.logLevel.rawValue)
     put("log_format", c.global.logFormat.rawValue)
     put("metrics_file", c.global.metricsFile ?? "")
+    put("index", c.global.index ?? "")
 
     for p in c.profiles {
         lines.append("")
@@ -19,6 +20,7 @@ package func effectiveConfigText(_ c: Configuration) -> String {
         put("outbox", p.spool.outbox)
         put("sent", p.spool.sent)
         put("retry", p.spool.retry)
+        put("producers", p.producers ?? "")
         switch p.destination {
         case .http(let url): put("url", url.description)
         case .s3(let target):

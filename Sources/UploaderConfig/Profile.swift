@@ -19,6 +19,8 @@ package struct GlobalSettings: Sendable, Equatable {
     package var logLevel: LogLevel = .info
     package var logFormat: LogFormat = .text
     package var metricsFile: String? = nil
+    /// `index`: where `run` publishes the secret-free profile index producers read (`ProfileIndex`).
+    package var index: String? = nil
 
     package init() {}
 }
@@ -70,6 +72,8 @@ package struct Profile: Sendable {
     package var onSent: String? = nil
     package var onFailed: String? = nil
     package var hookTimeout: TimeInterval = 30
+    /// `producers`: the group whose members drop files; its outbox is made `2770 service:GROUP`.
+    package var producers: String? = nil
     /// Config line of the section header, for messages about the profile as a whole.
     package var line: Int = 0
 

@@ -9,10 +9,12 @@ struct ProfileBuilder {
     let secrets: SecretReading
 
     /// Builds the profile, or nil if a required part is missing or invalid; errors land in `diagnostics`.
+    /// - Parameter credentialsDirectory: `$CREDENTIALS_DIRECTORY`, where relative secret paths are looked up first.
     static func build(_ section: IniSection, name: String, baseDirectory: String, secrets: SecretReading = .read,
-                      diagnostics: inout ConfigDiagnostics) -> Profile? {
+                      credentialsDirectory: String? = nil, diagnostics: inout ConfigDiagnostics) -> Profile? {
         var builder = ProfileBuilder(
-            reader: SectionReader(section: section, baseDirectory: baseDirectory, diagnostics: diagnostics), name: name, secrets: secrets)
+            reader: SectionReader(section: section, baseDirectory: baseDirectory, diagnostics: diagnostics,
+                                  credentialsDirectory: credentialsDirectory), name: name, secrets: secrets)
         let profile = builder.build()
         diagnostics = builder.reader.diagnostics
         return profile
@@ -78,6 +80,7 @@ struct ProfileBuilder {
         profile.onSent = hook("on_sent")
         profile.onFailed = hook("on_failed")
         profile.hookTimeout = reader.duration("hook_timeout", default: profile.hookTimeout, positive: true)
+        profile.producers = producersGroup()
         guard hasSpool, hasURL, root != nil, let auth else { return nil }
         if isS3 {
             guard let s3 else { return nil }

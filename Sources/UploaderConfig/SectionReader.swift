@@ -7,11 +7,14 @@ struct SectionReader {
     /// The config file's directory, against which relative paths resolve.
     let baseDirectory: String
     var diagnostics: ConfigDiagnostics
+    /// `$CREDENTIALS_DIRECTORY` (systemd's `LoadCredential=`): a relative secret path is looked up there first.
+    let credentialsDirectory: String?
     private let byKey: [String: IniEntry]
 
-    init(section: IniSection, baseDirectory: String, diagnostics: ConfigDiagnostics) {
+    init(section: IniSection, baseDirectory: String, diagnostics: ConfigDiagnostics, credentialsDirectory: String? = nil) {
         self.section = section
         self.baseDirectory = baseDirectory
+        self.credentialsDirectory = credentialsDirectory
         self.diagnostics = diagnostics
         var byKey: [String: IniEntry] = [:]
         for entry in section.entries where byKey[entry.key] == nil { byKey[entry.key] = entry }
@@ -92,6 +95,9 @@ struct SectionReader {
         if value.isEmpty {
             if !allowEmpty { diagnostics.error(line(key), "\(key) must not be empty") }
             return nil
+        }
+        if ConfigKeys.isSecretFile(key) {
+            return ConfigFiles.secretPath(value, relativeTo: baseDirectory, credentialsDirectory: credentialsDirectory)
         }
         return ConfigFiles.resolve(value, relativeTo: baseDirectory)
     }

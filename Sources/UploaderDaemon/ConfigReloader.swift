@@ -88,6 +88,7 @@ package struct ConfigReloader: Sendable {
                                                "restarted": restarted.joined(separator: ","), "stopped": removed.joined(separator: ","),
                                                "unchanged": String(current.count - retire.count)])
         reporter.update(runners: now, retired: retire, global: config.global)
+        ProfileIndex.publish(config, logger: logger)
         return now
     }
 

@@ -106,9 +106,10 @@ package final class Daemon {
             } catch {
                 for started in runners + [runner] { started.stop(grace: 0) }
                 fail("profile \(profile.name): cannot prepare spool: \(error)")
-                return error is WriteRefused ? ExitCode.cannotCreate : ExitCode.software
+                return error is WriteRefused || error is ProducersLayout.Failure ? ExitCode.cannotCreate : ExitCode.software
             }
         }
+        ProfileIndex.publish(config, logger: logger)
         do { try watcher.start() } catch {
             fail("\(error)")
             return ExitCode.software

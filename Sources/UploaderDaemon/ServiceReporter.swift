@@ -138,7 +138,8 @@ package final class ServiceReporter: Sendable {
         let runners = state.withLock { $0.runners }
         let now = clock.monotonic
         for runner in runners {
-            let current = runner.daemonState
+            var current = runner.daemonState
+            current.counts = counter.latest(runner.profile.name).map(DaemonState.Counts.init)
             let summary = Self.summary(current)
             let due = state.withLock { s -> Bool in
                 let id = ObjectIdentifier(runner)
@@ -162,10 +163,11 @@ package final class ServiceReporter: Sendable {
         }
     }
 
-    /// What, when it changes, is written at once: all but the uploads in flight, which change
+    /// What, when it changes, is written at once (the spool counts included, new every 10 s or so): all but the uploads in flight, which change
     /// many times a second with small files and are written at most every `progressInterval`.
     private static func summary(_ state: DaemonState) -> String {
-        "\(state.reachable) \(state.refused) \(state.pausedReason?.rawValue ?? "-") \(state.lastError ?? "")"
+        let counts = state.counts.map { "\($0.retry.files) \($0.failed.files) \($0.sent24h.files)" } ?? "-"
+        return "\(state.reachable) \(state.refused) \(state.pausedReason?.rawValue ?? "-") \(counts) \(state.lastError ?? "")"
     }
 
     private func writeMetrics() {

@@ -7,8 +7,8 @@ import UploaderTransfer
 import UploaderWatch
 import UploaderCore
 
-/// Counts the running profiles' spools (outbox and retry/, not sent/) on a thread of its own,
-/// for the metrics file and systemd's STATUS=: at most every 10 s, and never more than a tenth
+/// Counts the running profiles' spools (outbox and retry/, not sent/, the sent ledger) on a thread
+/// of its own, for the metrics file, systemd's STATUS= and the state file's counts: at most every 10 s, and never more than a tenth
 /// of one core — a spool with 100,000 files takes seconds to count, and must not delay uploads,
 /// signals or the watchdog.
 package final class SpoolCounter: Sendable {
@@ -54,7 +54,7 @@ package final class SpoolCounter: Sendable {
         var counted: [String: SpoolCensus] = [:]
         for runner in runners {
             counted[runner.profile.name] = SpoolCensus.take(runner.spool, ignore: runner.ignore, recursive: runner.profile.recursive,
-                                                            now: clock.now, includeSent: false, unlistable: DirectoryWalker.warning(logger))
+                                                            now: clock.now, unlistable: DirectoryWalker.warning(logger))
         }
         let duration = clock.monotonic - started
         state.withLock {

@@ -14,6 +14,29 @@ package struct DaemonState: Codable, Sendable, Equatable {
     package var updatedAt: String
     package var pausedReason: PauseReason?
     package var inFlight: [InFlightFile]
+    /// The daemon's last count of what `status` cannot count for a caller who may not read
+    /// retry/ (a producer): nil until the first count, or from a daemon of an older version.
+    package var counts: Counts?
+
+    /// Files and bytes waiting in retry/, failed for good, and delivered in the last 24 h.
+    package struct Counts: Codable, Sendable, Equatable {
+        package var retry: Tally
+        package var failed: Tally
+        package var sent24h: Tally
+
+        package struct Tally: Codable, Sendable, Equatable {
+            package var files: Int
+            package var bytes: Int64
+        }
+
+        package init(_ census: SpoolCensus) {
+            retry = Tally(files: census.retry.files, bytes: census.retry.bytes)
+            failed = Tally(files: census.failed.files, bytes: census.failed.bytes)
+            sent24h = Tally(files: census.sent24h.files, bytes: census.sent24h.bytes)
+        }
+
+        enum CodingKeys: String, CodingKey { case retry, failed, sent24h = "sent_24h" }
+    }
 
     package init(pid: Int32, reachable: Bool, lastError: String?, refused: Int, updatedAt: String,
                  pausedReason: PauseReason? = nil, inFlight: [InFlightFile] = []) {
@@ -28,7 +51,7 @@ package struct DaemonState: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case pid, reachable, lastError = "last_error", refused, updatedAt = "updated_at"
-        case pausedReason = "paused_reason", inFlight = "in_flight"
+        case pausedReason = "paused_reason", inFlight = "in_flight", counts
     }
 
     /// Keys added later may be missing: a state file of a daemon started before an upgrade still reads.
@@ -42,12 +65,14 @@ package struct DaemonState: Codable, Sendable, Equatable {
         // A hint: a reason this version does not know (another version's daemon) reads as none.
         pausedReason = try? c.decodeIfPresent(PauseReason.self, forKey: .pausedReason)
         inFlight = try c.decodeIfPresent([InFlightFile].self, forKey: .inFlight) ?? []
+        counts = try? c.decodeIfPresent(Counts.self, forKey: .counts)
     }
 
     /// Written without fsync: it is a hint, rebuilt every second or so, not a record. A failure
-    /// is thrown for the caller to report.
+    /// is thrown for the caller to report. Mode 0644: whoever reaches the spool root (the service,
+    /// and a `producers` group) may read it; it holds no secret.
     package func write(to paths: SpoolPaths) throws {
-        try FileSystem.writeAtomically(Array(try JSONEncoder().encode(self)), toPath: paths.stateFile, syncFile: false)
+        try FileSystem.writeAtomically(Array(try JSONEncoder().encode(self)), toPath: paths.stateFile, syncFile: false, mode: 0o644)
     }
 
     /// The state of the daemon holding this spool's lock, or nil when none runs.

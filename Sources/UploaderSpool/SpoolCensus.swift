@@ -10,6 +10,10 @@ package struct SpoolCensus: Sendable, Equatable {
     package struct Tally: Sendable, Equatable {
         package var files = 0
         package var bytes: Int64 = 0
+        package init(files: Int = 0, bytes: Int64 = 0) {
+            self.files = files
+            self.bytes = bytes
+        }
         mutating func add(_ size: Int64) { files += 1; bytes += size }
     }
 

@@ -5,7 +5,8 @@
 ///
 /// Under systemd's `ProtectSystem=strict` every path outside `ReadWritePaths=` is read-only,
 /// and that is the usual cause of such a refusal for a spool or a metrics file outside
-/// /var/spool/uploader: so the message names the line to add to the unit.
+/// /var/spool/uploader: so the message names the line to add to the unit (`BindPaths=` for a
+/// directory under /home, which `ProtectHome=tmpfs` hides).
 package struct WriteRefused: Error, CustomStringConvertible, Equatable {
     package let cause: SystemError
     /// The configured directory that must be writable: a spool, an outbox, sent/ or retry/
@@ -32,6 +33,15 @@ package struct WriteRefused: Error, CustomStringConvertible, Equatable {
 
     package var description: String {
         let create = directoryMissing ? "create \(directory) and " : ""
+        if Self.hiddenByProtectHome(directory) {
+            return "\(cause); under systemd \(create)add \"BindPaths=\(directory)\" to the unit in a drop-in "
+                + "(its ProtectHome=tmpfs shows nothing under /home, /root and /run/user but what BindPaths= names)"
+        }
         return "\(cause); under systemd \(create)add \"ReadWritePaths=\(directory)\" to the unit"
+    }
+
+    /// Under /home, /root or /run/user: the unit's `ProtectHome=` hides it, and only `BindPaths=` shows it.
+    static func hiddenByProtectHome(_ directory: String) -> Bool {
+        ["/home", "/root", "/run/user"].contains { directory == $0 || directory.hasPrefix($0 + "/") }
     }
 }

@@ -12,7 +12,8 @@ import XCTest
 
 /// Issue #17: `scripts/package-deb.sh` builds a package that lintian accepts and apt-get
 /// installs; the installed binary runs and uploads with no Swift toolchain in sight; the
-/// unit passes `systemd-analyze verify` with an exposure of at most 2.0; purge removes the
+/// unit passes `systemd-analyze verify` with an exposure of at most 2.0; a producer in the drop
+/// group works with no secret in reach (DebianPackageTests+Producers); purge removes the
 /// configuration and keeps every spool. One test, in order, because each step needs the
 /// one before (and the release build alone takes a minute or more).
 final class DebianPackageTests: XCTestCase {
@@ -34,6 +35,7 @@ final class DebianPackageTests: XCTestCase {
         try timed("installed files") { try checkInstalledFiles() }
         try timed("systemd-analyze") { try checkUnit() }
         try timed("without the toolchain") { try checkRunsAndUploadsWithoutTheToolchain() }
+        try timed("producers and secrets") { try checkProducersAndSecrets() }
         try timed("reinstall") {
             let result = try machine.apt(["install", "--reinstall", deb])
             XCTAssertEqual(result.exitCode, 0, "\(result)")
@@ -94,13 +96,21 @@ final class DebianPackageTests: XCTestCase {
         let user = try XCTUnwrap(getpwnam("uploader"), "no system user uploader after install")
         XCTAssertLessThan(user.pointee.pw_uid, 1000, "uploader is a system user")
         XCTAssertEqual(String(cString: user.pointee.pw_shell), "/usr/sbin/nologin")
-        let spool = try FileManager.default.attributesOfItem(atPath: SystemPackage.spoolRoot)
-        XCTAssertEqual(spool[.ownerAccountName] as? String, "uploader")
-        XCTAssertEqual((spool[.posixPermissions] as? Int).map { String($0, radix: 8) }, "750")
-        let config = try FileManager.default.attributesOfItem(atPath: "/etc/uploader/uploader.conf")
-        XCTAssertEqual(config[.ownerAccountName] as? String, "root")
-        XCTAssertEqual(config[.groupOwnerAccountName] as? String, "uploader")
-        XCTAssertEqual((config[.posixPermissions] as? Int).map { String($0, radix: 8) }, "640")
+        let drop = try XCTUnwrap(getgrnam("uploader-drop"), "no drop group uploader-drop after install")
+        var members: [String] = []
+        var member = drop.pointee.gr_mem
+        while let name = member?.pointee { members.append(String(cString: name)); member = member?.advanced(by: 1) }
+        XCTAssertEqual(members, ["uploader"], "the service user gives outboxes to the drop group")
+        // Others may pass the spool root, not list it; group uploader (the service alone) reads /etc/uploader.
+        for (path, owner, group, mode) in [(SystemPackage.spoolRoot, "uploader", "uploader", "751"),
+                                           ("/var/lib/uploader", "uploader", "uploader", "755"),
+                                           ("/etc/uploader", "root", "uploader", "750"),
+                                           ("/etc/uploader/uploader.conf", "root", "uploader", "640")] {
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            XCTAssertEqual(attributes[.ownerAccountName] as? String, owner, path)
+            XCTAssertEqual(attributes[.groupOwnerAccountName] as? String, group, path)
+            XCTAssertEqual((attributes[.posixPermissions] as? Int).map { String($0, radix: 8) }, mode, path)
+        }
         let version = try ProcessRunner.run(["/usr/bin/uploader", "--version"])
         XCTAssertEqual(version.stdout, "uploader \(UploaderVersion.string)\n", "\(version)")
         let manual = try ProcessRunner.run(["man", "-w", "uploader.conf"])
@@ -165,10 +175,10 @@ final class DebianPackageTests: XCTestCase {
         let result = try machine.apt(["purge", "uploader"])
         XCTAssertEqual(result.exitCode, 0, "\(result)")
         XCTAssertTrue(["", "not-installed"].contains(try SystemPackage.status()), "dpkg still knows the package")
-        for path in ["/usr/bin/uploader", unit, "/etc/uploader"] {
+        for path in ["/usr/bin/uploader", unit, "/etc/uploader", "/var/lib/uploader"] {
             XCTAssertFalse(FileManager.default.fileExists(atPath: path), "\(path) left after purge")
         }
-        let override = try ProcessRunner.run(["dpkg-statoverride", "--list", "/etc/uploader/uploader.conf"])
+        let override = try ProcessRunner.run(["dpkg-statoverride", "--list", "/etc/uploader*"])
         XCTAssertEqual(override.stdout, "", "statoverride left after purge")
         XCTAssertEqual(FileManager.default.contents(atPath: queued), content, "purge touched a spool")
         XCTAssertNotNil(getpwnam("uploader"), "the user that owns the spools stays")

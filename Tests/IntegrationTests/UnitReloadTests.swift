@@ -64,14 +64,15 @@ import Testing
         return ran
     }
 
-    /// Each `ExecReload=` line split into words as systemd splits them (single or double
+    /// Each `ExecReload=` line, its prefixes dropped, split into words as systemd splits them (single or double
     /// quotes group, `$MAINPID` as a word of its own is the main pid), the packaged binary and
     /// config replaced by the given ones.
     static func reloadCommands(mainPID: Int32, binary: String, config: String) throws -> [[String]] {
         let lines = try String(contentsOfFile: unit, encoding: .utf8).split(separator: "\n").filter { $0.hasPrefix("ExecReload=") }
         #expect(lines.count >= 2, "\(lines)")
         return lines.map { line in
-            words(String(line.dropFirst("ExecReload=".count))).map { word in
+            // systemd's prefixes ("+": as root, outside the sandbox) say how, not what, to run.
+            words(String(line.dropFirst("ExecReload=".count).drop { "+-@!:".contains($0) })).map { word in
                 word == "$MAINPID" ? String(mainPID) : word
                     .replacingOccurrences(of: "/usr/bin/uploader", with: binary)
                     .replacingOccurrences(of: "/etc/uploader/uploader.conf", with: config)

@@ -223,14 +223,37 @@ import Testing
         #expect(!errors.joined().contains("topsecret"))
     }
 
-    @Test func aWorldReadableConfigWithAnInlineSecretGetsAWarning() throws {
+    @Test func aWorldReadableConfigWithASecretAsWrittenGetsAWarningButNotOneWithAVariable() throws {
         let dir = try TemporaryDirectory()
-        let text = ConfigFixture.profile("auth = bearer\ntoken = ${T}")
-        let open = try dir.write("open.conf", text, mode: 0o644)
-        let closed = try dir.write("closed.conf", text, mode: 0o600)
-        let warnings = try ConfigLoader.load(path: open, environment: ["T": "x"]).get().warnings
-        #expect(warnings == ["\(open): warning: holds an inline secret (token on line 5) but is readable by group or others (mode 0644); chmod 600 it, or use token_file"])
-        #expect(try ConfigLoader.load(path: closed, environment: ["T": "x"]).get().warnings.isEmpty)
+        let written = ConfigFixture.profile("auth = bearer\ntoken = s3cr3t")
+        let open = try dir.write("open.conf", written, mode: 0o644)
+        let closed = try dir.write("closed.conf", written, mode: 0o600)
+        let variable = try dir.write("variable.conf", ConfigFixture.profile("auth = bearer\ntoken = ${T}"), mode: 0o644)
+        let warnings = try ConfigLoader.load(path: open, environment: [:]).get().warnings
+        #expect(warnings.count == 1, "\(warnings)")
+        #expect(warnings.first?.hasPrefix("\(open): warning: holds a secret as written (token on line 5) and \(open) is readable by every user (mode 0644, ") == true,
+                "\(warnings)")
+        #expect(warnings.first?.contains("or move it to token_file or ${VAR}") == true, "\(warnings)")
+        #expect(!warnings.joined().contains("s3cr3t"))
+        #expect(try ConfigLoader.load(path: closed, environment: [:]).get().warnings.isEmpty)
+        #expect(try ConfigLoader.load(path: variable, environment: ["T": "x"]).get().warnings.isEmpty)
+    }
+
+    @Test func aRelativeSecretFileIsLookedUpInTheCredentialsDirectoryFirst() throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.path + "/credentials", withIntermediateDirectories: true)
+        try dir.write("credentials/photos.token", "from-systemd\n")
+        try dir.write("photos.token", "beside-the-config\n")
+        try dir.write("other.token", "only-beside\n")
+        let config = try dir.write("u.conf", ConfigFixture.profile("auth = bearer\ntoken_file = photos.token"))
+        let loaded = try ConfigLoader.load(path: config, environment: ["CREDENTIALS_DIRECTORY": dir.path + "/credentials"]).get()
+        #expect(loaded.configuration.profiles.first?.secretValues == ["from-systemd"])
+        #expect(loaded.configuration.profiles.first?.credentialFiles == [dir.path + "/credentials/photos.token"])
+        let beside = try ConfigLoader.load(path: config, environment: [:]).get()
+        #expect(beside.configuration.profiles.first?.secretValues == ["beside-the-config"])
+        let other = try dir.write("o.conf", ConfigFixture.profile("auth = bearer\ntoken_file = other.token"))
+        let fallback = try ConfigLoader.load(path: other, environment: ["CREDENTIALS_DIRECTORY": dir.path + "/credentials"]).get()
+        #expect(fallback.configuration.profiles.first?.secretValues == ["only-beside"], "not in the credentials: beside the config")
     }
 
     @Test func aMissingConfigFileIsOneFileLevelError() {

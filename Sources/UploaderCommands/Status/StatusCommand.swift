@@ -45,9 +45,15 @@ struct StatusReport {
     static func take(_ profile: Profile, now: Date) -> StatusReport {
         let spool = Spool(paths: profile.spool)
         var unreadable: [String] = []
-        let census = SpoolCensus.take(spool, ignore: IgnoreRules(patterns: profile.ignore), recursive: profile.recursive, now: now,
-                                      unlistable: DirectoryWalker.printingOnce { unreadable.append($0) })
-        return StatusReport(profile: profile, census: census, presence: DaemonState.observe(spool.paths), unreadable: unreadable)
+        // A producer may list the outbox but not retry/ nor the sent ledger: the running daemon's
+        // own counts stand in for those, and only what they cannot replace is unreadable.
+        let producer = ProducerCounts(reporting: DirectoryWalker.printingOnce { unreadable.append($0) })
+        let counted = SpoolCensus.take(spool, ignore: IgnoreRules(patterns: profile.ignore), recursive: profile.recursive, now: now,
+                                       unlistable: producer.handler)
+        let presence = DaemonState.observe(spool.paths)
+        let running: DaemonState? = if case .running(let state) = presence { state } else { nil }
+        let census = producer.complete(counted, daemon: running)
+        return StatusReport(profile: profile, census: census, presence: presence, unreadable: unreadable)
     }
 
     /// The running daemon's state; nil when none runs (or its state cannot be read).

@@ -4,10 +4,11 @@ import Foundation
 /// The `uploader` Debian package on this machine for the length of one test: installed
 /// and purged with apt-get, then the machine put back as it was. Purge keeps the system
 /// user and /var/spool/uploader on purpose; `restore()` removes them only when this test
-/// made them.
+/// made them (the drop group uploader-drop too).
 final class SystemPackage {
     static let spoolRoot = "/var/spool/uploader"
     private let userExisted: Bool
+    private let dropGroupExisted: Bool
     private let spoolExisted: Bool
 
     /// Fails (never skips) when the machine cannot run the test or already has the package.
@@ -23,6 +24,7 @@ final class SystemPackage {
                 + "and purges it, so it will not touch yours: apt-get purge uploader, then run it again")
         }
         userExisted = getpwnam("uploader") != nil
+        dropGroupExisted = getgrnam("uploader-drop") != nil
         spoolExisted = FileManager.default.fileExists(atPath: Self.spoolRoot)
     }
 
@@ -49,5 +51,6 @@ final class SystemPackage {
             _ = try? ProcessRunner.run(["userdel", "uploader"])
             _ = try? ProcessRunner.run(["groupdel", "uploader"])
         }
+        if !dropGroupExisted && getgrnam("uploader-drop") != nil { _ = try? ProcessRunner.run(["groupdel", "uploader-drop"]) }
     }
 }

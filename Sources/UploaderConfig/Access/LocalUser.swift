@@ -1,0 +1,114 @@
+@preconcurrency import Glibc
+
+/// A user of this machine with its groups, and what the permission bits along a path let it do:
+/// the checks of who may read a secret and whether the service can use a spool ask this.
+/// Mode bits only (no ACLs); root may do anything.
+package struct LocalUser: Sendable, Equatable {
+    package var name: String
+    package var uid: uid_t
+    package var gid: gid_t
+    package var groups: [gid_t]
+
+    package init?(named name: String) {
+        guard !name.utf8.contains(0), let entry = getpwnam(name) else { return nil }
+        self.init(entry.pointee)
+    }
+
+    package init?(uid: uid_t) {
+        guard let entry = getpwuid(uid) else { return nil }
+        self.init(entry.pointee)
+    }
+
+    private init(_ entry: passwd) {
+        name = String(cString: entry.pw_name)
+        uid = entry.pw_uid
+        gid = entry.pw_gid
+        var count: Int32 = 64
+        var list = [gid_t](repeating: 0, count: Int(count))
+        if getgrouplist(entry.pw_name, entry.pw_gid, &list, &count) == -1 {
+            list = [gid_t](repeating: 0, count: Int(count))
+            _ = getgrouplist(entry.pw_name, entry.pw_gid, &list, &count)
+        }
+        groups = Array(list.prefix(Int(max(0, count))))
+        if !groups.contains(gid) { groups.append(gid) }
+    }
+
+    /// Every user in the passwd database (NSS included).
+    package static func all() -> [LocalUser] {
+        var names: [String] = []
+        setpwent()
+        while let entry = getpwent() { names.append(String(cString: entry.pointee.pw_name)) }
+        endpwent()
+        return names.compactMap { LocalUser(named: $0) }
+    }
+
+    /// Whether the bits of `info` grant this user `want` (4 read, 2 write, 1 search).
+    package func may(_ want: mode_t, _ info: stat) -> Bool {
+        if uid == 0 { return true }
+        let bits: mode_t
+        if info.st_uid == uid { bits = (info.st_mode >> 6) & 7 }
+        else if groups.contains(info.st_gid) { bits = (info.st_mode >> 3) & 7 }
+        else { bits = info.st_mode & 7 }
+        return bits & want == want
+    }
+
+    /// Whether this user reaches `path` (search on every directory above it) and may `want` on it.
+    /// False when something on the way does not exist.
+    package func may(_ want: mode_t, at path: String) -> Bool {
+        firstRefusal(want, at: path) == nil && exists(path)
+    }
+
+    /// The first directory above `path` this user may not search (or `path` itself, if `want`
+    /// is refused there); nil when nothing refuses. Missing components end the walk.
+    package func firstRefusal(_ want: mode_t, at path: String) -> (path: String, info: stat)? {
+        var prefix = ""
+        let parts = path.split(separator: "/")
+        for (index, part) in parts.enumerated() {
+            let directory = prefix.isEmpty ? "/" : prefix
+            var info = stat()
+            guard stat(directory, &info) == 0 else { return nil }
+            if !may(1, info) { return (directory, info) }
+            prefix += "/" + part
+            if index == parts.count - 1 {
+                guard stat(prefix, &info) == 0 else { return nil }
+                if !may(want, info) { return (prefix, info) }
+            }
+        }
+        return nil
+    }
+
+    private func exists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+
+    /// The name of group `gid`, or the number.
+    package static func groupName(_ gid: gid_t) -> String {
+        getgrgid(gid).map { String(cString: $0.pointee.gr_name) } ?? String(gid)
+    }
+
+    /// The name of user `uid`, or the number.
+    package static func userName(_ uid: uid_t) -> String {
+        getpwuid(uid).map { String(cString: $0.pointee.pw_name) } ?? String(uid)
+    }
+}
+
+extension LocalUser {
+    /// The user the package makes and its unit runs as.
+    package static let packagedServiceName = "uploader"
+
+    /// Who "the service user" is when checking who may read a secret and use a spool: the caller
+    /// when it is not root (the daemon itself, or `check-config` run as the service); run as root,
+    /// the owner of the first spool root that exists and is not root's; else the user `uploader`
+    /// if there is one. Nil when none of these (only root then counts as the service).
+    package static func service(spoolRoots: [String]) -> LocalUser? {
+        if geteuid() != 0 { return LocalUser(uid: geteuid()) }
+        for root in spoolRoots {
+            var info = stat()
+            if !root.utf8.contains(0), stat(root, &info) == 0, info.st_uid != 0, let owner = LocalUser(uid: info.st_uid) {
+                return owner
+            }
+        }
+        return LocalUser(named: packagedServiceName)
+    }
+}
