@@ -58,6 +58,7 @@ import Testing
         Funnel(callee: "PolicyValueError"),
         Funnel(callee: ".refused", within: ["Claimer.swift"]),
         Funnel(callee: "print", within: ["DirectoryWalker.swift"]),
+        Funnel(callee: "StatusProblem", label: "message", within: ["StatusProblem.swift"]),
         Funnel(callee: "quarantine", label: "because", within: ["Recovery.swift"]),
     ]
 
@@ -101,6 +102,8 @@ import Testing
         "SectionReader.swift: ConfigKeys.unknownKeyMessage(entry.key, in: section)": "ConfigKeys.swift's `message`",
         "Claimer.swift: error.description": "a WriteRefused's description or the OS's words",
         "Claimer.swift: \"\\(error)\"": "the OS's words",
+        "StatusCommand.swift: problem.message": "StatusProblem.swift's StatusProblem(message:)",
+        "StatusProblem.swift: reason": "a spool `status` cannot read: DirectoryWalker.swift's print",
     ]
 
     /// What `fail` and `Daemon.printError` put before a caller's message.
