@@ -24,6 +24,9 @@ package func effectiveConfigText(_ c: Configuration) -> String {
         case .s3(let target):
             put("url", target.urlText)
             for (key, value) in target.effectiveEntries { if let value { put(key, value) } else { redacted(key) } }
+        case .remoteFile(let target):
+            put("url", target.urlText)
+            for (key, value) in target.effectiveEntries { put(key, value) }
         }
         put("protocol", p.uploadProtocol.rawValue)
         if p.uploadProtocol == .tus {
