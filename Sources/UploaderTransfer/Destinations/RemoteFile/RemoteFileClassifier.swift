@@ -42,7 +42,10 @@ struct RemoteFileClassifier {
             }
         case CURLE_USE_SSL_FAILED:
             return failure(.tls, "the server does not offer TLS (AUTH TLS): \(detail); tls = none only if plain FTP is acceptable")
-        case CURLE_SSH, CURLE_FTP_ACCEPT_FAILED, CURLE_FTP_WEIRD_PASV_REPLY, CURLE_FTP_CANT_GET_HOST, CURLE_FTP_WEIRD_227_FORMAT,
+        case CURLE_SSH:
+            return failure(.broken, "SFTP: \(detail) (the server failed a request, as it does a write on a full disk or over quota, "
+                           + "or the SSH session broke)")
+        case CURLE_FTP_ACCEPT_FAILED, CURLE_FTP_WEIRD_PASV_REPLY, CURLE_FTP_CANT_GET_HOST, CURLE_FTP_WEIRD_227_FORMAT,
              CURLE_FTP_PORT_FAILED, CURLE_FTP_ACCEPT_TIMEOUT:
             // An SFTP status libcurl has no code of its own for (a write the server failed, as
             // OpenSSH does on a full disk), or a broken FTP data connection.
