@@ -190,19 +190,19 @@ extension ProfileBuilder {
 }
 
 extension RemoteFileTarget {
-    /// The keys check-config prints for this destination.
-    var effectiveEntries: [(String, String)] {
-        var entries: [(String, String)] = [("temp_name", tempName.source), ("exists", exists.rawValue)]
+    /// The keys check-config prints for this destination (nil: a secret, shown `<redacted>`).
+    var effectiveEntries: [(String, String?)] {
+        var entries: [(String, String?)] = [("temp_name", tempName.source), ("exists", exists.rawValue)]
         switch scheme {
         case .sftp:
             if let privateKeyFile { entries.append(("private_key_file", privateKeyFile)) }
-            if let file = passphrase?.file { entries.append(("passphrase_file", file)) }
+            if let passphrase { entries.append(passphrase.file.map { ("passphrase_file", $0) } ?? ("passphrase", nil)) }
             if let knownHosts { entries.append(("known_hosts", knownHosts)) }
             if let hostKeySHA256 { entries.append(("host_key_sha256", "SHA256:" + hostKeySHA256)) }
         case .ftps, .ftp:
             entries.append(("tls", tls.rawValue))
         }
-        if let file = password?.file { entries.append(("password_file", file)) }
+        if let password { entries.append(password.file.map { ("password_file", $0) } ?? ("password", nil)) }
         return entries
     }
 }
