@@ -17,6 +17,9 @@ package struct RemoteFileState: Sendable, Equatable {
     package var fileMtime: String
     /// Renamed onto `remote_path`: the file is published.
     package var published: Bool = false
+    /// Claimed again in another boot: a power cut may have undone bytes of the file that the
+    /// temporary file holds, so what the server holds is never resumed (nor taken for published).
+    package var abandoned: Bool? = nil
 
     package init(scheme: String, remotePath: String, tempPath: String, bytesConfirmed: Int64, fileSize: Int64, fileMtime: String) {
         self.scheme = scheme
@@ -29,7 +32,7 @@ package struct RemoteFileState: Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case scheme = "protocol", remotePath = "remote_path", tempPath = "temp_path", bytesConfirmed = "bytes_confirmed"
-        case fileSize = "file_size", fileMtime = "file_mtime", published
+        case fileSize = "file_size", fileMtime = "file_mtime", published, abandoned
     }
 
     /// Read from the `remote` object; nil when it holds no `remote_path` (another protocol).
@@ -40,6 +43,7 @@ package struct RemoteFileState: Sendable, Equatable {
                   tempPath: try c.decode(String.self, forKey: .tempPath), bytesConfirmed: try c.decode(Int64.self, forKey: .bytesConfirmed),
                   fileSize: try c.decode(Int64.self, forKey: .fileSize), fileMtime: try c.decode(String.self, forKey: .fileMtime))
         published = try c.decodeIfPresent(Bool.self, forKey: .published) ?? false
+        abandoned = try c.decodeIfPresent(Bool.self, forKey: .abandoned)
     }
 
     /// Adds the fields to the `remote` object being written.
@@ -51,5 +55,6 @@ package struct RemoteFileState: Sendable, Equatable {
         w.field(CodingKeys.fileSize.rawValue, fileSize)
         w.field(CodingKeys.fileMtime.rawValue, fileMtime)
         if published { w.field(CodingKeys.published.rawValue, true) }
+        if abandoned == true { w.field(CodingKeys.abandoned.rawValue, true) }
     }
 }

@@ -16,7 +16,7 @@ package enum DestinationFactory {
         case .http where profile.uploadProtocol == .tus:
             return TusDestination(TusUploader(profile: profile, logger: logger, clock: clock))
         case .remoteFile(let target):
-            return RemoteFileDestination(profile: profile, target: target, logger: logger)
+            return RemoteFileDestination(profile: profile, target: target, logger: logger, session: threads.remoteFileSession)
         case .http:
             return HTTPDestination(profile: profile, known: memory.collections, clock: clock)
         }

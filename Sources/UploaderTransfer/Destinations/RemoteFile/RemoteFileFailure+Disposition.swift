@@ -11,7 +11,7 @@ extension RemoteFileFailure {
         case .hostKey: .hostKeyMismatch(reason: message)
         case .loginRefused: .rejected(reason: message)
         case .pathRefused, .tls, .localRead, .other: .permanent(reason: message)
-        case .full, .transient, .broken: .retryLater(reason: message, retryAfter: nil)
+        case .full, .transient, .broken: .retryLater(reason: message, retryAfter: retryAfter)
         case .cancelled(let connected): .interrupted(connected: connected)
         }
     }

@@ -46,8 +46,8 @@ struct RemoteFilePublish {
 
     /// Whether `saved` is an earlier attempt of this version of the file to this temporary name.
     private var isEarlierAttempt: Bool {
-        guard let saved else { return false }
-        return saved.tempPath == names.temporary && saved.remotePath == names.final && saved.fileSize == size
+        guard let saved, saved.abandoned != true else { return false }
+        return saved.tempPath == names.temporary && saved.fileSize == size
             && saved.fileMtime == source.status.mtimeText
     }
 
@@ -63,17 +63,30 @@ struct RemoteFilePublish {
         }
         var append = false
         var confirmed: Int64 = 0
+        var owned = false
         if isEarlierAttempt {
+            // The record says an earlier attempt of this very version made the temporary name its
+            // own: whatever is there now is its bytes.
             switch session.size(of: names.temporary, controls) {
             case .failure(let failure): return failed(failure)
             case .success(let held?) where held <= size:
                 append = held > 0
                 confirmed = held
+                owned = true
             case .success(let held?):
                 logger.log(.info, "temporary file on the server is longer than the file; sending it afresh",
                            pairs: fields + [("remote_path", names.temporary), ("remote_size", String(held))])
             case .success(nil):
-                break
+                owned = true
+            }
+        }
+        if !owned {
+            // Another version's bytes may wait under the temporary name (its attempt cut): they go
+            // before this version takes the name, or a later resume would append to them.
+            switch session.delete(names.temporary, controls) {
+            case .success: break
+            case .failure(let failure) where failure.kind == .pathRefused: break
+            case .failure(let failure): return failed(failure)
             }
         }
         record(state(confirmed))

@@ -30,6 +30,8 @@ package struct RemoteFileControls: Sendable {
     package var cancellation: CancellationFlag
     package var progress: (@Sendable (Int64) -> Void)?
     package var sourcePath: String?
+    /// The manifest id of the file the attempt sends.
+    package var uploadID = ""
 
     package init(_ request: UploadRequest) {
         connectTimeout = request.connectTimeout
@@ -72,10 +74,13 @@ package struct RemoteFileFailure: Error, Sendable, Equatable {
     package var kind: Kind
     package var message: String
     package var bytesSent: Int64
+    /// How long the server asked us to wait before trying again, if it said.
+    package var retryAfter: TimeInterval?
 
-    package init(_ kind: Kind, _ message: String, bytesSent: Int64 = 0) {
+    package init(_ kind: Kind, _ message: String, bytesSent: Int64 = 0, retryAfter: TimeInterval? = nil) {
         self.kind = kind
         self.message = message
         self.bytesSent = bytesSent
+        self.retryAfter = retryAfter
     }
 }
