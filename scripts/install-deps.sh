@@ -16,7 +16,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 packages=(
     libinotifytools0-dev libcurl4-openssl-dev libssl-dev media-types
     nginx-light apache2 curl inotify-tools iproute2 openssl python3 python3-venv util-linux
-    ca-certificates time
+    ca-certificates time openssh-server openssh-client vsftpd
     dpkg-dev lintian systemd man-db adduser
 )
 
@@ -57,7 +57,7 @@ if [ "${#missing[@]}" -gt 0 ] || [ "${FORCE_APT:-0}" = "1" ]; then
     rm -f "$apt_log"
     # A web server this very run installed (not one the machine had) stays off at boot too:
     # the tests run instances of their own. One that was installed before is not touched.
-    for server in nginx-light:nginx apache2:apache2; do
+    for server in nginx-light:nginx apache2:apache2 openssh-server:ssh vsftpd:vsftpd; do
         case " ${missing[*]} " in *" ${server%%:*} "*)
             if command -v systemctl >/dev/null 2>&1; then systemctl disable -q "${server##*:}" >/dev/null 2>&1 || true; fi
             update-rc.d "${server##*:}" disable >/dev/null 2>&1 || true ;;

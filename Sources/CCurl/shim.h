@@ -8,6 +8,8 @@ typedef size_t (*uploader_curl_data_cb)(char *, size_t, size_t, void *);
 typedef int (*uploader_curl_xferinfo_cb)(void *, curl_off_t, curl_off_t, curl_off_t, curl_off_t);
 typedef int (*uploader_curl_seek_cb)(void *, curl_off_t, int);
 typedef int (*uploader_curl_prereq_cb)(void *, char *, char *, int, int);
+typedef int (*uploader_curl_sshkey_cb)(CURL *, const struct curl_khkey *, const struct curl_khkey *, enum curl_khmatch, void *);
+typedef int (*uploader_curl_sshhostkey_cb)(void *, int, const char *, size_t);
 
 static inline CURLcode uploader_curl_setopt_long(CURL *h, CURLoption o, long v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode uploader_curl_setopt_off(CURL *h, CURLoption o, curl_off_t v) { return curl_easy_setopt(h, o, v); }
@@ -18,6 +20,8 @@ static inline CURLcode uploader_curl_setopt_data_cb(CURL *h, CURLoption o, uploa
 static inline CURLcode uploader_curl_setopt_xferinfo_cb(CURL *h, uploader_curl_xferinfo_cb v) { return curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, v); }
 static inline CURLcode uploader_curl_setopt_seek_cb(CURL *h, uploader_curl_seek_cb v) { return curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, v); }
 static inline CURLcode uploader_curl_setopt_prereq_cb(CURL *h, uploader_curl_prereq_cb v) { return curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, v); }
+static inline CURLcode uploader_curl_setopt_sshkey_cb(CURL *h, uploader_curl_sshkey_cb v) { return curl_easy_setopt(h, CURLOPT_SSH_KEYFUNCTION, v); }
+static inline CURLcode uploader_curl_setopt_sshhostkey_cb(CURL *h, uploader_curl_sshhostkey_cb v) { return curl_easy_setopt(h, CURLOPT_SSH_HOSTKEYFUNCTION, v); }
 static inline CURLcode uploader_curl_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode uploader_curl_getinfo_off(CURL *h, CURLINFO i, curl_off_t *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode uploader_curl_getinfo_str(CURL *h, CURLINFO i, char **v) { return curl_easy_getinfo(h, i, v); }

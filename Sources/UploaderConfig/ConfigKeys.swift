@@ -11,7 +11,7 @@ package enum ConfigKeys {
         "concurrency", "connect_timeout", "stall_timeout", "timeout", "max_attempts", "digest",
         "backoff", "max_backoff", "max_rate", "recursive", "ignore", "rescan", "keep_sent",
         "keep_sent_bytes", "after_send", "shutdown_grace", "on_sent", "on_failed", "hook_timeout", "producers",
-    ] + ProfileBuilder.policyKeys + TusSettings.keys + S3Settings.keys
+    ] + ProfileBuilder.policyKeys + TusSettings.keys + S3Settings.keys + RemoteFileSettings.keys
 
     /// Families of keys named by the user: `form.NAME` and `header.NAME`.
     static let outboxPrefixes = ["form.", "header."]

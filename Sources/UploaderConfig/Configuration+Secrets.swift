@@ -22,6 +22,7 @@ extension Profile {
             secrets.append(target.secretAccessKey)
             if let token = target.sessionToken { secrets.append(token) }
         }
+        if case .remoteFile(let target) = destination { return secrets.compactMap(\.file) + target.credentialFiles }
         return secrets.compactMap(\.file)
     }
 

@@ -26,38 +26,47 @@ package func effectiveConfigText(_ c: Configuration) -> String {
         case .s3(let target):
             put("url", target.urlText)
             for (key, value) in target.effectiveEntries { if let value { put(key, value) } else { redacted(key) } }
+        case .remoteFile(let target):
+            put("url", target.urlText)
+            for (key, value) in target.effectiveEntries { if let value { put(key, value) } else { redacted(key) } }
         }
-        put("protocol", p.uploadProtocol.rawValue)
-        if p.uploadProtocol == .tus {
-            // tus fixes the method and the body itself: those keys are errors there.
-            put("tus_chunk_size", ConfigValue.formatSize(p.tusChunkSize))
-        } else {
-            put("method", p.method.rawValue)
-            put("body", p.body.rawValue)
-            put("multipart_field", p.multipartField)
+        // sftp and ftp(s) shape no HTTP request and take no `auth` or proxy: those keys are errors there.
+        let remoteFile: RemoteFileTarget? = if case .remoteFile(let target) = p.destination { target } else { nil }
+        if remoteFile == nil {
+            put("protocol", p.uploadProtocol.rawValue)
+            if p.uploadProtocol == .tus {
+                // tus fixes the method and the body itself: those keys are errors there.
+                put("tus_chunk_size", ConfigValue.formatSize(p.tusChunkSize))
+            } else {
+                put("method", p.method.rawValue)
+                put("body", p.body.rawValue)
+                put("multipart_field", p.multipartField)
+            }
+            for field in p.formFields { put("form.\(field.name)", field.value.source) }
+            for field in p.headers {
+                if ConfigKeys.isSensitiveHeader(field.name) { redacted("header.\(field.name)") }
+                else { put("header.\(field.name)", field.value.source) }
+            }
+            switch p.auth {
+            case .none:
+                put("auth", "none")
+            case .bearer(let token):
+                put("auth", "bearer")
+                if let file = token.file { put("token_file", file) } else { redacted("token") }
+            case .basic(let username, let password):
+                put("auth", "basic")
+                put("username", username)
+                if let file = password.file { put("password_file", file) } else { redacted("password") }
+            }
         }
-        for field in p.formFields { put("form.\(field.name)", field.value.source) }
-        for field in p.headers {
-            if ConfigKeys.isSensitiveHeader(field.name) { redacted("header.\(field.name)") }
-            else { put("header.\(field.name)", field.value.source) }
+        if remoteFile?.scheme != .sftp {
+            put("ca_file", p.tls.caFile ?? "")
+            put("client_cert", p.tls.clientCert ?? "")
+            put("client_key", p.tls.clientKey ?? "")
+            put("insecure_skip_verify", ConfigValue.formatBoolean(p.tls.insecureSkipVerify))
         }
-        switch p.auth {
-        case .none:
-            put("auth", "none")
-        case .bearer(let token):
-            put("auth", "bearer")
-            if let file = token.file { put("token_file", file) } else { redacted("token") }
-        case .basic(let username, let password):
-            put("auth", "basic")
-            put("username", username)
-            if let file = password.file { put("password_file", file) } else { redacted("password") }
-        }
-        put("ca_file", p.tls.caFile ?? "")
-        put("client_cert", p.tls.clientCert ?? "")
-        put("client_key", p.tls.clientKey ?? "")
-        put("insecure_skip_verify", ConfigValue.formatBoolean(p.tls.insecureSkipVerify))
         // Credentials in the proxy's URL are shown as <redacted>; the host and port are not secret.
-        put("proxy", p.proxy?.redacted ?? "")
+        if remoteFile == nil { put("proxy", p.proxy?.redacted ?? "") }
         put("concurrency", String(p.concurrency))
         duration("connect_timeout", p.connectTimeout)
         duration("stall_timeout", p.stallTimeout)

@@ -119,6 +119,8 @@ package enum Destination: Sendable {
     case http(URLTemplate)
     /// `s3://BUCKET/KEY-TEMPLATE` on an S3-compatible store, signed with SigV4 (see `S3Target`).
     case s3(S3Target)
+    /// `sftp://`, `ftps://` or `ftp://`: a file published under a temporary name, then renamed (see `RemoteFileTarget`).
+    case remoteFile(RemoteFileTarget)
 }
 
 package enum HTTPMethod: String, Sendable, CaseIterable {

@@ -187,6 +187,7 @@ extension Destination {
         switch self {
         case .http: return []
         case .s3(let target): return target.secrets
+        case .remoteFile(let target): return target.secrets
         }
     }
 }

@@ -33,12 +33,15 @@ struct ProfileBuilder {
         let root = reader.path("spool")
         let spool = SpoolPaths(root: root ?? "/", outbox: reader.path("outbox"), sent: reader.path("sent"), retry: reader.path("retry"))
         let isS3 = reader.text("url").map(S3Settings.isS3URL) ?? false
-        let url = isS3 ? nil : reader.text("url").flatMap { urlTemplate($0) }
+        let remoteScheme = reader.text("url").flatMap(RemoteFileSettings.scheme(of:))
+        let url = isS3 || remoteScheme != nil ? nil : reader.text("url").flatMap { urlTemplate($0) }
         let s3 = isS3 ? s3Target() : rejectS3Keys()
-        let auth = self.auth()
+        let remote = if let remoteScheme { remoteFileTarget(remoteScheme) } else { rejectRemoteFileKeys() }
+        // sftp and ftp(s) log in with their own keys (`password_file` among them), not with `auth`.
+        let auth = remoteScheme == nil ? self.auth() : Auth.none
         var profile = Profile(name: name, spool: spool, destination: .http(url ?? URLTemplate(try! Template(parsing: "http://invalid"))))
         profile.line = reader.section.line
-        readProtocol(into: &profile, isS3: isS3)
+        readProtocol(into: &profile, isS3: isS3 || remoteScheme != nil)
         profile.method = reader.choice("method", default: profile.method)
         profile.body = reader.choice("body", default: profile.body)
         if let field = reader.text("multipart_field") {
@@ -85,6 +88,9 @@ struct ProfileBuilder {
         if isS3 {
             guard let s3 else { return nil }
             profile.destination = .s3(s3)
+        } else if remoteScheme != nil {
+            guard let remote else { return nil }
+            profile.destination = .remoteFile(remote)
         } else {
             guard let url else { return nil }
             profile.destination = .http(url)

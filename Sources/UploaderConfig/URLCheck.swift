@@ -9,7 +9,7 @@ enum URLCheck {
         let rest: Substring
         if lower.hasPrefix("https://") { rest = text.dropFirst(8) }
         else if lower.hasPrefix("http://") { rest = text.dropFirst(7) }
-        else { return "url must start with http:// or https://" }
+        else { return "url must start with http://, https://, s3://, sftp://, ftps:// or ftp://" }
         if text.unicodeScalars.contains(where: { $0 == " " || $0 == "\t" }) {
             return "url must not contain spaces (write them as %20)"
         }

@@ -199,6 +199,7 @@ package final class ServiceReporter: Sendable {
         case .outsideWindow?: text += "PAUSED outside upload window, "
         case .interface?: text += "PAUSED route by an interface not allowed, "
         case .rejected?: text += "PAUSED credentials refused, "
+        case .hostKey?: text += "PAUSED server's host key does not match, "
         case nil: if !snapshot.online { text += "OFFLINE, " }
         }
         text += "\(snapshot.waiting) queued, \(snapshot.inFlight) uploading"

@@ -91,6 +91,9 @@ package enum AttemptOutcome: Sendable, Equatable {
     /// The destination refused our credentials (401, 403, an S3 code saying so): the attempt is
     /// kept, not counted, and the file stays queued.
     case rejected(reason: String)
+    /// The server's SSH host key is not the one pinned: the attempt is kept, not counted, the file
+    /// stays queued and the profile pauses at once (`host_key`).
+    case hostKeyMismatch(reason: String)
     /// Cut short by our own cancellation; `connected` says whether the request reached the server.
     case interrupted(connected: Bool)
     /// No request could even be built (e.g. JSON body over 16 MiB): permanent, no attempt.
@@ -105,7 +108,7 @@ package enum AttemptOutcome: Sendable, Equatable {
     package var wroteRecord: Bool {
         switch self {
         case .manifestUnwritable, .claimOutdated: false
-        case .delivered, .retryable, .permanent, .unreachable, .rejected, .interrupted, .notAttempted: true
+        case .delivered, .retryable, .permanent, .unreachable, .rejected, .hostKeyMismatch, .interrupted, .notAttempted: true
         }
     }
 }

@@ -44,6 +44,9 @@ package struct ProfileState: Sendable, Equatable {
     package var routeCheckAgain = false
     /// Whether the destination takes our credentials (see `Transition+Credentials.swift`).
     package var credentials: Credentials = .accepted
+    /// The pause in `credentials` is for the server's SSH host key, not our credentials: shown as
+    /// `host_key`, tried again and ended as a refusal of our credentials would be.
+    package var hostKeyRefused = false
 
     /// Every outbox file the owner knows, each at its one stage (waiting, claimed, sending,
     /// settling, refused for our credentials, …), with the indexes read off it.
@@ -82,7 +85,7 @@ package struct ProfileState: Sendable, Equatable {
     package var pausedReason: PauseReason? {
         if !reachability.isOnline { return .offline }
         if case .elsewhere = route { return .interface }
-        if credentials.isRejected { return .rejected }
+        if credentials.isRejected { return hostKeyRefused ? .hostKey : .rejected }
         if window?.open == false { return .outsideWindow }
         return nil
     }

@@ -48,7 +48,7 @@ extension Transition {
                 goOffline(reason)
             }
             return .unreachable(reason: reason)
-        case .rejected(let reason):
+        case .rejected(let reason), .hostKeyMismatch(let reason):
             // Logged, and the file held, by `noteCredentials`.
             return .rejected(reason: reason)
         case .interrupted(let connected):
@@ -90,7 +90,7 @@ extension Transition {
             state.totals.failed += 1
             logFiled(path, failed: true, reason: reason, attempts: report.countedAttempts, next: nil, id: report.id)
             return .failed(reason: reason, retryable: false)
-        case .unreachable, .rejected, .interrupted, .manifestUnwritable, .notAttempted, .claimOutdated:
+        case .unreachable, .rejected, .hostKeyMismatch, .interrupted, .manifestUnwritable, .notAttempted, .claimOutdated:
             preconditionFailure("handled above")
         }
     }

@@ -44,7 +44,10 @@ extension Transition {
         case .delivered:
             credentialsAccepted()
         case .rejected(let reason):
+            state.hostKeyRefused = false
             credentialsRefused(path, reason, id: report.id, wasTrial: wasTrial)
+        case .hostKeyMismatch(let reason):
+            hostKeyRefused(path, reason, id: report.id, wasTrial: wasTrial)
         default:
             // The trial ended with no word on our credentials (5xx, 400, the file changed, …): the
             // next file may be tried at once (its `nextTrial` has passed).
@@ -72,6 +75,29 @@ extension Transition {
             log(.info, "credentials still refused; profile stays paused",
                 ["file": path.logSafe, "error": reason, "next_try_in_s": LogNumbers.fixed(delay, places: 0)])
         }
+    }
+
+    /// The server's host key did not match: unlike a refusal of our credentials, one is enough to
+    /// pause (no other file could meet another key), with one error line giving both fingerprints.
+    private mutating func hostKeyRefused(_ path: RelativePath, _ reason: String, id: String, wasTrial: Bool) {
+        state.files.markAwaitingCredentials(path)
+        if case .rejected(let since, _, let trials, let next) = state.credentials, state.hostKeyRefused {
+            let next = wasTrial ? now.mono + trialDelay(after: trials + 1) : next
+            state.credentials = .rejected(since: since, last: reason, trials: wasTrial ? trials + 1 : trials, nextTrial: next)
+            log(.info, "server's host key still does not match; profile stays paused", ["file": path.logSafe, "error": reason])
+            return
+        }
+        state.hostKeyRefused = true
+        let delay = trialDelay(after: 0)
+        state.credentials = .rejected(since: now.mono, last: reason, trials: 0, nextTrial: now.mono + delay)
+        if policy.mode == .once {
+            close(leavingQueued: "server's host key does not match; leaving files queued (check known_hosts or host_key_sha256)",
+                  reason, level: .error)
+            return
+        }
+        log(.error, "server's host key does not match; profile paused, files stay queued",
+            ["error": reason, "next_try_in": LogNumbers.fixed(delay, places: 0) + "s"])
+        releaseReady()
     }
 
     /// Pauses the profile (`run --once`: starts nothing more and leaves the rest queued, exit 69).
@@ -105,6 +131,7 @@ extension Transition {
                 ["files": String(state.files.awaitingCredentials.count)])
         case .rejected(let since, _, _, _):
             state.credentials = .accepted
+            state.hostKeyRefused = false
             log(.info, "destination accepts our credentials again; resuming",
                 ["paused_seconds": LogNumbers.fixed(now.mono - since, places: 1)])
         }

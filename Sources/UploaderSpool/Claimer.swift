@@ -177,10 +177,11 @@ package struct Claimer: Sendable {
                 if record.outboxPath != path { record.setOutboxPath(path) }
                 if let bootID, record.claimedInBoot != bootID {
                     // Claimed in another boot: its hash holds now (`hashMayBeStale` read the file
-                    // again), but an S3 or tus upload it began may hold bytes a power cut has since
-                    // undone in the file: ended, never resumed.
+                    // again), but an S3, tus or SFTP/FTP upload it began may hold bytes a power cut
+                    // has since undone in the file: ended, never resumed.
                     record.s3?.abandoned = true
                     record.remote?.tus?.abandoned = true
+                    record.remote?.remoteFile?.abandoned = true
                     record.claimedInBoot = bootID
                 }
                 let claimed = ClaimedFile(path: path, fd: fd, status: status, manifest: record, fs: fs)

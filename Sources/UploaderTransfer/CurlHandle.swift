@@ -30,6 +30,10 @@ final class CurlHandle {
     func set(_ option: CURLoption, callback: uploader_curl_data_cb) { check(uploader_curl_setopt_data_cb(raw, option, callback), option) }
     func setProgress(_ callback: uploader_curl_xferinfo_cb) { check(uploader_curl_setopt_xferinfo_cb(raw, callback), CURLOPT_XFERINFOFUNCTION) }
     func setSeek(_ callback: uploader_curl_seek_cb) { check(uploader_curl_setopt_seek_cb(raw, callback), CURLOPT_SEEKFUNCTION) }
+    func setSSHKeyCheck(_ callback: uploader_curl_sshkey_cb) { check(uploader_curl_setopt_sshkey_cb(raw, callback), CURLOPT_SSH_KEYFUNCTION) }
+    func setSSHHostKeyCheck(_ callback: uploader_curl_sshhostkey_cb) {
+        check(uploader_curl_setopt_sshhostkey_cb(raw, callback), CURLOPT_SSH_HOSTKEYFUNCTION)
+    }
     func setPrerequest(_ callback: uploader_curl_prereq_cb) { check(uploader_curl_setopt_prereq_cb(raw, callback), CURLOPT_PREREQFUNCTION) }
 
     func long(_ info: CURLINFO) -> Int {

@@ -20,6 +20,9 @@ package enum Disposition: Sendable, Equatable {
     /// The destination refused our credentials (401, 403, or an S3 code saying so): not the
     /// file's fault. The file stays queued; refusals on several files in a row pause the profile.
     case rejected(reason: String)
+    /// The SFTP server's host key is not the one pinned (`known_hosts`, `host_key_sha256`): the file
+    /// stays queued and the profile pauses at once (`host_key`); never taken for offline.
+    case hostKeyMismatch(reason: String)
     /// Cut short by our own cancellation (shutdown, going offline): not counted toward `max_attempts`.
     /// `connected`: the request reached the destination (keep the attempt, marked interrupted);
     /// false when it was cancelled before connecting (drop the attempt: it is none).

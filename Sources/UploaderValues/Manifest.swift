@@ -49,15 +49,18 @@ package struct Manifest: Decodable, Sendable, Equatable {
         package var response: String?
         /// A tus upload in progress or done (`upload_url`, `offset`, …); nil for other protocols.
         package var tus: TusUploadState?
+        /// An SFTP or FTPS upload (`protocol`, `remote_path`, `bytes_confirmed`, …); nil for other protocols.
+        package var remoteFile: RemoteFileState?
 
         package init(url: String, httpStatus: Int? = nil, etag: String? = nil, location: String? = nil, response: String? = nil,
-                     tus: TusUploadState? = nil) {
+                     tus: TusUploadState? = nil, remoteFile: RemoteFileState? = nil) {
             self.url = url
             self.httpStatus = httpStatus
             self.etag = etag
             self.location = location
             self.response = response
             self.tus = tus
+            self.remoteFile = remoteFile
         }
 
         enum CodingKeys: String, CodingKey {
@@ -72,6 +75,7 @@ package struct Manifest: Decodable, Sendable, Equatable {
             location = try c.decodeIfPresent(String.self, forKey: .location)
             response = try c.decodeIfPresent(String.self, forKey: .response)
             tus = try TusUploadState(fromRemote: decoder)
+            remoteFile = try RemoteFileState(fromRemote: decoder)
         }
     }
 
@@ -228,6 +232,7 @@ extension Manifest.Remote {
         w.field("location", location)
         w.field("response", response)
         tus?.write(into: &w)
+        remoteFile?.write(into: &w)
         return w
     }
 }

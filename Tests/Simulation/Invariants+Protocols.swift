@@ -7,6 +7,7 @@ extension Simulation {
     func checkProtocols() {
         check(.s3PartsSentOnce)
         check(.tusOffsetForward)
+        check(.sftpFinalNameWhole)
     }
 
     func checkProtocol(_ invariant: Invariant) {
@@ -14,6 +15,7 @@ extension Simulation {
         switch invariant {
         case .s3PartsSentOnce: breaches = (server.speaking as? SimS3Server)?.violations ?? []
         case .tusOffsetForward: breaches = (server.speaking as? SimTusServer)?.violations ?? []
+        case .sftpFinalNameWhole: breaches = (server.speaking as? SimSFTPServer)?.violations ?? []
         default: preconditionFailure("\(invariant) is not a protocol's")
         }
         if let first = breaches.first { fail(invariant, first) }

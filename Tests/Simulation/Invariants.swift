@@ -67,6 +67,9 @@ enum Invariant: String, CaseIterable, Sendable {
     /// No tus PATCH starts below an offset the server already reported to the client for that
     /// upload (in a PATCH's answer or a HEAD's; see `SimTusServer`).
     case tusOffsetForward
+    /// An SFTP server's final name only ever holds complete bytes of one version of one file: every
+    /// rename onto one moves bytes all sent for one version, as many as it has (see `SimSFTPServer`).
+    case sftpFinalNameWhole
     /// With hooks configured, every file that reached sent/ or failed had its hook's command
     /// started at least once (`on_failed` again after the operator took it back), by the end.
     case hooksRunAtLeastOnce
@@ -85,7 +88,8 @@ enum Invariant: String, CaseIterable, Sendable {
     static let atTheEnd: [Invariant] = [.manifestsParse, .noFileLost, .noFileInTwoPlaces, .filesAndManifestsPaired,
                                         .attemptsMatchRequests, .sentOnlyWithExactBytes, .duplicatesShareKey,
                                         .everyFileSettles, .noLeftoverTemporaries, .maxAttemptsRespected,
-                                        .quarantineKeepsRecords, .s3PartsSentOnce, .tusOffsetForward, .hooksRunAtLeastOnce]
+                                        .quarantineKeepsRecords, .s3PartsSentOnce, .tusOffsetForward, .sftpFinalNameWhole,
+                                        .hooksRunAtLeastOnce]
 }
 
 /// A broken invariant: which, what was seen, and after how many trace lines.
@@ -164,7 +168,7 @@ extension Simulation {
             if let early = server.early.first { fail(invariant, early) }
         case .onlineMeansWorking:
             checkOnlineMeansWorking()
-        case .s3PartsSentOnce, .tusOffsetForward:
+        case .s3PartsSentOnce, .tusOffsetForward, .sftpFinalNameWhole:
             checkProtocol(invariant)
         case .shutdownWithinGrace, .hooksNeverAfterFinished, .sentRemovedOnlyAsAllowed, .orderWithinSlots:
             break  // judged as it happens (`stoppedCleanly`, `hookStarted`, `daemonUnlinks`, `checkOrder`)
@@ -354,7 +358,7 @@ extension Simulation {
                 return fail(invariant, "\(entry.area.rawValue)/\(entry.name) counts \(m.countedAttempts) attempts (max \(maxAttemptsSeen.max()!))")
             }
         case .neverTwoUploadsAtOnce, .onlineMeansWorking, .shutdownWithinGrace, .slotBeforeAttempt, .recordsWithinSlots,
-             .noAttemptBeforeDue, .quarantineKeepsRecords, .s3PartsSentOnce, .tusOffsetForward,
+             .noAttemptBeforeDue, .quarantineKeepsRecords, .s3PartsSentOnce, .tusOffsetForward, .sftpFinalNameWhole,
              .hooksNeverAfterFinished, .uploadsWithinWindows, .sentRemovedOnlyAsAllowed, .orderWithinSlots:
             break
         }

@@ -70,6 +70,11 @@ package enum Plant: String, CaseIterable, Sendable {
     /// A HEAD's `Upload-Offset` misread as 0: a resumed tus upload sends from the start, below
     /// what the server reported (`tusOffsetForward`).
     case headOffsetReadZero = "head-offset-read-zero"
+    /// The delete that clears an SFTP temporary name before a version takes it skipped (reports
+    /// success, does nothing): an upload of that version cut before its first byte leaves another
+    /// version's bytes there, the next attempt resumes after them, and the size matches, so mixed
+    /// bytes are renamed onto the final name (`sftpFinalNameWhole`).
+    case sftpTemporaryKept = "sftp-temporary-kept"
     /// A hook queue of one: a run handed over while another waits is dropped, so its hook never
     /// runs (until a restart, which the end of a schedule does not bring) (`hooksRunAtLeastOnce`).
     case hookJobsLost = "hook-jobs-lost"
@@ -107,6 +112,7 @@ package enum Plant: String, CaseIterable, Sendable {
         case .quarantineUnsynced: return .quarantineKeepsRecords
         case .listPartsReadEmpty: return .s3PartsSentOnce
         case .headOffsetReadZero: return .tusOffsetForward
+        case .sftpTemporaryKept: return .sftpFinalNameWhole
         case .hookJobsLost: return .hooksRunAtLeastOnce
         case .hookRerunAfterFinish: return .hooksNeverAfterFinished
         case .windowIgnored: return .uploadsWithinWindows
@@ -114,6 +120,9 @@ package enum Plant: String, CaseIterable, Sendable {
         case .orderReversed: return .orderWithinSlots
         }
     }
+
+    /// The destination the plant's bug lives in, when the schedule must use it whatever it draws.
+    var destination: SimDestination? { self == .sftpTemporaryKept ? .sftp : nil }
 
     /// The name of the invariant that must catch this plant, as reports print it.
     package var invariantName: String { target.rawValue }
@@ -125,7 +134,7 @@ package enum Plant: String, CaseIterable, Sendable {
              .temporariesKept, .requeueRecordSkipped, .quarantineUnsynced, .hookRerunAfterFinish:
             return true
         case .silentResend, .connectFailureAsReset, .cancelLeavesRequest, .successFor5xx, .oneSlotShort, .maxAttemptsPlusTwo, .oneSlotExtra,
-             .retryAfterIgnored, .maxAttemptsOne, .stopOutlastsGrace, .listPartsReadEmpty, .headOffsetReadZero, .hookJobsLost,
+             .retryAfterIgnored, .maxAttemptsOne, .stopOutlastsGrace, .listPartsReadEmpty, .headOffsetReadZero, .sftpTemporaryKept, .hookJobsLost,
              .windowIgnored, .keepSentTenth, .orderReversed:
             return false
         }

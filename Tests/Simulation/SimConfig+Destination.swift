@@ -2,13 +2,16 @@ import UploaderSupport
 import UploaderConfig
 
 /// The destination protocol a schedule draws: plain HTTP PUT, S3 (a single PUT or multipart),
-/// or tus. Each is written as `uploader.conf` lines for production's loader; `SimTransport`
-/// answers as a server that speaks it (`SimS3Server`, `SimTusServer`).
+/// tus, or SFTP. Each is written as `uploader.conf` lines for production's loader; `SimTransport`
+/// answers as a server that speaks it (`SimS3Server`, `SimTusServer`, `SimSFTPServer`, the last
+/// reached through `SimRemoteFileSession`).
 enum SimDestination: String, CaseIterable, Sendable {
-    case http, s3, tus
+    case http, s3, tus, sftp
 
-    /// Plain HTTP in most schedules (a draw of 0, what shrinking writes, is plain HTTP).
-    static let weights = [60, 20, 20]
+    /// Plain HTTP in most schedules (a draw of 0, what shrinking writes, is plain HTTP). SFTP has
+    /// no weight of its own yet: a weight changes every seed's schedule (the pinned seeds of the
+    /// tests with it), so it runs where a plant asks for it (`Plant.destination`).
+    static let weights = [60, 20, 20, 0]
 
     /// The simulator's files are bytes where production's are megabytes: the loader's sizes
     /// (at least 5 MiB for an S3 part or threshold, 64 KiB for a tus chunk) are divided by
@@ -19,6 +22,8 @@ enum SimDestination: String, CaseIterable, Sendable {
     /// The creation endpoint of tus, and the endpoint of S3 (path style).
     static let origin = "http://127.0.0.1:9"
     static let bucket = "sim-bucket"
+    /// The SFTP server: its URLs as `CurlRemoteFileSession` writes them.
+    static let sftpOrigin = "sftp://sim@127.0.0.1:9"
     /// The header S3 requests that name an object carry with the manifest's id (`header.*`, as
     /// an operator may set one), which is how the simulated store tells uploads apart.
     static let s3IDHeader = "x-amz-meta-upload-id"
@@ -37,6 +42,8 @@ enum SimDestination: String, CaseIterable, Sendable {
         case .tus:
             // Scaled: chunks of 64–256 B.
             return ["url = \(Self.origin)/files/", "protocol = tus", "tus_chunk_size = \(64 * (1 + choices.below(4)))KiB"]
+        case .sftp:
+            return ["url = \(Self.sftpOrigin)/drop/{path}", "password = sim-secret", "host_key_sha256 = \(String(repeating: "A", count: 43))"]
         }
     }
 
@@ -44,7 +51,7 @@ enum SimDestination: String, CaseIterable, Sendable {
     func scaled(_ profile: Profile) -> Profile {
         var profile = profile
         switch self {
-        case .http:
+        case .http, .sftp:
             break
         case .s3:
             guard case .s3(var target) = profile.destination else { fatalError("an s3:// url loaded as \(profile.destination)") }

@@ -15,9 +15,10 @@ struct SimConfig {
 
     static let path = "/etc/uploader/uploader.conf"
 
-    /// Draws the options and loads the text.
-    init(spoolRoot: String, choices: ChoiceSource) {
-        destination = SimDestination.allCases[choices.pick(SimDestination.weights)]
+    /// Draws the options and loads the text; `forced` replaces the destination drawn.
+    init(spoolRoot: String, choices: ChoiceSource, forced: SimDestination? = nil) {
+        let drawn = SimDestination.allCases[choices.pick(SimDestination.weights)]
+        destination = forced ?? drawn
         var lines = [
             "[outbox sim]",
             "spool = \(spoolRoot)",

@@ -87,7 +87,8 @@ final class SimProcess: @unchecked Sendable {
         memory = previous?.memory ?? DestinationMemory()
         let parts = ProfileExecutor.Parts(claimer: claimer, lifecycle: lifecycle, rateLimiter: limiter, probe: SimProbe(server: server),
                                           jobs: scheduler, hostname: "sim", environment: [:], memory: memory,
-                                          threads: DestinationThreads(scheduler: baton, makeTransport: { scheduler.makeTransport() }))
+                                          threads: DestinationThreads(scheduler: baton, makeTransport: { scheduler.makeTransport() },
+                                                                      remoteFileSession: { SimRemoteFileSession(transport: $0, plant: plant) }))
         hookHost = previous?.hookHost
             ?? SimHookHost(baton: baton, choices: choices, boot: boot, plant: plant, enabled: profile.onSent != nil || profile.onFailed != nil)
         hookRunner = previous?.hookRunner ?? HookRunner(clock: clock, host: hookHost)

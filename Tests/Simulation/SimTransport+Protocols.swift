@@ -26,6 +26,7 @@ extension SimServer {
         case .http: speaking = nil
         case .s3: speaking = SimS3Server(log: self)
         case .tus: speaking = SimTusServer(log: self, checksum: choices.chance(50))
+        case .sftp: speaking = SimSFTPServer(log: self, choices: choices)
         }
     }
 }

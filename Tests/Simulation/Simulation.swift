@@ -17,6 +17,9 @@ final class Simulation {
         var steps = 400
         /// The planted bug, if any (`simulate --plant NAME`).
         var plant: Plant?
+        /// Every schedule's destination, whatever it draws (`simulate --destination NAME`); else
+        /// the plant's, if it lives in one.
+        var destination: SimDestination?
         /// Keep the log lines (for `--replay`).
         var keepLog = false
     }
@@ -98,7 +101,7 @@ final class Simulation {
             return true
         }
         disk = SimDisk(model: options.model, now: { clock.now })
-        config = SimConfig(spoolRoot: Self.spoolRoot, choices: choices)
+        config = SimConfig(spoolRoot: Self.spoolRoot, choices: choices, forced: options.destination ?? options.plant?.destination)
         let profile = config.profile
         self.profile = profile
         maxAttemptsSeen = [profile.maxAttempts]

@@ -12,13 +12,17 @@ package enum SimulationRunner {
         package var powerCuts = 0
     }
 
+    /// The destinations `--destination` takes.
+    package static let destinations = SimDestination.allCases.map(\.rawValue)
+
     /// The disk models, by the names the command line takes.
     package static let models = SimDisk.Model.allCases.map(\.rawValue)
 
     /// Runs seeds `from ..< from + count` under `model`; `plant` turns on a planted bug.
+    /// `destination`: every schedule's (`http`, `s3`, `tus`, `sftp`), whatever it draws.
     package static func run(count: Int, from: UInt64, model: String, threads: Int, plant: Plant? = nil, shrink: Int = 150,
-                            onViolation: @escaping @Sendable (String) -> Void = { _ in }) -> Report {
-        let options = self.options(model: model, plant: plant)
+                            destination: String? = nil, onViolation: @escaping @Sendable (String) -> Void = { _ in }) -> Report {
+        let options = self.options(model: model, plant: plant, destination: destination)
         let next = Mutex<UInt64>(from)
         let report = Mutex(Report())
         let started = Date()
@@ -73,8 +77,8 @@ package enum SimulationRunner {
     }
 
     /// Runs one seed with its log, and returns everything a person needs to see.
-    package static func replay(seed: UInt64, model: String, plant: Plant? = nil) -> (text: String, violated: Bool) {
-        var options = self.options(model: model, plant: plant)
+    package static func replay(seed: UInt64, model: String, plant: Plant? = nil, destination: String? = nil) -> (text: String, violated: Bool) {
+        var options = self.options(model: model, plant: plant, destination: destination)
         options.keepLog = true
         let sim = Simulation(options: options, choices: ChoiceSource(seed: seed))
         let violation = sim.run()
@@ -85,9 +89,10 @@ package enum SimulationRunner {
         return (text, violation != nil)
     }
 
-    static func options(model: String, plant: Plant?) -> Simulation.Options {
+    static func options(model: String, plant: Plant?, destination: String? = nil) -> Simulation.Options {
         var options = Simulation.Options(model: SimDisk.Model(rawValue: model) ?? .journalled)
         options.plant = plant
+        options.destination = destination.flatMap(SimDestination.init(rawValue:))
         return options
     }
 }

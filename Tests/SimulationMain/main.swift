@@ -3,12 +3,14 @@ import UploaderSimulation
 
 // `simulate --seeds N --from S [--disk journalled|noJournal|both] [--threads T] [--plant NAME]`
 // `simulate --replay SEED [--disk MODEL] [--plant NAME]`
+// `--destination http|s3|tus|sftp` runs every schedule with that destination, whatever it draws.
 // The last line of a run is `N schedules, M violations`.
 
 func usage() -> Never {
     FileHandle.standardError.write(Data("""
         usage: simulate --seeds N --from S [--disk journalled|noJournal|both] [--threads T] [--plant NAME] [--shrink REPLAYS]
-               simulate --replay SEED [--disk journalled|noJournal] [--plant NAME]
+                        [--destination http|s3|tus|sftp]
+               simulate --replay SEED [--disk journalled|noJournal] [--plant NAME] [--destination NAME]
         plants: \(Plant.allCases.map(\.rawValue).joined(separator: ", "))
 
         """.utf8))
@@ -23,6 +25,7 @@ var threads = ProcessInfo.processInfo.activeProcessorCount
 var replay: UInt64?
 var plant: Plant?
 var shrink = 150
+var destination: String?
 while !arguments.isEmpty {
     let flag = arguments.removeFirst()
     guard let value = arguments.first else { usage() }
@@ -41,6 +44,9 @@ while !arguments.isEmpty {
             exit(2)
         }
     case "--shrink": shrink = Int(value) ?? { usage() }()
+    case "--destination":
+        guard SimulationRunner.destinations.contains(value) else { usage() }
+        destination = value
     default: usage()
     }
 }
@@ -50,7 +56,7 @@ guard models.allSatisfy(SimulationRunner.models.contains) else { usage() }
 if let replay {
     var violated = false
     for model in models {
-        let result = SimulationRunner.replay(seed: replay, model: model, plant: plant)
+        let result = SimulationRunner.replay(seed: replay, model: model, plant: plant, destination: destination)
         print(result.text)
         violated = violated || result.violated
     }
@@ -60,7 +66,8 @@ if let replay {
 var total = 0
 var violations = 0
 for model in models {
-    let report = SimulationRunner.run(count: seeds, from: from, model: model, threads: threads, plant: plant, shrink: shrink) { text in
+    let report = SimulationRunner.run(count: seeds, from: from, model: model, threads: threads, plant: plant, shrink: shrink,
+                                        destination: destination) { text in
         print(text)
     }
     total += report.schedules

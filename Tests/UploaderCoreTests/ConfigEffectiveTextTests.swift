@@ -22,6 +22,7 @@ import Testing
         let keys = Set(text.split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) })
         // Keys of other auth modes and destinations, and tus_chunk_size (printed with protocol = tus only).
         let elsewhere = ["token", "token_file", "username", "password", "password_file", "tus_chunk_size"] + S3Settings.keys
+            + RemoteFileSettings.keys
         for key in ConfigKeys.global + ConfigKeys.outbox where !elsewhere.contains(key) {
             #expect(keys.contains(key), "effective config lacks \(key)")
         }

@@ -151,7 +151,8 @@ import Testing
         func error(_ url: String) -> String? {
             ConfigFixture.errors("[outbox p]\nspool = /s\nurl = \(url)\n").first
         }
-        #expect(error("ftp://h/x") == "\(path):3: url must start with http:// or https://")
+        #expect(error("gopher://h/x") == "\(path):3: url must start with http://, https://, s3://, sftp://, ftps:// or ftp://")
+        #expect(error("ftp://h/x") == "\(path):3: url needs the login's user name (ftp://USER@HOST/…)")
         #expect(error("https:///x") == "\(path):3: url has no host")
         #expect(error("https://user:secret@h/x") == "\(path):3: url must not contain a user name or password; use auth = basic or bearer")
         #expect(error("https://{hostname}/x") == "\(path):3: url's host and port cannot contain placeholders")

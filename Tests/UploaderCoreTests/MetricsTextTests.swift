@@ -61,14 +61,17 @@ import Testing
             #"uploader_paused{profile="night",reason="outside_window"} 1"#,
             #"uploader_paused{profile="night",reason="interface"} 0"#,
             #"uploader_paused{profile="night",reason="rejected"} 0"#,
+            #"uploader_paused{profile="night",reason="host_key"} 0"#,
             #"uploader_paused{profile="live",reason="offline"} 0"#,
             #"uploader_paused{profile="live",reason="outside_window"} 0"#,
             #"uploader_paused{profile="live",reason="interface"} 0"#,
             #"uploader_paused{profile="live",reason="rejected"} 0"#,
+            #"uploader_paused{profile="live",reason="host_key"} 0"#,
             #"uploader_paused{profile="revoked",reason="offline"} 0"#,
             #"uploader_paused{profile="revoked",reason="outside_window"} 0"#,
             #"uploader_paused{profile="revoked",reason="interface"} 0"#,
             #"uploader_paused{profile="revoked",reason="rejected"} 1"#,
+            #"uploader_paused{profile="revoked",reason="host_key"} 0"#,
         ])
     }
 

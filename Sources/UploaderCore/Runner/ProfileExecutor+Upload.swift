@@ -77,6 +77,8 @@ extension ProfileExecutor {
         let seconds = clock.monotonic - started
         let disposition = sent.disposition
         let response: UploadResponse? = if case .success(let answer) = result { answer } else { nil }
+        // SFTP and FTP(S) answers carry no HTTP status (0): none is recorded.
+        let httpStatus = response.flatMap { $0.status > 0 ? $0.status : nil }
         let bytesSent: Int64
         switch result {
         case .success(let r): bytesSent = r.bytesSent
@@ -85,11 +87,11 @@ extension ProfileExecutor {
         }
         if let response {
             file.manifest.remote = Manifest.Remote(url: response.effectiveURL.isEmpty ? request.url : response.effectiveURL,
-                                                   httpStatus: response.status, etag: response.etag,
+                                                   httpStatus: httpStatus, etag: response.etag,
                                                    location: response.location, response: response.body,
-                                                   tus: file.manifest.remote?.tus)
+                                                   tus: file.manifest.remote?.tus, remoteFile: file.manifest.remote?.remoteFile)
         }
-        held.facts = Manifest.AttemptFacts(bytesSent: bytesSent, httpStatus: response?.status)
+        held.facts = Manifest.AttemptFacts(bytesSent: bytesSent, httpStatus: httpStatus)
         let outcome: AttemptOutcome
         var changed: String?
         switch disposition {
@@ -106,11 +108,13 @@ extension ProfileExecutor {
             outcome = .unreachable(reason: reason)
         case .rejected(let reason):
             outcome = .rejected(reason: reason)
+        case .hostKeyMismatch(let reason):
+            outcome = .hostKeyMismatch(reason: reason)
         case .interrupted(let connected):
             outcome = .interrupted(connected: connected)
         }
         return AttemptReport(outcome: outcome, changed: changed, countedAttempts: file.manifest.countedAttempts, size: size,
-                             bytesSent: bytesSent, seconds: seconds, httpStatus: response?.status, id: file.manifest.id)
+                             bytesSent: bytesSent, seconds: seconds, httpStatus: httpStatus, id: file.manifest.id)
     }
 
     /// Nil when the file is as it was claimed; otherwise what differs. Checks both the open

@@ -12,6 +12,7 @@ package enum DestinationAddress {
         switch profile.destination {
         case .http(let template): template.render(values)
         case .s3(let target): target.url(path: target.objectPath(target.key(values)), query: "")
+        case .remoteFile(let target): CurlRemoteFileSession.url(target, RemoteFileNames(target: target, values: values).final)
         }
     }
 
@@ -20,6 +21,8 @@ package enum DestinationAddress {
         switch profile.destination {
         case .http(let template): ReachabilityPlan.origin(ofURL: template.description)
         case .s3(let target): target.url(path: "/", query: "")
+        // No proxy route: these protocols always go direct.
+        case .remoteFile: nil
         }
     }
 
@@ -28,6 +31,7 @@ package enum DestinationAddress {
         switch profile.destination {
         case .http(let template): TCPProbe(urlTemplate: template.description, timeout: profile.connectTimeout)
         case .s3(let target): TCPProbe(s3: target, timeout: profile.connectTimeout)
+        case .remoteFile(let target): TCPProbe(host: target.bareHost, port: UInt16(clamping: target.port), timeout: profile.connectTimeout)
         }
     }
 }

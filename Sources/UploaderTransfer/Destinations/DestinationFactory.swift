@@ -15,6 +15,8 @@ package enum DestinationFactory {
             return S3Destination(S3Uploader(profile: profile, target: target, logger: logger, clock: clock, threads: threads))
         case .http where profile.uploadProtocol == .tus:
             return TusDestination(TusUploader(profile: profile, logger: logger, clock: clock))
+        case .remoteFile(let target):
+            return RemoteFileDestination(profile: profile, target: target, logger: logger, session: threads.remoteFileSession)
         case .http:
             return HTTPDestination(profile: profile, known: memory.collections, clock: clock)
         }

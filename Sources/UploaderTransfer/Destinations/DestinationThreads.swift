@@ -9,9 +9,15 @@ package struct DestinationThreads: Sendable {
     package var scheduler: any Scheduler
     /// One transport per thread, made on that thread.
     package var makeTransport: @Sendable () -> any Transport
+    /// SFTP and FTP(S): the session one attempt runs on, over the worker's transport; nil for
+    /// libcurl's own sessions (`CurlRemoteFileSession`, kept open between files). The simulator's
+    /// server model comes in here.
+    package var remoteFileSession: (@Sendable (any Transport) -> any RemoteFileSession)?
 
-    package init(scheduler: any Scheduler = .system, makeTransport: @escaping @Sendable () -> any Transport = { CurlTransport() }) {
+    package init(scheduler: any Scheduler = .system, makeTransport: @escaping @Sendable () -> any Transport = { CurlTransport() },
+                 remoteFileSession: (@Sendable (any Transport) -> any RemoteFileSession)? = nil) {
         self.scheduler = scheduler
         self.makeTransport = makeTransport
+        self.remoteFileSession = remoteFileSession
     }
 }

@@ -292,7 +292,8 @@ struct S3MultipartUpload {
 
     static func reason(_ disposition: Disposition) -> String {
         switch disposition {
-        case .retryLater(let reason, _), .permanent(let reason), .offline(let reason), .rejected(let reason): return reason
+        case .retryLater(let reason, _), .permanent(let reason), .offline(let reason), .rejected(let reason), .hostKeyMismatch(let reason):
+            return reason
         case .sent: return "sent"
         case .interrupted: return "interrupted"
         }
