@@ -70,10 +70,10 @@ package enum Plant: String, CaseIterable, Sendable {
     /// A HEAD's `Upload-Offset` misread as 0: a resumed tus upload sends from the start, below
     /// what the server reported (`tusOffsetForward`).
     case headOffsetReadZero = "head-offset-read-zero"
-    /// The delete that clears an SFTP temporary name before a version takes it skipped (reports
-    /// success, does nothing): an upload of that version cut before its first byte leaves another
-    /// version's bytes there, the next attempt resumes after them, and the size matches, so mixed
-    /// bytes are renamed onto the final name (`sftpFinalNameWhole`).
+    /// An SFTP temporary name never cleared: the delete before a version takes it reports success
+    /// and does nothing, and an upload opens it without truncating, writing after what it holds.
+    /// Another version's bytes cut short there stay in front of the new version's rest, the size
+    /// matches, and mixed bytes are renamed onto the final name (`sftpFinalNameWhole`).
     case sftpTemporaryKept = "sftp-temporary-kept"
     /// A hook queue of one: a run handed over while another waits is dropped, so its hook never
     /// runs (until a restart, which the end of a schedule does not bring) (`hooksRunAtLeastOnce`).

@@ -62,7 +62,8 @@ final class SimRemoteFileSession: RemoteFileSession {
     }
 
     func upload(_ source: UploadSource, to path: String, append: Bool, _ controls: RemoteFileControls) -> Result<Int64, RemoteFileFailure> {
-        let appending = append
+        // Planted: the temporary file opened without truncating it, written after what it holds.
+        let appending = append || plant == .sftpTemporaryKept
         let version = SimSFTPServer.version(id: source.id, size: source.size, mtime: source.status.mtimeText)
         let body = RequestBody([.file(fd: source.fd, offset: 0, length: source.size)])
         return send(request(.put, path, controls, headers: [(SimSFTPServer.versionHeader, version), (SimSFTPServer.appendHeader, appending ? "1" : "0")],

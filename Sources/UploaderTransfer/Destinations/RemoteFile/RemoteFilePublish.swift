@@ -11,7 +11,7 @@ import UploaderConfig
 /// and as the server confirms them.
 struct RemoteFilePublish {
     let target: RemoteFileTarget
-    let session: any RemoteFileSession
+    let session: ReachingSession
     let source: UploadSource
     let names: RemoteFileNames
     let controls: RemoteFileControls
@@ -25,7 +25,7 @@ struct RemoteFilePublish {
          controls: RemoteFileControls, saved: RemoteFileState?, logger: Logger, profile: String,
          record: @escaping (RemoteFileState) -> Void) {
         self.target = target
-        self.session = session
+        self.session = ReachingSession(session)
         self.source = source
         self.names = names
         self.controls = controls
@@ -205,6 +205,39 @@ struct RemoteFilePublish {
     private func failed(_ failure: RemoteFileFailure) -> UploadOutcome {
         var failure = failure
         failure.bytesSent = bytesSent
+        // Cut before its request left, after an earlier one of this attempt reached the server:
+        // the attempt connected.
+        if failure.kind == .cancelled(connected: false) && session.reached { failure.kind = .cancelled(connected: true) }
         return (.failure(failure.transferFailure), failure.disposition)
     }
+}
+
+/// A session that notes whether any operation of the attempt reached the server (an answer, or
+/// a failure after connecting), as the attempt's end must say.
+final class ReachingSession: RemoteFileSession {
+    let inner: any RemoteFileSession
+    private(set) var reached = false
+
+    init(_ inner: any RemoteFileSession) { self.inner = inner }
+
+    private func note<T>(_ result: Result<T, RemoteFileFailure>) -> Result<T, RemoteFileFailure> {
+        switch result {
+        case .success: reached = true
+        case .failure(let failure):
+            if failure.kind != .unreachable && failure.kind != .cancelled(connected: false) { reached = true }
+        }
+        return result
+    }
+
+    func size(of path: String, _ controls: RemoteFileControls) -> Result<Int64?, RemoteFileFailure> { note(inner.size(of: path, controls)) }
+
+    func upload(_ source: UploadSource, to path: String, append: Bool, _ controls: RemoteFileControls) -> Result<Int64, RemoteFileFailure> {
+        note(inner.upload(source, to: path, append: append, controls))
+    }
+
+    func rename(_ from: String, to: String, _ controls: RemoteFileControls) -> Result<Void, RemoteFileFailure> {
+        note(inner.rename(from, to: to, controls))
+    }
+
+    func delete(_ path: String, _ controls: RemoteFileControls) -> Result<Void, RemoteFileFailure> { note(inner.delete(path, controls)) }
 }
