@@ -98,6 +98,7 @@ import Testing
         "ProfileExecutor+Hooks.swift: problem.what": "HookLedger.swift's Problem(what:)",
         "ProfileBuilder+Policy.swift: error.message": "PolicyValueError",
         "ProfileBuilder.swift: problem": "URLCheck.swift's returns",
+        "ProfileBuilder+RemoteFile.swift: problem": "URLCheck.swift's returns",
         "ProfileBuilder.swift: error.description": "ProxyURLError",
         "SectionReader.swift: ConfigKeys.unknownKeyMessage(entry.key, in: section)": "ConfigKeys.swift's `message`",
         "Claimer.swift: error.description": "a WriteRefused's description or the OS's words",
