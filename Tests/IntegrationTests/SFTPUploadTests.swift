@@ -18,7 +18,8 @@ import Testing
 
     func status(_ fx: SpoolFixture) throws -> [String: Any] {
         let result = try fx.run(["status", "--json"])
-        guard result.exitCode == 0, let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
+        // 2: files failed for good; 3: paused until an operator acts (host key, credentials); 0 otherwise.
+        guard [0, 2, 3].contains(result.exitCode), let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
               let profiles = object["profiles"] as? [String: Any], let profile = profiles[fx.profile] as? [String: Any] else {
             throw HarnessError("status --json: \(result)")
         }
