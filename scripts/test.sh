@@ -47,10 +47,13 @@ rm -f "$lanes"/*.log
 background_nice=10
 
 # The release build DebianPackageTests makes (its scratch path, the script's flags), in a
-# session of its own so that it can be stopped whole if the debug build fails.
-setsid nice -n "$background_nice" bash scripts/package-deb.sh --scratch-path .build/package-test --build-only \
+# process group of its own (job control on) so that it can be stopped whole if the debug build
+# fails; in this session still, where the kernel weighs its priority against the tests'.
+set -m
+nice -n "$background_nice" bash scripts/package-deb.sh --scratch-path .build/package-test --build-only \
     >"$lanes/release-build.log" 2>&1 &
 release_build=$!
+set +m
 trap 'kill -- -"$release_build" 2>/dev/null || true' EXIT
 
 # Integration tests run the `uploader` executable: build it and the tests first
