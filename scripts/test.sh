@@ -13,7 +13,7 @@
 #   simulator   SimulationTests, which only compute, at a lower CPU priority;
 #   package     DebianPackageTests, which needs a release build of its own: that build starts before
 #               the debug build, at the simulator's priority, so it takes what the tests leave idle,
-#               and the lane starts when it is done (the test's own build then has nothing to do).
+#               and the lane starts when it is done (the test's own build then has nothing to compile).
 # The other lanes' outputs follow the XCTest lane's when they end; the elapsed time is the last line.
 set -euo pipefail
 
