@@ -7,6 +7,7 @@
 # a process's tests on a thread pool as wide as the machine has cores, and a test that waits on a
 # daemon or a server holds its thread while it waits: on two cores, two at a time. So:
 #   xctest      the XCTest cases, one after another (they were written to run alone), shown as they run;
+#   bulk        the XCTest classes that move gibibytes (HostileSizesTests, DropAndArriveTests), beside them;
 #   integration the Swift Testing suites of IntegrationTests but the three below;
 #   servers     S3UploadTests, TusUploadTests, FieldDeploymentTests: each runs its tests one by one;
 #   core        UploaderCoreTests;
@@ -73,14 +74,16 @@ lane() {
 }
 package_test='^IntegrationTests\.DebianPackageTests'
 servers='^IntegrationTests\.(S3UploadTests|TusUploadTests|FieldDeploymentTests)'
+bulk='^IntegrationTests\.(HostileSizesTests|DropAndArriveTests)/'
 
 lane integration 0 --disable-xctest --filter '^IntegrationTests\.' --skip "$servers"
 lane servers 0 --disable-xctest --filter "$servers"
 lane core 0 --disable-xctest --filter '^UploaderCoreTests\.'
 lane simulator "$background_nice" --disable-xctest --filter '^SimulationTests\.'
+lane bulk 0 --disable-swift-testing --filter "$bulk"
 
 # The XCTest lane's output is shown as it comes, so that a CI log moves.
-swift test --skip-build --ignore-lock --disable-swift-testing --skip "$package_test" &
+swift test --skip-build --ignore-lock --disable-swift-testing --skip "$package_test" --skip "$bulk" &
 xctest=$!
 
 status=0
