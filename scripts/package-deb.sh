@@ -10,6 +10,7 @@
 #   --scratch-path DIR   SwiftPM's build directory (default .build); give a separate one
 #                        when another swift command may hold .build (the tests do)
 #   --out DIR            where the .deb goes (default dist)
+#   --build-only         stop after the release build (scripts/test.sh starts it early for the tests)
 # Environment: DEB_MAINTAINER ("Name <address>") for the Maintainer field and changelog.
 set -euo pipefail
 
@@ -21,12 +22,14 @@ root="$(repo_root)"
 # Relative paths are the caller's, so they are resolved before the cd.
 scratch="$root/.build"
 out="$root/dist"
+build_only=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --scratch-path) [ $# -ge 2 ] || { echo "package-deb: --scratch-path needs a directory" >&2; exit 2; }
                         scratch="$(realpath -m "$2")"; shift 2 ;;
         --out) [ $# -ge 2 ] || { echo "package-deb: --out needs a directory" >&2; exit 2; }
                out="$(realpath -m "$2")"; shift 2 ;;
+        --build-only) build_only=1; shift ;;
         *) echo "package-deb: unknown argument: $1" >&2; exit 2 ;;
     esac
 done
@@ -59,6 +62,7 @@ build=(swift build -c release --product uploader --static-swift-stdlib --disable
 "${build[@]}" >&2
 binary="$("${build[@]}" --show-bin-path)/uploader"
 [ -x "$binary" ] || die "no executable at $binary"
+[ "$build_only" = 0 ] || exit 0
 
 work="$scratch/deb"
 stage="$work/root"

@@ -16,8 +16,11 @@ import Testing
 
         func perform(_ effect: ProfileEffect) {
             if inside.add(1, ordering: .acquiringAndReleasing).newValue > 1 { overlap.store(true, ordering: .relaxed) }
-            // Widens the window in which another sender could step too, if the loop let it.
-            for _ in 0..<20 { sched_yield() }
+            // Widens the window in which another sender could step too, if the loop let it: up to
+            // 20 yields, for a millisecond at most (on a busy machine one yield can cost a whole
+            // time slice of every other runnable thread, and 20 per effect then cost minutes).
+            let until = DispatchTime.now().uptimeNanoseconds + 1_000_000
+            for _ in 0..<20 where DispatchTime.now().uptimeNanoseconds < until { sched_yield() }
             all.withLock { $0.append(effect) }
             inside.subtract(1, ordering: .acquiringAndReleasing)
         }
