@@ -96,7 +96,7 @@ extension Transition {
             return
         }
         log(.error, "server's host key does not match; profile paused, files stay queued",
-            ["error": reason, "next_try_in": LogNumbers.fixed(delay, places: 0) + "s"])
+            ["error": reason, "next_try_in_s": LogNumbers.fixed(delay, places: 0)])
         releaseReady()
     }
 
