@@ -18,7 +18,6 @@
 #   BENCH_ONLY="medium big small"   rows to run
 #   UPLOADER_BIN=PATH   use this executable instead of building one
 #   BENCH_TOOLS="ours sftp curl"   tools to run (sftp -b is the baseline of the last column)
-#   BENCH_UPLOAD_BUFFER=SIZE   passed to uploader as `upload_buffer` when set
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -143,7 +142,6 @@ tool_ours() {
         printf '[uploader]\nlog_level = warn\n\n[outbox bench]\nspool = %s\n' "$spool"
         printf 'url = sftp://root@127.0.0.1:%s%s/{path}\n' "$port" "$target"
         printf 'private_key_file = %s\nhost_key_sha256 = %s\nconcurrency = 4\ndigest = none\n' "$keys/client_key" "$fingerprint_b64"
-        [ -n "${BENCH_UPLOAD_BUFFER:-}" ] && printf 'upload_buffer = %s\n' "$BENCH_UPLOAD_BUFFER"
     } >"$work/uploader.conf"
     echo "$bin run --once --config $work/uploader.conf"
 }
