@@ -67,7 +67,12 @@ package struct ProfileIndex: Codable, Sendable, Equatable {
     package static func read(_ path: String) -> Result<ProfileIndex, ReadFailure> {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return .failure(ReadFailure(reason: String(cString: strerror(errno)))) }
-        let data = (try? FileHandle(fileDescriptor: fd, closeOnDealloc: true).readToEnd()) ?? Data()
+        let data: Data
+        do {
+            data = try FileHandle(fileDescriptor: fd, closeOnDealloc: true).readToEnd() ?? Data()
+        } catch {
+            return .failure(ReadFailure(reason: "cannot read it: \(error.localizedDescription)"))
+        }
         guard let index = try? JSONDecoder().decode(ProfileIndex.self, from: data) else {
             return .failure(ReadFailure(reason: "not a profile index"))
         }

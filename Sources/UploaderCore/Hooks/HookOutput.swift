@@ -41,7 +41,7 @@ package final class HookOutput: Sendable {
 /// The pipe a hook writes into, read on a thread of its own so the hook never blocks on a full
 /// pipe. Reading ends at end of file, or shortly after the hook was reaped when a process it left
 /// behind still holds the pipe open.
-final class HookOutputPipe: @unchecked Sendable {
+final class HookOutputPipe: Sendable {
     /// The child's end: its stdout and stderr.
     let writeEnd: Int32
     private let readEnd: Int32
