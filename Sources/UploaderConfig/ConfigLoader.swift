@@ -7,14 +7,17 @@ package enum ConfigLoader {
 
     /// Reads and validates the file at `path` (as given, used in every message).
     /// - Parameter secrets: `.skip` for commands that never use a secret (status, enqueue, retry).
-    package static func load(path: String, environment: [String: String],
-                             secrets: SecretReading = .read) -> Result<LoadedConfiguration, ConfigErrors> {
+    /// - Parameter serviceUser: who the access checks take for the service user, given the spool
+    ///   roots: the machine's answer by default (`LocalUser.service`), a fixed one in tests.
+    package static func load(path: String, environment: [String: String], secrets: SecretReading = .read,
+                             serviceUser: ([String]) -> LocalUser? = LocalUser.service(spoolRoots:)) -> Result<LoadedConfiguration, ConfigErrors> {
         switch ConfigFiles.read(path, limit: maxConfigBytes) {
         case .failure(let failure):
             return .failure(ConfigErrors([ConfigError(path: path, line: nil, message: "cannot read config: \(failure.reason)")]))
         case .success(let contents):
             let text = String(decoding: contents.bytes, as: UTF8.self)
-            return parse(text: text, path: path, environment: environment, fileMode: contents.mode, secrets: secrets)
+            return parse(text: text, path: path, environment: environment, fileMode: contents.mode, secrets: secrets,
+                         serviceUser: serviceUser)
         }
     }
 
@@ -22,7 +25,8 @@ package enum ConfigLoader {
     /// - Parameter fileMode: the file's permission bits when read from disk (then a secret written in it
     ///   is checked for who else can read the file).
     package static func parse(
-        text: String, path: String, environment: [String: String], fileMode: UInt32? = nil, secrets: SecretReading = .read
+        text: String, path: String, environment: [String: String], fileMode: UInt32? = nil, secrets: SecretReading = .read,
+        serviceUser: ([String]) -> LocalUser? = LocalUser.service(spoolRoots:)
     ) -> Result<LoadedConfiguration, ConfigErrors> {
         var diagnostics = ConfigDiagnostics(path: path)
         let baseDirectory = ConfigFiles.directory(of: path)
@@ -58,7 +62,7 @@ package enum ConfigLoader {
         // Who else may read a secret, and whether the service can use its spools, matter to the
         // commands that read secrets (`run`, `check-config`); a producer's `status` is not told.
         if secrets == .read {
-            let service = LocalUser.service(spoolRoots: profiles.map(\.spool.root))
+            let service = serviceUser(profiles.map(\.spool.root))
             SecretExposure.warnings(document.profiles, configPath: path, checkConfigFile: fileMode != nil, baseDirectory: baseDirectory,
                                     credentialsDirectory: credentials, service: service, diagnostics: &diagnostics)
             SpoolAccessCheck.warnings(profiles, service: service, diagnostics: &diagnostics)

@@ -68,6 +68,7 @@ import Testing
             url = http://127.0.0.1:\(try FreePort.next())/up/{path}
 
             """)
+        try FieldDeployment.giveSpoolToServiceUser(tmp.path("spool"), in: tmp.path)
         let unknown = try run(["run", "--once", "--profile", "nope", "--config", good], in: tmp, journalMatches: true)
         #expect(unknown.result.exitCode == 64, "\(unknown.result)")
         #expect(unknown.lines == ["<3>uploader: no profile named \"nope\" in \(good)"])

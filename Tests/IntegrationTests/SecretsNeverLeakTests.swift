@@ -114,7 +114,7 @@ final class SecretsNeverLeakTests: XCTestCase {
         let env = ["UPL_TEST_TOKEN": Self.token]
         // Other users must be able to reach the file for it to be readable by them at all.
         let directory = (fx.config as NSString).deletingLastPathComponent
-        XCTAssertEqual(chmod(directory, 0o755), 0)
+        try FieldDeployment.giveSpoolToServiceUser(fx.spool, in: directory)
         XCTAssertEqual(chmod(fx.config, 0o644), 0)
         let variable = try fx.binary.run(["check-config", "--config", fx.config], environment: env)
         XCTAssertEqual(variable.exitCode, 0, variable.stderr)

@@ -33,6 +33,7 @@ import Testing
         let fixture = try ServiceFixture()
         let url = "http://127.0.0.1:\(try FreePort.next())/{path}"
         try fixture.writeConfig(url: url)
+        try FieldDeployment.giveSpoolToServiceUser(fixture.spool, in: fixture.tmp.path)
         let daemon = try fixture.startDaemon()
 
         try fixture.writeConfig(url: url, extra: "max_attempts = 3")

@@ -230,14 +230,14 @@ import Testing
         let open = try dir.write("open.conf", written, mode: 0o644)
         let closed = try dir.write("closed.conf", written, mode: 0o600)
         let variable = try dir.write("variable.conf", ConfigFixture.profile("auth = bearer\ntoken = ${T}"), mode: 0o644)
-        let warnings = try ConfigLoader.load(path: open, environment: [:]).get().warnings
+        let warnings = try ConfigLoader.load(path: open, environment: [:], serviceUser: ConfigFixture.noServiceUser).get().warnings
         #expect(warnings.count == 1, "\(warnings)")
         #expect(warnings.first?.hasPrefix("\(open): warning: holds a secret as written (token on line 5) and \(open) is readable by every user (mode 0644, ") == true,
                 "\(warnings)")
         #expect(warnings.first?.contains("or move it to token_file or ${VAR}") == true, "\(warnings)")
         #expect(!warnings.joined().contains("s3cr3t"))
-        #expect(try ConfigLoader.load(path: closed, environment: [:]).get().warnings.isEmpty)
-        #expect(try ConfigLoader.load(path: variable, environment: ["T": "x"]).get().warnings.isEmpty)
+        #expect(try ConfigLoader.load(path: closed, environment: [:], serviceUser: ConfigFixture.noServiceUser).get().warnings.isEmpty)
+        #expect(try ConfigLoader.load(path: variable, environment: ["T": "x"], serviceUser: ConfigFixture.noServiceUser).get().warnings.isEmpty)
     }
 
     @Test func aRelativeSecretFileIsLookedUpInTheCredentialsDirectoryFirst() throws {

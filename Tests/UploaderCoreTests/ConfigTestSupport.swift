@@ -19,8 +19,12 @@ enum ConfigFixture {
         url = https://upload.example.com/photos/{path}
         """
 
+    /// No service user but root: the access checks then see only the config's own files, whatever
+    /// users this machine has (a package test may add `uploader` while these run).
+    static let noServiceUser: @Sendable ([String]) -> LocalUser? = { _ in nil }
+
     static func parse(_ text: String, env: [String: String] = [:], path: String = path) -> Result<LoadedConfiguration, ConfigErrors> {
-        ConfigLoader.parse(text: text, path: path, environment: env)
+        ConfigLoader.parse(text: text, path: path, environment: env, serviceUser: noServiceUser)
     }
 
     /// The configuration, recording a test failure (with the errors) if it did not load.

@@ -133,6 +133,17 @@ final class FieldDeployment: @unchecked Sendable {
     func exists(_ relative: String) -> Bool { FileManager.default.fileExists(atPath: spool + "/" + relative) }
 
     /// `setpriv` runs `command` as `user` with that user's groups, as `su` would, without PAM.
+    /// Gives a root-made test's spool to the field's service user, as the package would, so that
+    /// "the service user" `check-config` checks for is that user whatever else this machine has
+    /// (a package test may add the user `uploader` while other tests run). `directory`, the
+    /// test's own, is made searchable so that the user can reach the spool.
+    static func giveSpoolToServiceUser(_ spool: String, in directory: String) throws {
+        guard geteuid() == 0 else { throw HarnessError("giving a spool to \(service) needs root (CI runs as root)") }
+        try ensureUsers()
+        guard chmod(directory, 0o755) == 0 else { throw HarnessError("chmod \(directory): \(String(cString: strerror(errno)))") }
+        try sh("mkdir -p '\(spool)/outbox' '\(spool)/sent' '\(spool)/retry' && chown -R \(service):\(service) '\(spool)'")
+    }
+
     static func asUser(_ user: String, _ command: [String]) -> [String] {
         ["setpriv", "--reuid=\(user)", "--regid=\(user)", "--init-groups", "--reset-env"] + command
     }
