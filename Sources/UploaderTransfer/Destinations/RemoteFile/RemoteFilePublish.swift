@@ -144,7 +144,7 @@ struct RemoteFilePublish {
     private mutating func publish() -> UploadOutcome {
         switch target.exists {
         case .overwrite:
-            if case .success = session.rename(names.temporary, to: names.final, controls) { return published(names.final) }
+            if case .ended(let outcome) = firstRename(to: names.final) { return outcome }
             // OpenSSH's SFTP rename refuses an existing target: delete it, then rename. Between the
             // two the final name is briefly absent (never partial).
             switch session.size(of: names.final, controls) {
@@ -155,7 +155,7 @@ struct RemoteFilePublish {
                 return renameFailedAgain(names.final)
             }
         case .fail:
-            if case .success = session.rename(names.temporary, to: names.final, controls) { return published(names.final) }
+            if case .ended(let outcome) = firstRename(to: names.final) { return outcome }
             if case .success(_?) = session.size(of: names.final, controls) { return existsFailure(names.final) }
             return renameFailedAgain(names.final)
         case .rename:
@@ -166,13 +166,29 @@ struct RemoteFilePublish {
                 case .failure(let failure): return failed(failure)
                 case .success(_?): continue
                 case .success(nil):
-                    if case .success = session.rename(names.temporary, to: candidate, controls) { return published(candidate) }
+                    if case .ended(let outcome) = firstRename(to: candidate) { return outcome }
                     if case .success(_?) = session.size(of: candidate, controls) { continue }
                     return renameFailedAgain(candidate)
                 }
             }
             let reason = "\(names.final) and its 99 alternatives already exist on the server (exists = rename)"
             return (.failure(.other(reason)), .permanent(reason: reason))
+        }
+    }
+
+    /// How a first rename onto a name went: the attempt ended (published, or failed in a way no
+    /// second look mends: a cut connection, a timeout, our cancellation), or the server refused
+    /// the name, as OpenSSH refuses an existing target, which `publish` then looks into.
+    private enum FirstRename {
+        case ended(UploadOutcome)
+        case refused
+    }
+
+    private func firstRename(to path: String) -> FirstRename {
+        switch session.rename(names.temporary, to: path, controls) {
+        case .success: return .ended(published(path))
+        case .failure(let failure) where failure.kind == .pathRefused: return .refused
+        case .failure(let failure): return .ended(failed(failure))
         }
     }
 
