@@ -6,7 +6,8 @@ import UploaderTransfer
 /// Production's `RemoteFileSession` seam, answered by `SimSFTPServer` through the worker's
 /// `SimTransport`: each operation one request, with the faults every request meets there.
 /// Answers are read as libcurl's SFTP outcomes would be sorted (a refused login for 403, a full
-/// disk for 507, the server's wait for a 429 or 503 with `Retry-After`).
+/// disk for 507, a transient refusal for a 408, 429 or 5xx; the protocol has no `Retry-After`,
+/// and the model never sends one, `SimSFTPServer.carriesRetryAfter`).
 final class SimRemoteFileSession: RemoteFileSession {
     let transport: any Transport
     let plant: Plant?
@@ -36,8 +37,7 @@ final class SimRemoteFileSession: RemoteFileSession {
             case 404, 409: return .failure(RemoteFileFailure(.pathRefused, "SFTP status \(status)", bytesSent: answer.bytesSent))
             case 507: return .failure(RemoteFileFailure(.full, "server's disk full or quota exceeded", bytesSent: answer.bytesSent))
             case 408, 429, 500...599:
-                let wait = answer.retryAfter.flatMap { RetryAfter.parse($0, now: Date()) }
-                return .failure(RemoteFileFailure(.transient, "server answered \(status)", bytesSent: answer.bytesSent, retryAfter: wait))
+                return .failure(RemoteFileFailure(.transient, "server answered \(status)", bytesSent: answer.bytesSent))
             default:
                 return .failure(RemoteFileFailure(.other, "server answered \(status)", bytesSent: answer.bytesSent))
             }

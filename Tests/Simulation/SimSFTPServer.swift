@@ -31,6 +31,8 @@ final class SimSFTPServer: SimProtocolServer {
     private let choices: ChoiceSource
     private var files: [String: File] = [:]
     private(set) var violations: [String] = []
+    /// SFTP has no way to say when to come back: a refusal is only a status.
+    let carriesRetryAfter = false
 
     init(log: SimServer, choices: ChoiceSource) {
         self.log = log

@@ -17,6 +17,13 @@ protocol SimProtocolServer: AnyObject {
     func delivered(_ request: UploadRequest, _ answer: UploadResponse)
     /// Breaches of the protocol's own invariant, in order.
     var violations: [String] { get }
+    /// Whether the protocol can tell a client when to come back (HTTP's `Retry-After`): S3 and
+    /// tus can, SFTP cannot, so its refusals set no due time.
+    var carriesRetryAfter: Bool { get }
+}
+
+extension SimProtocolServer {
+    var carriesRetryAfter: Bool { true }
 }
 
 extension SimServer {
@@ -113,7 +120,8 @@ extension SimTransport {
             let status = [Answer.serviceUnavailable: 503, .tooManyRequests: 429, .forbidden: 403, .requestTimeout: 408,
                           .internalError: 500, .badGateway: 502, .gatewayTimeout: 504][answer]!
             logged(status)
-            let retryAfter = answer == .tooManyRequests || (status == 503 && choices.chance(50)) ? String(20 + choices.below(21)) : nil
+            let drawn = answer == .tooManyRequests || (status == 503 && choices.chance(50)) ? String(20 + choices.below(21)) : nil
+            let retryAfter = speaking.carriesRetryAfter ? drawn : nil
             // The DELETE that ends an abandoned upload is no attempt (nor held to a wait, `begin`):
             // the daemon logs its failure and goes on, so its answer sets no due time.
             if let retryAfter, request.method != .delete { server.askedToWait(id, Double(retryAfter)!, [], job: attempt) }

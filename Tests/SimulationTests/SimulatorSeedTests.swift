@@ -35,6 +35,15 @@ import UploaderTransfer
         #expect(!result.violated, "\(result.text.prefix(400))")
     }
 
+    /// SFTP has no `Retry-After`: the model once answered an SFTP request with a wait, which
+    /// production cannot hear, and held the file to it. A size check answered 503 with a wait,
+    /// then a refused login ended the attempt, and the file came back on its own backoff.
+    @Test(arguments: [(90_005_352 as UInt64, "journalled"), (90_005_451, "journalled"), (90_006_043, "noJournal")])
+    func anSFTPRefusalSetsNoDueTime(seed: UInt64, model: String) {
+        let result = SimulationRunner.replay(seed: seed, model: model, destination: "sftp")
+        #expect(!result.violated, "\(result.text.prefix(400))")
+    }
+
     /// A redirect to another host reaches the daemon as the transport leaves it (it follows only
     /// one to the same scheme and host): the file fails at once, with the redirect in its error.
     @Test func aRedirectNotFollowedFailsTheFile() {

@@ -74,13 +74,10 @@ package struct RemoteFileFailure: Error, Sendable, Equatable {
     package var kind: Kind
     package var message: String
     package var bytesSent: Int64
-    /// How long the server asked us to wait before trying again, if it said.
-    package var retryAfter: TimeInterval?
 
-    package init(_ kind: Kind, _ message: String, bytesSent: Int64 = 0, retryAfter: TimeInterval? = nil) {
+    package init(_ kind: Kind, _ message: String, bytesSent: Int64 = 0) {
         self.kind = kind
         self.message = message
         self.bytesSent = bytesSent
-        self.retryAfter = retryAfter
     }
 }
