@@ -121,9 +121,6 @@ package enum Plant: String, CaseIterable, Sendable {
         }
     }
 
-    /// The destination the plant's bug lives in, when the schedule must use it whatever it draws.
-    var destination: SimDestination? { self == .sftpTemporaryKept ? .sftp : nil }
-
     /// The name of the invariant that must catch this plant, as reports print it.
     package var invariantName: String { target.rawValue }
 

@@ -101,7 +101,7 @@ final class Simulation {
             return true
         }
         disk = SimDisk(model: options.model, now: { clock.now })
-        config = SimConfig(spoolRoot: Self.spoolRoot, choices: choices, forced: options.destination ?? options.plant?.destination)
+        config = SimConfig(spoolRoot: Self.spoolRoot, choices: choices, forced: options.destination)
         let profile = config.profile
         self.profile = profile
         maxAttemptsSeen = [profile.maxAttempts]

@@ -36,8 +36,8 @@ import UploaderTransfer
     }
 
     /// SFTP has no `Retry-After`: the model once answered an SFTP request with a wait, which
-    /// production cannot hear, and held the file to it. A size check answered 503 with a wait,
-    /// then a refused login ended the attempt, and the file came back on its own backoff.
+    /// production cannot hear, and held the file to it: a first rename answered 503 with a wait,
+    /// the attempt ended on a later failure, and the file came back on its own backoff.
     @Test(arguments: [(90_005_352 as UInt64, "journalled"), (90_005_451, "journalled"), (90_006_043, "noJournal")])
     func anSFTPRefusalSetsNoDueTime(seed: UInt64, model: String) {
         let result = SimulationRunner.replay(seed: seed, model: model, destination: "sftp")
