@@ -62,7 +62,7 @@ package struct Recovery: Sendable {
                 return false
             }
             if entry.path == Self.temporaryDirectory {
-                if atStartUp { removeLeftoverTemporaries() }
+                if atStartUp { removeLeftoverTemporaries() } else { retryUnremovedTemporaries() }
                 return false
             }
             if entry.name.bytes.first == UInt8(ascii: ".") { return false }
@@ -88,25 +88,40 @@ package struct Recovery: Sendable {
     private static let temporaryPrefix = Array(".upl-tmp-".utf8)
     private static let temporaryDirectory = RelativePath(".upl-tmp")
 
-    /// Removes half-written manifests left in the outbox's temporary directory by a crash.
+    /// Removes half-written manifests left in the outbox's temporary directory by a crash; those
+    /// that cannot be removed are noted for the running daemon's scans (`TemporaryNames`).
     private func removeLeftoverTemporaries() {
         let dir = spool.paths.outboxTemporary
         DirectoryWalker(root: dir, includeHidden: true, fs: fs, logger: logger).walk { entry in
-            if entry.name.bytes.starts(with: Self.temporaryPrefix) { removeTemporary(entry.path, in: dir) }
+            if entry.name.bytes.starts(with: Self.temporaryPrefix) {
+                spool.temporaries.noteUnremoved(entry.path, removeTemporary(entry.path, in: dir))
+            }
             return false
+        }
+    }
+
+    /// The leftovers start-up could not remove, tried again.
+    private func retryUnremovedTemporaries() {
+        let dir = spool.paths.outboxTemporary
+        for path in spool.temporaries.unremovedLeftovers {
+            spool.temporaries.noteUnremoved(path, removeTemporary(path, in: dir))
         }
     }
 
     /// Removes a manifest's write cut by a crash, and says so; one that cannot be removed is
     /// named with the error (it is harmless where it is, and the next scan tries again).
-    private func removeTemporary(_ path: RelativePath, in directory: String) {
+    /// Whether it is gone.
+    @discardableResult
+    private func removeTemporary(_ path: RelativePath, in directory: String) -> Bool {
         do {
             try fs.unlink(path, in: directory)
             logger.info("removed a half-written temporary manifest", ["file": path.displayed(in: directory)])
+            return true
         } catch let error as SystemError where error.isNotFound {
-            return  // gone meanwhile
+            return true  // gone meanwhile
         } catch {
             logger.warn("cannot remove a half-written temporary manifest", ["file": path.displayed(in: directory), "error": "\(error)"])
+            return false
         }
     }
 

@@ -305,4 +305,17 @@ package final class TemporaryNames: Sendable {
     package init(start: UInt64 = UInt64.random(in: 0...(UInt64.max >> 1))) { counter = Atomic(start) }
 
     package func next() -> String { String(counter.wrappingAdd(1, ordering: .relaxed).newValue, radix: 16) }
+
+    /// Leftovers in `.upl-tmp/` of an earlier process that start-up could not remove (an I/O
+    /// error): no write of this process has their names, so a scan of the running daemon, which
+    /// leaves the directory's other names alone, may try them again.
+    private let unremoved = Mutex<Set<RelativePath>>([])
+
+    package func noteUnremoved(_ path: RelativePath, _ removed: Bool) {
+        unremoved.withLock { set in
+            if removed { set.remove(path) } else { set.insert(path) }
+        }
+    }
+
+    package var unremovedLeftovers: [RelativePath] { unremoved.withLock { $0.sorted() } }
 }
