@@ -151,9 +151,10 @@ final class ProcessView: SpoolFileSystem, @unchecked Sendable {
         try disk.exchange(a, in: aDir, with: b, in: bDir)
     }
 
-    /// No yield here: `DirectorySyncer` holds its condition's bookkeeping around this call.
+    /// Yields like every call, so that workers asking for the same directory meanwhile wait for
+    /// this fsync or share the next (`DirectorySyncer`'s group commit with several callers).
     func syncDirectory(of name: RelativePath, in directory: String) throws {
-        guard enter(yielding: false) else { throw dieError("fsync", directory) }
+        guard enter() else { throw dieError("fsync", directory) }
         try disk.syncDirectory(of: name, in: directory)
     }
 

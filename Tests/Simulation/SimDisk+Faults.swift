@@ -9,7 +9,7 @@ import UploaderSupport
 /// producer's own calls never fail this way.
 extension SimDisk {
     /// Where a fault may strike.
-    enum FaultSite: Sendable { case write, fsync, allocate }
+    enum FaultSite: Sendable { case write, fsync, allocate, rename, unlink, read, directorySync }
 
     /// What the disk does to one call.
     enum Fault: Sendable, Equatable { case none, noSpace, ioError, shortWrite }
@@ -88,7 +88,8 @@ extension SimDisk {
     }
 
     /// ENOSPC (or EIO) for a call that needs a new inode or a directory block (create, link,
-    /// mkdir), `fault` drawn before the call (`fault(at: .allocate)`).
+    /// mkdir, a rename's new entry), or EIO for one that changes nothing then (unlink, read, a
+    /// directory's fsync), `fault` drawn before the call (`fault(at:)`).
     static func refuse(_ fault: Fault) throws(SimErrno) {
         switch fault {
         case .noSpace: throw SimErrno(ENOSPC)

@@ -40,7 +40,11 @@ extension SimDisk {
     }
 
     func read(fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, path: String?) throws -> Int {
-        try reading("read", path ?? "fd \(fd)") { state in try state.read(fd, into: buffer, at: offset) }
+        let fault = fault(at: .read)
+        return try reading("read", path ?? "fd \(fd)") { state in
+            try Self.refuse(fault)
+            return try state.read(fd, into: buffer, at: offset)
+        }
     }
 
     func readAll(_ path: RelativePath, in directory: String) throws -> [UInt8] {
@@ -57,7 +61,9 @@ extension SimDisk {
     func rename(_ from: RelativePath, in fromDir: String, to: RelativePath, in toDir: String, replace: Bool) throws {
         let source = SimDiskState.components(fromDir, from)
         let target = SimDiskState.components(toDir, to)
+        let fault = fault(at: .rename)
         try operation("rename", "\(from.displayed(in: fromDir)) to \(to.displayed(in: toDir))") { state in
+            try Self.refuse(fault)
             try state.rename(source, to: target, replace: replace)
         }
     }
@@ -74,14 +80,22 @@ extension SimDisk {
 
     func unlink(_ path: RelativePath, in directory: String) throws {
         let parts = SimDiskState.components(directory, path)
-        try operation("unlink", path.displayed(in: directory)) { state in try state.unlink(parts) }
+        let fault = fault(at: .unlink)
+        try operation("unlink", path.displayed(in: directory)) { state in
+            try Self.refuse(fault)
+            try state.unlink(parts)
+        }
     }
 
     func syncDirectory(of name: RelativePath, in directory: String) throws {
         let parent = name.parent ?? RelativePath(bytes: [])
         let parts = SimDiskState.components(directory, parent)
+        let fault = fault(at: .directorySync)
         try operation("fsync", parent.displayed(in: directory)) { state in
-            state.syncDirectory(try state.directory(at: parts))
+            let node = try state.directory(at: parts)
+            // A directory's fsync that fails leaves its entries as they were: durable or not.
+            try Self.refuse(fault)
+            state.syncDirectory(node)
         }
     }
 

@@ -69,7 +69,15 @@ extension SimTransport {
             server.refusedConnect(job: attempt)
             return .failure(.unreachable("connect to destination: Connection refused"))
         }
-        guard let body = readBody(request.body) else { return .failure(.localRead("read: Input/output error")) }
+        guard let body = readBody(request.body) else {
+            // As for a plain PUT: libcurl fails its read callback once the request is out, so it
+            // reached the server, cut short, and nothing was kept.
+            if !id.isEmpty {
+                server.record(SimServer.Request(id: id, bytes: [], kept: false, status: nil,
+                                                opens: request.method != .delete && server.opens(id, job: job), job: attempt))
+            }
+            return .failure(.localRead("read: Input/output error"))
+        }
         // A request of no upload (tus's OPTIONS) may go beside anything.
         if !id.isEmpty { server.begin(id, [], job: attempt, heldToRetryAfter: request.method != .delete) }
         server.lastBodySize = Int64(body.count)

@@ -42,7 +42,7 @@ extension Simulation {
     func drawDiskFaults() {
         guard choices.chance(25) else { return }
         let percent = 1 + choices.below(5)
-        note("disk faults: about \(percent) % of the process's writes, creates and fsyncs fail")
+        note("disk faults: about \(percent) % of the process's writes, creates, renames, unlinks, reads and fsyncs fail")
         disk.injectFaults { [choices, server, disk, profile] site in
             guard choices.chance(percent) else { return .none }
             // The refusal may hit the record that was to hold a due time; one a record already
@@ -51,7 +51,8 @@ extension Simulation {
             switch site {
             case .write: return [.noSpace, .ioError, .shortWrite, .shortWrite][choices.below(4)]
             case .fsync: return .ioError
-            case .allocate: return choices.chance(70) ? .noSpace : .ioError
+            case .allocate, .rename: return choices.chance(70) ? .noSpace : .ioError
+            case .unlink, .read, .directorySync: return .ioError
             }
         }
     }
