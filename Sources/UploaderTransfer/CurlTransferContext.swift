@@ -38,15 +38,8 @@ final class CurlTransferContext {
     /// Requests libcurl began to send in this `curl_easy_perform` (its pre-request callback).
     var requestsStarted = 0
 
-    var status = 0
-    var statusText = ""
-    var etag: String?
-    var location: String?
-    var retryAfter: String?
-    /// Headers the request asked to keep (`UploadRequest.keepHeaders`), by lowercased name.
-    var keptHeaders: [String: String] = [:]
-    /// `keepHeaders` as the lowercased `name:` prefixes the header callback compares raw lines with.
-    let keptPrefixes: [[UInt8]]
+    /// The response's status line and the headers the request acts on, as they arrive.
+    var head: ResponseHead
     var responseBody: [UInt8] = []
 
     /// CURLOPT_ERRORBUFFER storage (CURL_ERROR_SIZE bytes).
@@ -67,7 +60,7 @@ final class CurlTransferContext {
         progress = request.progress
         sourcePath = request.sourcePath
         stallTimeout = request.stallTimeout
-        keptPrefixes = request.keepHeaders.map { Array(($0.lowercased() + ":").utf8) }
+        head = ResponseHead(keeping: request.keepHeaders)
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
     }
@@ -135,61 +128,9 @@ final class CurlTransferContext {
         }
     }
 
-    /// Handles one response header line (status lines reset what an earlier response set).
-    func header(_ line: String) {
-        let trimmed = Self.trimmingHTTPWhitespace(Substring(line))
-        if trimmed.hasPrefix("HTTP/") {
-            let parts = trimmed.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
-            status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
-            statusText = parts.count > 2 ? String(parts[2]) : ""
-            etag = nil; location = nil; retryAfter = nil; keptHeaders = [:]
-            responseBody.removeAll()
-            return
-        }
-        guard let colon = trimmed.firstIndex(of: ":") else { return }
-        let name = trimmed[..<colon].lowercased()
-        let value = String(Self.trimmingHTTPWhitespace(trimmed[trimmed.index(after: colon)...]))
-        switch name {
-        case "etag": etag = value
-        case "location": location = value
-        case "retry-after": retryAfter = value
-        default: if keptPrefixes.contains(Array((name + ":").utf8)) { keptHeaders[name] = value }
-        }
-    }
-
-    /// `text` without the spaces, tabs and line ends around it (RFC 9110's OWS, and the CRLF
-    /// libcurl leaves on each line); Foundation's `trimmingCharacters` bridged to NSString on
-    /// every response.
-    static func trimmingHTTPWhitespace(_ text: Substring) -> Substring {
-        func isSpace(_ c: Character) -> Bool { c == " " || c == "\t" || c == "\r" || c == "\n" || c == "\r\n" }
-        guard let first = text.firstIndex(where: { !isSpace($0) }), let last = text.lastIndex(where: { !isSpace($0) }) else { return "" }
-        return text[first...last]
-    }
-
-    /// Header lines `header(_:)` acts on: status lines and the three headers it keeps.
-    /// Checked on the raw bytes so the other lines (Server, Date, Content-Length…) cost no
-    /// String work; that work was ~3 % of the CPU of a 4 KiB upload.
-    static func isInteresting(_ line: UnsafeRawBufferPointer) -> Bool {
-        func hasPrefix(_ prefix: StaticString) -> Bool {
-            startsCaseInsensitively(line, with: UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount))
-        }
-        return hasPrefix("http/") || hasPrefix("etag:") || hasPrefix("location:") || hasPrefix("retry-after:")
-    }
-
-    /// Whether `line` is one of the headers the request asked to keep.
-    func isKept(_ line: UnsafeRawBufferPointer) -> Bool {
-        keptPrefixes.contains { prefix in prefix.withUnsafeBufferPointer { Self.startsCaseInsensitively(line, with: $0) } }
-    }
-
-    /// `line` begins with `prefix` (lowercase ASCII), letters compared without case.
-    private static func startsCaseInsensitively(_ line: UnsafeRawBufferPointer, with prefix: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard line.count >= prefix.count else { return false }
-        for i in 0..<prefix.count {
-            var b = line[i]
-            if b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z") { b += 32 }
-            if b != prefix[i] { return false }
-        }
-        return true
+    /// One raw response header line; a status line resets what an earlier response set.
+    func header(_ line: UnsafeRawBufferPointer) {
+        if head.take(line) { responseBody.removeAll() }
     }
 
     /// Keeps the first 64 KiB of the response body and drops the rest.
@@ -240,7 +181,7 @@ let curlPrerequestCallback: uploader_curl_prereq_cb = { userdata, _, _, _, _ in
 let curlHeaderCallback: uploader_curl_data_cb = { buffer, size, count, userdata in
     let context = Unmanaged<CurlTransferContext>.fromOpaque(userdata!).takeUnretainedValue()
     let raw = UnsafeRawBufferPointer(start: buffer, count: size * count)
-    if CurlTransferContext.isInteresting(raw) || context.isKept(raw) { context.header(String(decoding: raw, as: UTF8.self)) }
+    context.header(raw)
     return size * count
 }
 

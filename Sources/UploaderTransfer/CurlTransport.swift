@@ -52,7 +52,7 @@ package final class CurlTransport: Transport {
                 }
                 let outcome = CurlOutcome(
                     code: code,
-                    connected: handle.offset(CURLINFO_CONNECT_TIME_T) > 0 || bytesSent > 0 || context.status > 0,
+                    connected: handle.offset(CURLINFO_CONNECT_TIME_T) > 0 || bytesSent > 0 || context.head.status > 0,
                     cancelled: request.cancellation.isCancelled,
                     stalled: context.stalled,
                     resendRefused: context.resendRefused,
@@ -61,16 +61,9 @@ package final class CurlTransport: Transport {
                     bytesSent: bytesSent)
                 return .failure(outcome.failure)
             }
-            return .success(UploadResponse(
-                status: handle.long(CURLINFO_RESPONSE_CODE),
-                statusText: context.statusText,
-                etag: context.etag,
-                location: context.location,
-                retryAfter: context.retryAfter,
-                headers: context.keptHeaders,
-                body: String(decoding: context.responseBody, as: UTF8.self),
-                bytesSent: bytesSent,
-                effectiveURL: handle.string(CURLINFO_EFFECTIVE_URL) ?? url))
+            return .success(context.head.response(
+                status: handle.long(CURLINFO_RESPONSE_CODE), body: String(decoding: context.responseBody, as: UTF8.self),
+                bytesSent: bytesSent, effectiveURL: handle.string(CURLINFO_EFFECTIVE_URL) ?? url))
         }
     }
 

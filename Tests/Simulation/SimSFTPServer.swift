@@ -33,6 +33,7 @@ final class SimSFTPServer: SimProtocolServer {
     private(set) var violations: [String] = []
     /// SFTP has no way to say when to come back: a refusal is only a status.
     let carriesRetryAfter = false
+    let speaksHTTP = false
 
     init(log: SimServer, choices: ChoiceSource) {
         self.log = log

@@ -176,7 +176,9 @@ final class SimTransport: Transport {
     /// tus's requests meet redirects to another host only, returned as they are.)
     func send(_ request: UploadRequest) -> Result<UploadResponse, TransferFailure> {
         RedirectFollowing.send(request) { url in
-            let result = server.speaking.map { send(request, to: $0) } ?? exchange(request, url: url)
+            let result = (server.speaking.map { send(request, to: $0) } ?? exchange(request, url: url)).map { answer in
+                server.speaking?.speaksHTTP == false ? answer : Self.overTheWire(answer, for: request)
+            }
             guard case .success(let response) = result, RedirectFollowing.isRedirect(response.status) else { return (result, nil) }
             return (result, response.location)
         }

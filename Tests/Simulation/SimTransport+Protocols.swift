@@ -20,10 +20,14 @@ protocol SimProtocolServer: AnyObject {
     /// Whether the protocol can tell a client when to come back (HTTP's `Retry-After`): S3 and
     /// tus can, SFTP cannot, so its refusals set no due time.
     var carriesRetryAfter: Bool { get }
+    /// Whether its answers are HTTP responses, sent as header lines (`SimTransport.overTheWire`):
+    /// S3's and tus's are; SFTP's reach the client as libcurl's outcomes of its operations.
+    var speaksHTTP: Bool { get }
 }
 
 extension SimProtocolServer {
     var carriesRetryAfter: Bool { true }
+    var speaksHTTP: Bool { true }
 }
 
 extension SimServer {

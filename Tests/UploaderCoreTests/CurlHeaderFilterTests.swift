@@ -8,9 +8,10 @@ import Testing
 @testable import UploaderDaemon
 @testable import UploaderCommands
 
+/// The response header lines the transport reads without String work, and what it makes of them.
 @Suite struct CurlHeaderFilterTests {
     private func interesting(_ line: String) -> Bool {
-        Array(line.utf8).withUnsafeBytes { CurlTransferContext.isInteresting($0) }
+        Array(line.utf8).withUnsafeBytes { ResponseHead.isInteresting($0) }
     }
 
     @Test func statusLinesAndKeptHeadersPassInAnyCase() {
@@ -18,6 +19,17 @@ import Testing
                      "Location: /a\r\n", "RETRY-AFTER: 5\r\n", "retry-after: 5\r\n"] {
             #expect(interesting(line), "\(line)")
         }
+    }
+
+    @Test func aLaterStatusLineStartsAfreshAndKeptHeadersAreKeptByName() {
+        var head = ResponseHead(keeping: ["Upload-Offset"])
+        for line in ["HTTP/1.1 100 Continue\r\n", "Retry-After: 9\r\n", "HTTP/1.1 429 Too Many Requests\r\n",
+                     "retry-after:  30 \r\n", "Upload-Offset: 12\r\n", "Server: x\r\n", "ETag: \"e\"\r\n"] {
+            Array(line.utf8).withUnsafeBytes { _ = head.take($0) }
+        }
+        let response = head.response(status: 429, body: "", bytesSent: 3, effectiveURL: "u")
+        #expect(response.statusText == "Too Many Requests" && response.retryAfter == "30" && response.etag == "\"e\"")
+        #expect(response.headers == ["upload-offset": "12"])
     }
 
     @Test func otherHeadersAndShortLinesAreSkipped() {
