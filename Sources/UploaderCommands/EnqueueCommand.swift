@@ -47,7 +47,7 @@ enum EnqueueCommand {
 
     private static func moveFile(_ source: String, to target: RelativePath, in outbox: String) throws {
         let st = try FileSystem.status(path: source)
-        guard st.kind == .regular else { throw SystemError("enqueue", path: source, code: EINVAL) }
+        guard st.kind == .regular else { throw SystemError("enqueue", path: source, code: .invalid) }
         let directory = (source as NSString).deletingLastPathComponent
         try FileSystem.rename(RelativePath((source as NSString).lastPathComponent), in: directory.isEmpty ? "." : directory,
                               to: target, in: outbox, replace: false)
@@ -65,7 +65,7 @@ enum EnqueueCommand {
         let input = try retryingEINTR("open", path: source) { open(source, O_RDONLY | O_CLOEXEC) }
         defer { close(input) }
         let st = try FileSystem.status(fd: input, path: source)
-        guard st.kind == .regular else { throw SystemError("enqueue (not a regular file)", path: source, code: EINVAL) }
+        guard st.kind == .regular else { throw SystemError("enqueue (not a regular file)", path: source, code: .invalid) }
         // Its own temporary prefix: a running daemon's rescan deletes `.upl-tmp-` leftovers in the outbox.
         try FileSystem.writeAtomically(to: target, in: outbox, syncDirectory: true, replace: false, mode: copyMode(in: outbox),
                                        temporaryPrefix: ".upl-enqueue-") { output, display in

@@ -27,6 +27,6 @@ enum IndexFallback {
         guard !path.utf8.contains(0) else { return nil }
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         if fd >= 0 { close(fd); return nil }
-        return errno == EACCES ? String(cString: strerror(EACCES)) : nil
+        return Errno.current == .permissionDenied ? Errno.permissionDenied.description : nil
     }
 }

@@ -98,7 +98,7 @@ package struct DaemonState: Codable, Sendable, Equatable {
     package static func observe(_ paths: SpoolPaths) -> Presence {
         let fd = open(paths.lockFile, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
-            if errno == ENOENT { return access(paths.stateFile, F_OK) == 0 ? .died(pid: storedPID(paths)) : .none }
+            if Errno.current == .noEntry { return access(paths.stateFile, F_OK) == 0 ? .died(pid: storedPID(paths)) : .none }
             return .cannotTell(SystemError("open", path: paths.lockFile).description)
         }
         defer { close(fd) }
@@ -120,6 +120,6 @@ package struct DaemonState: Codable, Sendable, Equatable {
     /// At a clean exit, while the lock is still held: no state file means no daemon was stopped
     /// by surprise. A failure is thrown for the caller to report (ENOENT is none).
     package static func removeAtExit(_ paths: SpoolPaths) throws {
-        if unlink(paths.stateFile) != 0 && errno != ENOENT { throw SystemError("unlink", path: paths.stateFile) }
+        if unlink(paths.stateFile) != 0 && Errno.current != .noEntry { throw SystemError("unlink", path: paths.stateFile) }
     }
 }

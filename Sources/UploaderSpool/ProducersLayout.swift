@@ -56,14 +56,14 @@ package enum ProducersLayout {
         }
         if info.st_gid != group, chown(path, uid_t.max, group) != 0 {
             let cause = SystemError("chown", path: path)
-            let hint = errno == EPERM || errno == EINVAL
+            let hint = cause.code == .notPermitted || cause.code == .invalid
                 ? "; the service user must be in group \(groupName) (adduser \(user) \(groupName)), and a systemd unit must allow chown "
                     + "(SystemCallFilter=@chown after ~@privileged) and must not set PrivateUsers="
                 : ""
             throw Failure(description: "\(cause)\(hint)")
         }
         if chmod(path, mode) != 0 {
-            let hint = errno == EPERM ? "; the unit must not set RestrictSUIDSGID= (the outbox needs its setgid bit)" : ""
+            let hint = Errno.current == .notPermitted ? "; the unit must not set RestrictSUIDSGID= (the outbox needs its setgid bit)" : ""
             throw Failure(description: "\(SystemError("chmod", path: path))\(hint)")
         }
         var after = stat()

@@ -41,14 +41,14 @@ package final class SpoolLock: Sendable {
         }
         let deadline = clock.monotonic + patience
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            let code = errno
-            let holder = code == EWOULDBLOCK ? Self.holder(fd) : nil
+            let code = Errno.current
+            let holder = code == .wouldBlock ? Self.holder(fd) : nil
             if holder == getpid() && clock.monotonic < deadline {
                 clock.sleep(until: min(deadline, clock.monotonic + Self.retryEvery))
                 continue
             }
             close(fd)
-            if code == EWOULDBLOCK { throw Failure.heldBy(pid: holder, path: path) }
+            if code == .wouldBlock { throw Failure.heldBy(pid: holder, path: path) }
             throw Failure.system(SystemError("flock", path: path, code: code))
         }
         let pid = Array("\(getpid())\n".utf8)

@@ -56,9 +56,9 @@ extension FileSystem {
             let n = uploader_copy_file_range(input, &offset, output, left)
             if n > 0 { continue }
             if n == 0 { break }  // shorter than it was: the caller's check sees the change
-            switch errno {
-            case EINTR: continue
-            case EXDEV, EINVAL, ENOSYS, EOPNOTSUPP: return try copyByBuffer(from: input, at: offset, to: output, display: display)
+            switch Errno.current {
+            case .interrupted: continue
+            case .crossDevice, .invalid, .noSystemCall, .notSupported: return try copyByBuffer(from: input, at: offset, to: output, display: display)
             default: throw SystemError("copy_file_range", path: display)
             }
         }

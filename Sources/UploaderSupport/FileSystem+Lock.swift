@@ -24,10 +24,10 @@ extension FileSystem {
         while true {
             let existing = open(path, access | O_NOFOLLOW | O_CLOEXEC)
             if existing >= 0 { return existing }
-            guard errno == ENOENT || errno == EINTR else { throw SystemError("open", path: path) }
+            guard Errno.current == .noEntry || Errno.current == .interrupted else { throw SystemError("open", path: path) }
             let created = open(path, access | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o660)
             if created < 0 {
-                if errno == EEXIST || errno == EINTR { continue }  // another process made it first
+                if Errno.current == .exists || Errno.current == .interrupted { continue }  // another process made it first
                 throw SystemError("create", path: path)
             }
             do {

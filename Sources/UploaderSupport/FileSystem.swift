@@ -149,7 +149,7 @@ package enum FileSystem {
         let fd = try openForReading(path, in: directory)
         defer { close(fd) }
         let st = try status(fd: fd, path: display)
-        guard st.kind == .regular else { throw SystemError("read", path: display, code: EINVAL) }
+        guard st.kind == .regular else { throw SystemError("read", path: display, code: .invalid) }
         var out: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while out.count < limit {
@@ -202,11 +202,11 @@ package enum FileSystem {
         var st = stat()
         if stat(path, &st) == 0 {
             if st.st_mode & S_IFMT == S_IFDIR { return }
-            throw SystemError("mkdir", path: path, code: ENOTDIR)
+            throw SystemError("mkdir", path: path, code: .notDirectory)
         }
         let parent = (path as NSString).deletingLastPathComponent
         if !parent.isEmpty && parent != path { try makeDirectories(parent, mode: mode) }
-        if mkdir(path, mode) != 0 && errno != EEXIST { throw SystemError("mkdir", path: path) }
+        if mkdir(path, mode) != 0 && Errno.current != .exists { throw SystemError("mkdir", path: path) }
     }
 
     /// fsync of the directory that holds `name` inside `directory`.
@@ -227,7 +227,7 @@ package enum FileSystem {
             current = current.appending(RelativePath(bytes: part))
             let made = current
             try made.withCString(in: directory) { cpath in
-                if mkdir(cpath, 0o750) != 0 && errno != EEXIST {
+                if mkdir(cpath, 0o750) != 0 && Errno.current != .exists {
                     throw SystemError("mkdir", path: made.displayed(in: directory))
                 }
             }
@@ -265,9 +265,9 @@ package enum FileSystem {
         guard let dir else { throw SystemError("opendir", path: path.displayed(in: directory)) }
         defer { closedir(dir) }
         while true {
-            errno = 0
+            Errno.current = Errno(rawValue: 0)
             guard let entry = readdir(dir) else {
-                if errno != 0 { throw SystemError("readdir", path: path.displayed(in: directory)) }
+                if Errno.current.rawValue != 0 { throw SystemError("readdir", path: path.displayed(in: directory)) }
                 break
             }
             let name: [UInt8] = withUnsafeBytes(of: entry.pointee.d_name) { raw in

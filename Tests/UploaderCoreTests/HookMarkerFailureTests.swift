@@ -23,14 +23,14 @@ struct HookMarkerFailureTests {
 
         func readAll(_ path: RelativePath, in directory: String) throws -> [UInt8] {
             if failure == .readEIO && directory == hooksDue {
-                throw SystemError("read", path: path.displayed(in: directory), code: EIO)
+                throw SystemError("read", path: path.displayed(in: directory), code: .io)
             }
             return try base.readAll(path, in: directory)
         }
 
         func list(_ path: RelativePath, in directory: String) throws -> [FileSystem.Entry] {
             if failure == .listEACCES && directory == hooksDue && path.bytes.isEmpty {
-                throw SystemError("opendir", path: directory, code: EACCES)
+                throw SystemError("opendir", path: directory, code: .permissionDenied)
             }
             return try base.list(path, in: directory)
         }
@@ -62,7 +62,7 @@ struct HookMarkerFailureTests {
                 on_sent = \(hook)
                 """
             guard case .success(let loaded) = ConfigLoader.parse(text: text, path: dir.path + "/uploader.conf", environment: [:]) else {
-                throw SystemError("config", path: nil, code: EINVAL)
+                throw SystemError("config", path: nil, code: .invalid)
             }
             profile = loaded.configuration.profiles[0]
             let spool = Spool(paths: paths)
