@@ -75,29 +75,17 @@ package enum FileSystem {
             }
         }
         let parent = try openParent(of: path, in: directory)
-        defer { close(parent) }
-        return try path.name.withCString(in: "") { name in
-            try retryingEINTR("open", path: path.displayed(in: directory)) { openat(parent, name, flags) }
-        }
+        return try parent.open(at: path.name, flags, display: path.displayed(in: directory)).release()
     }
 
     /// Opens the directory holding `path` one component at a time with O_NOFOLLOW, so a
     /// directory swapped for a symlink (to /etc, say) fails with ELOOP/ENOTDIR instead of being walked.
-    package static func openParent(of path: RelativePath, in directory: String) throws -> Int32 {
+    package static func openParent(of path: RelativePath, in directory: String) throws -> FileDescriptor {
         let display = path.displayed(in: directory)
-        var fd = try retryingEINTR("open", path: directory) { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        var fd = try FileDescriptor.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         for component in path.components.dropLast() {
-            let next: Int32
-            do {
-                next = try RelativePath(bytes: component).withCString(in: "") { name in
-                    try retryingEINTR("open", path: display) { openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
-                }
-            } catch {
-                close(fd)
-                throw error
-            }
-            close(fd)
-            fd = next
+            // The next directory is opened before this one closes (the assignment closes it).
+            fd = try fd.open(at: RelativePath(bytes: component), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, display: display)
         }
         return fd
     }
@@ -118,9 +106,8 @@ package enum FileSystem {
             return Status(st)
         }
         let parent = try openParent(of: path, in: directory)
-        defer { close(parent) }
         try path.name.withCString(in: "") { name in
-            _ = try retryingEINTR("lstat", path: path.displayed(in: directory)) { fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) }
+            _ = try retryingEINTR("lstat", path: path.displayed(in: directory)) { fstatat(parent.rawValue, name, &st, AT_SYMLINK_NOFOLLOW) }
         }
         return Status(st)
     }
@@ -146,15 +133,14 @@ package enum FileSystem {
 
     package static func readAll(_ path: RelativePath, in directory: String, limit: Int = 16 << 20) throws -> [UInt8] {
         let display = path.displayed(in: directory)
-        let fd = try openForReading(path, in: directory)
-        defer { close(fd) }
-        let st = try status(fd: fd, path: display)
+        let file = FileDescriptor(adopting: try openForReading(path, in: directory))
+        let st = try status(fd: file.rawValue, path: display)
         guard st.kind == .regular else { throw SystemError("read", path: display, code: .invalid) }
         var out: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while out.count < limit {
             let n = try buffer.withUnsafeMutableBytes { raw in
-                try retryingEINTR("read", path: display) { read(fd, raw.baseAddress, raw.count) }
+                try retryingEINTR("read", path: display) { read(file.rawValue, raw.baseAddress, raw.count) }
             }
             if n == 0 { break }
             out.append(contentsOf: buffer[0..<n])
@@ -192,9 +178,8 @@ package enum FileSystem {
 
     /// fsync of a directory, making the renames and creations in it durable.
     package static func syncDirectoryAt(_ path: String) throws {
-        let fd = try retryingEINTR("open", path: path) { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-        defer { close(fd) }
-        try retryingEINTR("fsync", path: path) { fsync(fd) }
+        let directory = try FileDescriptor.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        try directory.sync(display: path)
     }
 
     /// `mkdir -p` with the given mode for what it creates.
@@ -212,11 +197,8 @@ package enum FileSystem {
     /// fsync of the directory that holds `name` inside `directory`.
     package static func syncDirectoryOf(_ name: RelativePath, in directory: String) throws {
         guard let parent = name.parent else { return try syncDirectoryAt(directory) }
-        let fd = try parent.withCString(in: directory) { cpath in
-            try retryingEINTR("open", path: parent.displayed(in: directory)) { open(cpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-        }
-        defer { close(fd) }
-        try retryingEINTR("fsync", path: parent.displayed(in: directory)) { fsync(fd) }
+        let fd = try FileDescriptor.open(parent, in: directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        try fd.sync(display: parent.displayed(in: directory))
     }
 
     /// Creates the parent directories of `path` inside `directory` (recursive spools), mode 0750.
