@@ -7,7 +7,9 @@
 /// use after `close()` or a second owner. `rawValue` lends the number to a libc call; `release()`
 /// hands it to an owner that closes it itself (the spool's `SpoolFileSystem` seam, whose
 /// descriptors a simulated disk hands out as well, still passes raw numbers).
-package struct FileDescriptor: ~Copyable {
+/// `Sendable` because it cannot be copied: a holder that shares it (`SpoolLock`) only lends the
+/// number, and only its one owner can close it.
+package struct FileDescriptor: ~Copyable, Sendable {
     package let rawValue: Int32
 
     /// Takes ownership of `rawValue`, an open descriptor nobody else closes.
@@ -37,6 +39,56 @@ package struct FileDescriptor: ~Copyable {
             try retryingEINTR("open", path: display) { openat(directory, cname, flags, mode) }
         }
         return FileDescriptor(adopting: fd)
+    }
+
+    /// How a file is opened (`O_RDONLY`, `O_WRONLY`, `O_RDWR`).
+    package enum Access: Sendable {
+        case readOnly, writeOnly, readWrite
+
+        var flags: Int32 {
+            switch self {
+            case .readOnly: O_RDONLY
+            case .writeOnly: O_WRONLY
+            case .readWrite: O_RDWR
+            }
+        }
+    }
+
+    /// open(2) of `path` with close-on-exec, `create` (O_CREAT) making it with `permissions` (less
+    /// the umask) when missing: for callers outside this layer, which name no libc flag.
+    package static func open(_ path: String, _ access: Access, create permissions: UInt32? = nil) throws -> FileDescriptor {
+        let flags = access.flags | O_CLOEXEC | (permissions == nil ? 0 : O_CREAT)
+        return try open(path, flags, mode: mode_t(permissions ?? 0))
+    }
+
+    /// flock(2) without waiting: true when taken, false when another open file holds it
+    /// (EWOULDBLOCK); any other failure is thrown as `flock PATH: …`.
+    package func tryLock(exclusive: Bool, path: String) throws -> Bool {
+        if flock(rawValue, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0 { return true }
+        let code = Errno.current
+        if code == .wouldBlock { return false }
+        throw SystemError("flock", path: path, code: code)
+    }
+
+    /// Lets go of the flock(2) lock this open file holds (closing does as well).
+    package func unlock() { _ = flock(rawValue, LOCK_UN) }
+
+    /// pread(2): up to `count` bytes at `offset` (fewer at the end), retried on EINTR.
+    package func read(upTo count: Int, at offset: Int64, path: String) throws -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: count)
+        let n = try buffer.withUnsafeMutableBytes { raw in
+            try retryingEINTR("read", path: path) { pread(rawValue, raw.baseAddress, raw.count, off_t(offset)) }
+        }
+        return Array(buffer[0..<n])
+    }
+
+    /// ftruncate(2) to `size`, then pwrite(2) of `bytes` at the start: a small file rewritten in place.
+    package func replaceContent(with bytes: [UInt8], path: String) throws {
+        try retryingEINTR("truncate", path: path) { ftruncate(rawValue, 0) }
+        let written = try bytes.withUnsafeBytes { raw in
+            try retryingEINTR("write", path: path) { pwrite(rawValue, raw.baseAddress, raw.count, 0) }
+        }
+        if written != bytes.count { throw SystemError("write", path: path, code: .io) }
     }
 
     /// fsync(2), retried on EINTR.

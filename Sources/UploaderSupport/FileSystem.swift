@@ -25,6 +25,8 @@ package enum FileSystem {
         package var owner: UInt32
         /// The permission bits of `st_mode` (`0o7777`).
         package var permissions: UInt32
+        /// `st_gid`: the file's group (a producers' outbox is in theirs).
+        package var group: UInt32
 
         /// From what `stat`/`lstat`/`fstat` filled in (a simulated disk fills one in too).
         package init(_ st: stat) {
@@ -43,6 +45,7 @@ package enum FileSystem {
             format = UInt32(st.st_mode & S_IFMT)
             owner = UInt32(st.st_uid)
             permissions = UInt32(st.st_mode & 0o7777)
+            group = UInt32(st.st_gid)
         }
 
         /// What the entry is, in words (`symlink`, `FIFO`, `socket`, `character device`…), for refusals.

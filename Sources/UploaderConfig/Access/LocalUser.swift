@@ -82,6 +82,11 @@ package struct LocalUser: Sendable, Equatable {
         return stat(path, &info) == 0
     }
 
+    /// The number of the group called `name`, or nil when this machine has none (getgrnam(3)).
+    package static func groupID(named name: String) -> UInt32? {
+        getgrnam(name).map { $0.pointee.gr_gid }
+    }
+
     /// The name of group `gid`, or the number.
     package static func groupName(_ gid: gid_t) -> String {
         getgrgid(gid).map { String(cString: $0.pointee.gr_name) } ?? String(gid)
