@@ -64,6 +64,7 @@ package struct DaemonState: Codable, Sendable, Equatable {
         // A hint: a reason this version does not know (another version's daemon) reads as none.
         pausedReason = try? c.decodeIfPresent(PauseReason.self, forKey: .pausedReason)
         inFlight = try c.decodeIfPresent([InFlightFile].self, forKey: .inFlight) ?? []
+        // The same for counts of another version's shape: status then counts the spool itself.
         counts = try? c.decodeIfPresent(Counts.self, forKey: .counts)
     }
 
@@ -117,6 +118,7 @@ package struct DaemonState: Codable, Sendable, Equatable {
 
     private static func storedPID(_ paths: SpoolPaths) -> Int32? {
         guard let data = FileManager.default.contents(atPath: paths.stateFile) else { return nil }
+        // A hint for the message: a state file cut short names no pid.
         return (try? JSONDecoder().decode(DaemonState.self, from: data))?.pid
     }
 
