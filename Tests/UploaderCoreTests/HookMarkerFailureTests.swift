@@ -16,7 +16,7 @@ import Testing
 struct HookMarkerFailureTests {
     /// The kernel's file system, but `.hooks-due/` fails as a dying disk or a wrong owner would.
     struct FailingMarkers: KernelPassThrough {
-        enum Failure { case readEIO, listEACCES }
+        enum Failure { case readEIO, listEACCES, unlinkEACCES }
         let base = LocalFileSystem()
         let hooksDue: String
         let failure: Failure
@@ -26,6 +26,13 @@ struct HookMarkerFailureTests {
                 throw SystemError("read", path: path.displayed(in: directory), code: .io)
             }
             return try base.readAll(path, in: directory)
+        }
+
+        func unlink(_ path: RelativePath, in directory: String) throws {
+            if failure == .unlinkEACCES && directory == hooksDue {
+                throw SystemError("unlink", path: path.displayed(in: directory), code: .permissionDenied)
+            }
+            try base.unlink(path, in: directory)
         }
 
         func list(_ path: RelativePath, in directory: String) throws -> [FileSystem.Entry] {
@@ -130,5 +137,23 @@ struct HookMarkerFailureTests {
         try rig.start(on: LocalFileSystem())
         #expect(rig.hookRuns == [rig.paths.sent + "/a.bin"])
         #expect(rig.markers.isEmpty)
+    }
+
+    @Test func aLeftoverTemporaryMarkerThatCannotBeRemovedIsSaidWithItsPathAndErrnoAndGoesOnceItCan() throws {
+        let rig = try Rig()
+        let leftover = TemporaryNames.prefix + "cut"
+        try Data("half".utf8).write(to: URL(fileURLWithPath: rig.paths.hooksDue + "/" + leftover))
+        let refusing = HookLedger(spool: Spool(paths: rig.paths, fs: FailingMarkers(hooksDue: rig.paths.hooksDue, failure: .unlinkEACCES)))
+        var problems: [HookLedger.Problem] = []
+        _ = refusing.markers { problems.append($0) }
+        let said = problems.filter { $0.what == "cannot remove a marker's leftover temporary file; the next start tries again" }
+        #expect(said.count == 1 && said[0].level == .warn && said[0].path == rig.paths.hooksDue + "/" + leftover, "\(problems)")
+        #expect(said.first?.error?.contains("Permission denied (errno 13)") == true, "\(problems)")
+        #expect(rig.markers.contains(leftover), "it stays for the next start")
+
+        problems = []
+        _ = HookLedger(spool: Spool(paths: rig.paths)).markers { problems.append($0) }
+        #expect(problems.isEmpty, "\(problems)")
+        #expect(!rig.markers.contains(leftover) && rig.markers.count == 1, "the leftover went; the real marker stays")
     }
 }
