@@ -54,11 +54,27 @@ package struct FileDescriptor: ~Copyable, Sendable {
         }
     }
 
+    /// What else an open does, beyond its access.
+    package struct Options: OptionSet, Sendable {
+        package let rawValue: Int32
+        package init(rawValue: Int32) { self.rawValue = rawValue }
+
+        /// O_NONBLOCK: a FIFO with no writer does not hang the open or the reads.
+        package static let nonBlocking = Options(rawValue: O_NONBLOCK)
+        /// O_NOCTTY: a terminal opened by mistake does not become ours.
+        package static let noControllingTerminal = Options(rawValue: O_NOCTTY)
+    }
+
     /// open(2) of `path` with close-on-exec, `create` (O_CREAT) making it with `permissions` (less
     /// the umask) when missing: for callers outside this layer, which name no libc flag.
-    package static func open(_ path: String, _ access: Access, create permissions: UInt32? = nil) throws -> FileDescriptor {
-        let flags = access.flags | O_CLOEXEC | (permissions == nil ? 0 : O_CREAT)
+    package static func open(_ path: String, _ access: Access, options: Options = [], create permissions: UInt32? = nil) throws -> FileDescriptor {
+        let flags = access.flags | options.rawValue | O_CLOEXEC | (permissions == nil ? 0 : O_CREAT)
         return try open(path, flags, mode: mode_t(permissions ?? 0))
+    }
+
+    /// read(2) into `buffer` from the current offset, retried on EINTR; 0 at the end.
+    package func read(into buffer: UnsafeMutableRawBufferPointer, path: String) throws -> Int {
+        try retryingEINTR("read", path: path) { Glibc.read(rawValue, buffer.baseAddress, buffer.count) }
     }
 
     /// flock(2) without waiting: true when taken, false when another open file holds it
