@@ -1,4 +1,3 @@
-@preconcurrency import Glibc
 import Foundation
 import UploaderSupport
 import UploaderConfig
@@ -34,8 +33,12 @@ enum EnqueueCommand {
                 }
                 try copyFile(file, to: target, in: spool.paths.outbox)
                 print("\(file) → \(target.displayed(in: spool.paths.outbox))")
-                if move, unlink(file) != 0 {
-                    Daemon.printError("\(file): enqueued as a copy; the original stays: \(SystemError("unlink", path: file))")
+                if move {
+                    do {
+                        try FileSystem.unlink(path: file)
+                    } catch {
+                        Daemon.printError("\(file): enqueued as a copy; the original stays: \(error)")
+                    }
                 }
             } catch {
                 Daemon.printError("\(file): not enqueued: \(error)")
@@ -47,7 +50,7 @@ enum EnqueueCommand {
 
     private static func moveFile(_ source: String, to target: RelativePath, in outbox: String) throws {
         let st = try FileSystem.status(path: source)
-        guard st.kind == .regular else { throw SystemError("enqueue", path: source, code: EINVAL) }
+        guard st.kind == .regular else { throw SystemError("enqueue", path: source, code: .invalid) }
         let directory = (source as NSString).deletingLastPathComponent
         try FileSystem.rename(RelativePath((source as NSString).lastPathComponent), in: directory.isEmpty ? "." : directory,
                               to: target, in: outbox, replace: false)
@@ -56,22 +59,22 @@ enum EnqueueCommand {
 
     /// A producer's copy is group-writable (the outbox's group, by its setgid bit), so the service
     /// may link it as it is; the spool owner's own copy is 0640 as any file the daemon writes.
-    private static func copyMode(in outbox: String) -> mode_t {
-        var st = stat()
-        return stat(outbox, &st) == 0 && st.st_uid != geteuid() ? 0o660 : 0o640
+    private static func copyMode(in outbox: String) -> UInt32 {
+        // An outbox that cannot be looked at gets the owner's mode; the copy's own write says what is wrong.
+        guard let status = try? FileSystem.statusFollowingLinks(path: outbox) else { return 0o640 }
+        return status.owner != ProcessIdentity.effectiveUser ? 0o660 : 0o640
     }
 
     private static func copyFile(_ source: String, to target: RelativePath, in outbox: String) throws {
-        let input = try retryingEINTR("open", path: source) { open(source, O_RDONLY | O_CLOEXEC) }
-        defer { close(input) }
-        let st = try FileSystem.status(fd: input, path: source)
-        guard st.kind == .regular else { throw SystemError("enqueue (not a regular file)", path: source, code: EINVAL) }
+        let input = try FileDescriptor.open(source, .readOnly)
+        let st = try FileSystem.status(fd: input.rawValue, path: source)
+        guard st.kind == .regular else { throw SystemError("enqueue (not a regular file)", path: source, code: .invalid) }
         // Its own temporary prefix: a running daemon's rescan deletes `.upl-tmp-` leftovers in the outbox.
         try FileSystem.writeAtomically(to: target, in: outbox, syncDirectory: true, replace: false, mode: copyMode(in: outbox),
                                        temporaryPrefix: ".upl-enqueue-") { output, display in
             var buffer = [UInt8](repeating: 0, count: 1 << 20)
             while true {
-                let n = try buffer.withUnsafeMutableBytes { raw in try retryingEINTR("read", path: source) { read(input, raw.baseAddress, raw.count) } }
+                let n = try buffer.withUnsafeMutableBytes { raw in try input.read(into: raw, path: source) }
                 if n == 0 { break }
                 try buffer.withUnsafeBytes { try FileSystem.writeAll(UnsafeRawBufferPointer(rebasing: $0[0..<n]), to: output, path: display) }
             }

@@ -1,4 +1,3 @@
-@preconcurrency import Glibc
 import UploaderSupport
 import UploaderConfig
 import UploaderDaemon
@@ -25,8 +24,13 @@ enum IndexFallback {
     /// The reason reading `path` is refused for lack of permission; nil when it is not (readable, or another failure).
     private static func refusal(_ path: String) -> String? {
         guard !path.utf8.contains(0) else { return nil }
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
-        if fd >= 0 { close(fd); return nil }
-        return errno == EACCES ? String(cString: strerror(EACCES)) : nil
+        do {
+            try FileDescriptor.open(path, .readOnly, options: [.nonBlocking, .noControllingTerminal]).close()
+            return nil
+        } catch let error as SystemError where error.code == .permissionDenied {
+            return error.reason
+        } catch {
+            return nil  // another failure: the config's own load says what it is
+        }
     }
 }

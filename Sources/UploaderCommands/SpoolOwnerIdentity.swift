@@ -38,7 +38,7 @@ enum SpoolOwnerIdentity {
         }
         let gid = entry.pointee.pw_gid
         if initgroups(entry.pointee.pw_name, gid) != 0 || setgid(gid) != 0 || setuid(uid) != 0 {
-            return "\(command): cannot act as \(userName(uid)), the spool's owner: \(String(cString: strerror(errno)))"
+            return "\(command): cannot act as \(userName(uid)), the spool's owner: \(Errno.current.description)"
         }
         return nil
     }

@@ -1,4 +1,3 @@
-@preconcurrency import Glibc
 import UploaderSupport
 
 /// File-system questions the loader asks: resolve paths, read small files, compare filesystems.
@@ -23,8 +22,7 @@ enum ConfigFiles {
         if !value.hasPrefix("/"), !value.split(separator: "/").contains(".."), let credentials = credentialsDirectory,
            credentials.hasPrefix("/") {
             let candidate = resolve(value, relativeTo: credentials)
-            var info = stat()
-            if !candidate.utf8.contains(0), stat(candidate, &info) == 0 { return candidate }
+            if !candidate.utf8.contains(0), (try? FileSystem.statusFollowingLinks(path: candidate)) != nil { return candidate }
         }
         return resolve(value, relativeTo: directory)
     }
@@ -33,11 +31,7 @@ enum ConfigFiles {
     static func directory(of path: String) -> String {
         var absolute = path
         if !path.hasPrefix("/") {
-            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            let cwd = getcwd(&buffer, buffer.count) != nil
-                ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-                : "/"
-            absolute = cwd + "/" + path
+            absolute = (FileSystem.currentDirectory() ?? "/") + "/" + path
         }
         let resolved = resolve(absolute, relativeTo: "/")
         guard let slash = resolved.lastIndex(of: "/"), slash != resolved.startIndex else { return "/" }
@@ -48,23 +42,29 @@ enum ConfigFiles {
     /// Opens non-blocking and refuses FIFOs and devices, so a bad path can never hang the load.
     static func read(_ path: String, limit: Int) -> Result<Contents, ReadFailure> {
         guard !path.utf8.contains(0) else { return .failure(ReadFailure("invalid path")) }
-        let fd: Int32
         do {
-            fd = try retryingEINTR("open", path: path) { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY) }
+            return read(try FileDescriptor.open(path, .readOnly, options: [.nonBlocking, .noControllingTerminal]), path: path, limit: limit)
         } catch {
             return .failure(ReadFailure((error as? SystemError)?.reason ?? "\(error)"))
         }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { return .failure(ReadFailure(SystemError("fstat").reason)) }
-        if info.st_mode & S_IFMT == S_IFDIR { return .failure(ReadFailure("is a directory")) }
-        guard info.st_mode & S_IFMT == S_IFREG else { return .failure(ReadFailure("not a regular file")) }
+    }
+
+    /// The rest of `read`, on the file opened.
+    private static func read(_ fd: borrowing FileDescriptor, path: String, limit: Int) -> Result<Contents, ReadFailure> {
+        let info: FileSystem.Status
+        do {
+            info = try FileSystem.status(fd: fd.rawValue, path: path)
+        } catch {
+            return .failure(ReadFailure((error as? SystemError)?.reason ?? "\(error)"))
+        }
+        if info.kind == .directory { return .failure(ReadFailure("is a directory")) }
+        guard info.kind == .regular else { return .failure(ReadFailure("not a regular file")) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65_536)
         while bytes.count <= limit {
             let count: Int
             do {
-                count = try retryingEINTR("read", path: path) { chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
+                count = try chunk.withUnsafeMutableBytes { try fd.read(into: $0, path: path) }
             } catch {
                 return .failure(ReadFailure((error as? SystemError)?.reason ?? "\(error)"))
             }
@@ -72,7 +72,7 @@ enum ConfigFiles {
             bytes += chunk[0..<count]
         }
         guard bytes.count <= limit else { return .failure(ReadFailure("larger than \(ConfigValue.formatSize(Int64(limit)))")) }
-        return .success(Contents(bytes: bytes, mode: UInt32(info.st_mode) & 0o7777))
+        return .success(Contents(bytes: bytes, mode: info.permissions))
     }
 
     /// Why a file can't be read.
@@ -81,10 +81,10 @@ enum ConfigFiles {
         init(_ reason: String) { self.reason = reason }
     }
 
-    /// nil if `path` is accessible for `mode` (`R_OK`, `X_OK`), else the OS reason.
-    static func accessProblem(_ path: String, mode: Int32) -> String? {
+    /// nil if `path` is accessible for `permission`, else the OS reason.
+    static func accessProblem(_ path: String, _ permission: FileSystem.Permission) -> String? {
         guard !path.utf8.contains(0) else { return "invalid path" }
-        return access(path, mode) == 0 ? nil : SystemError("access").reason
+        return FileSystem.accessRefusal(path: path, permission)?.description
     }
 
     /// The device of `path`, or of its nearest existing ancestor: where a directory created
@@ -92,8 +92,7 @@ enum ConfigFiles {
     static func filesystem(of path: String) -> UInt64? {
         var candidate = path
         while true {
-            var info = stat()
-            if !candidate.utf8.contains(0), stat(candidate, &info) == 0 { return UInt64(info.st_dev) }
+            if !candidate.utf8.contains(0), let info = try? FileSystem.statusFollowingLinks(path: candidate) { return info.device }
             guard candidate != "/", let slash = candidate.lastIndex(of: "/") else { return nil }
             candidate = slash == candidate.startIndex ? "/" : String(candidate[..<slash])
         }

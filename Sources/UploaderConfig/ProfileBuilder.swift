@@ -195,7 +195,7 @@ struct ProfileBuilder {
         guard let value = reader.text(key), !value.isEmpty else { return nil }
         guard value.contains("/") else { return value }
         let path = ConfigFiles.resolve(value, relativeTo: reader.baseDirectory)
-        if let problem = ConfigFiles.accessProblem(path, mode: X_OK) {
+        if let problem = ConfigFiles.accessProblem(path, .execute) {
             reader.diagnostics.error(reader.line(key), "cannot execute \(key) \(path): \(problem)")
         }
         return path

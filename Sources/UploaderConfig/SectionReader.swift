@@ -105,7 +105,7 @@ struct SectionReader {
     /// A path that must name a readable file now (`ca_file`, `client_cert`, ...); empty means unset.
     mutating func readablePath(_ key: String) -> String? {
         guard let path = path(key, allowEmpty: true) else { return nil }
-        if let problem = ConfigFiles.accessProblem(path, mode: R_OK) {
+        if let problem = ConfigFiles.accessProblem(path, .read) {
             diagnostics.error(line(key), "cannot read \(key) \(path): \(problem)")
             return nil
         }

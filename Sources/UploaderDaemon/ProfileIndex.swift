@@ -66,7 +66,7 @@ package struct ProfileIndex: Codable, Sendable, Equatable {
     /// Reads an index; the error is a reason fit for a message (`Permission denied`, `not a profile index`).
     package static func read(_ path: String) -> Result<ProfileIndex, ReadFailure> {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return .failure(ReadFailure(reason: String(cString: strerror(errno)))) }
+        guard fd >= 0 else { return .failure(ReadFailure(reason: Errno.current.description)) }
         let data: Data
         do {
             data = try FileHandle(fileDescriptor: fd, closeOnDealloc: true).readToEnd() ?? Data()

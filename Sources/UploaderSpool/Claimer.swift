@@ -1,4 +1,3 @@
-@preconcurrency import Glibc
 import Foundation
 import UploaderSupport
 import UploaderConfig
@@ -65,7 +64,7 @@ package struct Claimer: Sendable {
         do {
             seen = try fs.status(path, in: outbox)
         } catch let error as SystemError {
-            if error.isNotFound || error.code == ENOTDIR { return vanished(path, now: now, cancellation: cancellation, round: round) }
+            if error.isNotFound || error.code == .notDirectory { return vanished(path, now: now, cancellation: cancellation, round: round) }
             return .refused(error.description)
         } catch {
             return .refused("\(error)")
@@ -82,10 +81,10 @@ package struct Claimer: Sendable {
             opened = try fs.openForReading(path, in: outbox)
         } catch let error as SystemError {
             switch error.code {
-            case ENOENT: return vanished(path, now: now, cancellation: cancellation, round: round)  // its record may still need finishing
-            case ELOOP: return .refused("symlink, never followed (swapped in after detection)")
-            case ENXIO: return .refused("socket or device, not a regular file")
-            case EACCES, EPERM, EIO: return .unreadable(error, freshManifest(path, status: seen, sha256: nil, now: now))
+            case .noEntry: return vanished(path, now: now, cancellation: cancellation, round: round)  // its record may still need finishing
+            case .loop: return .refused("symlink, never followed (swapped in after detection)")
+            case .noDevice: return .refused("socket or device, not a regular file")
+            case .permissionDenied, .notPermitted, .io: return .unreadable(error, freshManifest(path, status: seen, sha256: nil, now: now))
             default: return .refused(error.description)
             }
         } catch {

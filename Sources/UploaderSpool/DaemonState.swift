@@ -1,4 +1,3 @@
-@preconcurrency import Glibc
 import Foundation
 import UploaderSupport
 import UploaderConfig
@@ -65,6 +64,7 @@ package struct DaemonState: Codable, Sendable, Equatable {
         // A hint: a reason this version does not know (another version's daemon) reads as none.
         pausedReason = try? c.decodeIfPresent(PauseReason.self, forKey: .pausedReason)
         inFlight = try c.decodeIfPresent([InFlightFile].self, forKey: .inFlight) ?? []
+        // The same for counts of another version's shape: status then counts the spool itself.
         counts = try? c.decodeIfPresent(Counts.self, forKey: .counts)
     }
 
@@ -96,15 +96,19 @@ package struct DaemonState: Codable, Sendable, Equatable {
     }
 
     package static func observe(_ paths: SpoolPaths) -> Presence {
-        let fd = open(paths.lockFile, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            if errno == ENOENT { return access(paths.stateFile, F_OK) == 0 ? .died(pid: storedPID(paths)) : .none }
-            return .cannotTell(SystemError("open", path: paths.lockFile).description)
+        let lock: FileDescriptor
+        do {
+            lock = try FileDescriptor.open(paths.lockFile, .readOnly)
+        } catch let error as SystemError {
+            if error.isNotFound { return FileSystem.exists(path: paths.stateFile) ? .died(pid: storedPID(paths)) : .none }
+            return .cannotTell(error.description)
+        } catch {
+            return .cannotTell("\(error)")
         }
-        defer { close(fd) }
-        if flock(fd, LOCK_SH | LOCK_NB) == 0 {
-            flock(fd, LOCK_UN)
-            return access(paths.stateFile, F_OK) == 0 ? .died(pid: storedPID(paths)) : .none
+        // A lock that cannot even be tried (not only one held) counts as held: the state file then tells.
+        if (try? lock.tryLock(exclusive: false, path: paths.lockFile)) == true {
+            lock.unlock()
+            return FileSystem.exists(path: paths.stateFile) ? .died(pid: storedPID(paths)) : .none
         }
         guard let data = FileManager.default.contents(atPath: paths.stateFile),
               // A hint: a state file cut short, or another version's, reads as none (status counts the spool alone).
@@ -114,12 +118,13 @@ package struct DaemonState: Codable, Sendable, Equatable {
 
     private static func storedPID(_ paths: SpoolPaths) -> Int32? {
         guard let data = FileManager.default.contents(atPath: paths.stateFile) else { return nil }
+        // A hint for the message: a state file cut short names no pid.
         return (try? JSONDecoder().decode(DaemonState.self, from: data))?.pid
     }
 
     /// At a clean exit, while the lock is still held: no state file means no daemon was stopped
     /// by surprise. A failure is thrown for the caller to report (ENOENT is none).
     package static func removeAtExit(_ paths: SpoolPaths) throws {
-        if unlink(paths.stateFile) != 0 && errno != ENOENT { throw SystemError("unlink", path: paths.stateFile) }
+        try FileSystem.removeIfPresent(path: paths.stateFile)
     }
 }

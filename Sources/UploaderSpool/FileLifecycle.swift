@@ -227,17 +227,17 @@ package struct FileLifecycle: Sendable {
                 linked[index] = file
                 do {
                     try link(move.path, in: outbox, to: move.target, in: dest)
-                } catch let error as SystemError where error.code == EPERM {
+                } catch let error as SystemError where error.code == .notPermitted {
                     // Another user's file that we may neither link nor read (so never copied to make
                     // it ours, `FileAdoption`): it can only be renamed. On a journalled file system
                     // that is as safe; without a journal a power cut right here could lose its name.
                     do {
                         try fs.rename(move.path, in: outbox, to: move.target, in: dest, replace: false)
-                    } catch let error as SystemError where error.code == EEXIST {
+                    } catch let error as SystemError where error.code == .exists {
                         throw TargetTaken(target: move.target)
                     }
                     renamed.insert(index)
-                } catch let error as SystemError where error.code == EEXIST {
+                } catch let error as SystemError where error.code == .exists {
                     throw TargetTaken(target: move.target)
                 }
             }
@@ -297,7 +297,7 @@ package struct FileLifecycle: Sendable {
             if fs.exists(move.path, in: spool.directory(.outbox)) { try comeBackBeside() }
             do {
                 try bringBack(move.target, from: move.area, to: move.path)
-            } catch let error as SystemError where error.code == EEXIST {
+            } catch let error as SystemError where error.code == .exists {
                 try comeBackBeside()
             }
             try dropRecordLeftIn(move)
@@ -306,7 +306,7 @@ package struct FileLifecycle: Sendable {
         if deletesAfterMove(move.manifest, in: move.area) { try removeDelivered(move.target) }
         do {
             try fs.unlink(Spool.manifestName(for: move.path), in: spool.directory(.outbox))
-        } catch let error as SystemError where error.code == ENOENT {
+        } catch let error as SystemError where error.code == .noEntry {
             // A rescan met this move with its record in place and dropped the old name itself
             // (`Recovery`): the move is done all the same.
         }
@@ -344,7 +344,7 @@ package struct FileLifecycle: Sendable {
             do {
                 try fs.link(name, in: fromDir, to: target, in: toDir)
                 return true
-            } catch let error as SystemError where error.code == EEXIST {
+            } catch let error as SystemError where error.code == .exists {
                 if let there = try fs.statusIfPresent(target, in: toDir) {
                     let mine = try fs.status(name, in: fromDir)
                     guard there.inode == mine.inode && there.device == mine.device else { throw error }
@@ -379,7 +379,7 @@ package struct FileLifecycle: Sendable {
         }
         do {
             try spool.syncDirectory(of: target, in: area)
-        } catch let error as SystemError where error.code == ENOENT {
+        } catch let error as SystemError where error.code == .noEntry {
             // Its directory in `area` was never made (recursive spools: the move was cut before
             // it): no name of it there to make durable.
         }
@@ -422,7 +422,7 @@ package struct FileLifecycle: Sendable {
         let outbox = spool.directory(.outbox)
         do {
             _ = try link(target, in: dir, to: file, in: outbox)
-        } catch let error as SystemError where error.code == EEXIST {
+        } catch let error as SystemError where error.code == .exists {
             // A new file the producer put under that name meanwhile keeps it: this version comes
             // back beside it, under a free name, as a file of its own; the old record goes from
             // both places (beside the new file, its claim would finish this move with that file).
@@ -566,7 +566,7 @@ package struct FileLifecycle: Sendable {
         let retryDir = spool.directory(.retry)
         let outbox = spool.directory(.outbox)
         guard case .success(var manifest) = spool.readManifest(for: path, in: .retry) else {
-            throw SystemError("read manifest", path: Spool.manifestName(for: path).displayed(in: retryDir), code: ENOENT)
+            throw SystemError("read manifest", path: Spool.manifestName(for: path).displayed(in: retryDir), code: .noEntry)
         }
         var fileHere = fs.exists(path, in: retryDir)
         if !fileHere {
@@ -638,12 +638,12 @@ package struct FileLifecycle: Sendable {
                     try link(path, in: retryDir, to: target, in: outbox)
                     try spool.syncDirectory(of: target, in: .outbox)
                     try fs.unlink(path, in: retryDir)
-                } catch let error as SystemError where error.code == EPERM {
+                } catch let error as SystemError where error.code == .notPermitted {
                     // Another user's file we may neither link nor read (as in `moveTogether`): renamed.
                     try fs.rename(path, in: retryDir, to: target, in: outbox, replace: false)
                     try spool.syncDirectory(of: target, in: .outbox)
                 }
-            } catch let error as SystemError where error.code == EEXIST {
+            } catch let error as SystemError where error.code == .exists {
                 // A producer dropped another file under the name after our record got there: our
                 // record's name goes again (left beside that file, its claim would take it for the
                 // file's own, key and resumable upload included), and the move starts over, to a free name.

@@ -122,8 +122,15 @@ package struct HookLedger: Sendable {
         for entry in entries.sorted(by: { $0.name < $1.name }) where entry.kind != .directory {
             let place = entry.name.displayed(in: directory)
             if entry.name.bytes.starts(with: Array(TemporaryNames.prefix.utf8)) {
-                // A marker's write cut by a crash; best effort: one left is tried again at the next start.
-                try? fs.unlink(entry.name, in: directory)
+                // A marker's write cut by a crash: removed; one that cannot be is tried again at the next start.
+                do {
+                    try fs.unlink(entry.name, in: directory)
+                } catch let error as SystemError where error.isNotFound {
+                    // Gone already: what was to be done.
+                } catch {
+                    problem(Problem(level: .warn, what: "cannot remove a marker's leftover temporary file; the next start tries again",
+                                    path: place, error: "\(error)"))
+                }
                 continue
             }
             let content: [UInt8]

@@ -1,16 +1,15 @@
-@preconcurrency import Glibc
 import UploaderSupport
 import UploaderConfig
 
 /// Which names are never uploaded: dotfiles, sidecar manifests, and the `ignore` globs.
 package struct IgnoreRules: Sendable {
     package let patterns: [String]
-    /// The patterns as C strings, made once: `fnmatch` is asked for every file of every scan.
-    private let cPatterns: [[CChar]]
+    /// The patterns made once: every file of every scan is matched against them.
+    private let compiled: [FileNamePattern]
 
     package init(patterns: [String]) {
         self.patterns = patterns
-        cPatterns = patterns.map { Array($0.utf8CString) }
+        compiled = patterns.map(FileNamePattern.init)
     }
 
     /// True when any component starts with `.`, the name is a manifest, or it matches a pattern.
@@ -18,10 +17,7 @@ package struct IgnoreRules: Sendable {
         if path.hasHiddenComponent { return true }
         let name = path.name
         if Spool.isManifestName(name) { return true }
-        guard !cPatterns.isEmpty else { return false }
-        var cname = name.bytes.map { CChar(bitPattern: $0) }
-        cname.append(0)
-        for pattern in cPatterns where fnmatch(pattern, cname, 0) == 0 { return true }
-        return false
+        guard !compiled.isEmpty else { return false }
+        return FileNamePattern.any(compiled, matches: name.bytes)
     }
 }

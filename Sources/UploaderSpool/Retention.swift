@@ -146,7 +146,7 @@ package struct Retention: Sendable {
             } catch let error as SystemError {
                 unlistable(error)
             } catch {
-                unlistable(SystemError("readdir", path: directory.displayed(in: sent), code: EIO))
+                unlistable(SystemError("readdir", path: directory.displayed(in: sent), code: .io))
             }
         }
     }

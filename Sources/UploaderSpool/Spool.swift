@@ -198,14 +198,14 @@ package struct Spool: Sendable {
             do {
                 try fs.createFile(data, named: temporary, in: dir, sync: true)
                 return (dir, temporary)
-            } catch let error as SystemError where error.code == EEXIST {
+            } catch let error as SystemError where error.code == .exists {
                 continue
             } catch let error as SystemError where error.isNotFound && inOutbox {
                 // The hidden directory went with its outbox (removed and recreated): make it again.
                 try fs.makeDirectories(dir)
             }
         }
-        throw SystemError("create", path: name.displayed(in: dir), code: EEXIST)
+        throw SystemError("create", path: name.displayed(in: dir), code: .exists)
     }
 
     /// Makes renames into the directory holding `path` in `area` durable (shared fsync).

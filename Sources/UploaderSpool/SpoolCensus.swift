@@ -52,7 +52,7 @@ package struct SpoolCensus: Sendable, Equatable {
             } catch let error as SystemError {
                 unlistable(error)
             } catch {
-                unlistable(SystemError("read", path: spool.paths.sentLedger, code: EIO))
+                unlistable(SystemError("read", path: spool.paths.sentLedger, code: .io))
             }
         }
         return census

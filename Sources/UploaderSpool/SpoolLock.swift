@@ -1,4 +1,3 @@
-@preconcurrency import Glibc
 import Foundation
 import UploaderSupport
 import UploaderConfig
@@ -21,8 +20,10 @@ package final class SpoolLock: Sendable {
         }
     }
 
-    /// The descriptor holding the lock (tests dup it, as a child being spawned does).
-    let fd: Int32
+    /// The open file holding the lock, closed (and the lock let go) with this object.
+    private let descriptor: FileDescriptor
+    /// Its number (tests dup it, as a child being spawned does).
+    var fd: Int32 { descriptor.rawValue }
     package let path: String
 
     /// Takes the lock without waiting on another process; throws `.heldBy` when one holds it.
@@ -34,39 +35,38 @@ package final class SpoolLock: Sendable {
     /// `patience` has passed.
     package init(path: String, clock: any Clock = SystemClock(), patience: TimeInterval = 2) throws {
         self.path = path
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o640)
-        guard fd >= 0 else {
-            let error = SystemError("open", path: path)
+        let fd: FileDescriptor
+        do {
+            fd = try FileDescriptor.open(path, .readWrite, create: 0o640)
+        } catch let error as SystemError {
             throw WriteRefused(error, directory: (path as NSString).deletingLastPathComponent).map(Failure.refused) ?? Failure.system(error)
         }
         let deadline = clock.monotonic + patience
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            let code = errno
-            let holder = code == EWOULDBLOCK ? Self.holder(fd) : nil
-            if holder == getpid() && clock.monotonic < deadline {
+        while true {
+            do {
+                if try fd.tryLock(exclusive: true, path: path) { break }
+            } catch let error as SystemError {
+                throw Failure.system(error)
+            }
+            let holder = Self.holder(fd)
+            if holder == ProcessIdentity.processID && clock.monotonic < deadline {
                 clock.sleep(until: min(deadline, clock.monotonic + Self.retryEvery))
                 continue
             }
-            close(fd)
-            if code == EWOULDBLOCK { throw Failure.heldBy(pid: holder, path: path) }
-            throw Failure.system(SystemError("flock", path: path, code: code))
+            throw Failure.heldBy(pid: holder, path: path)
         }
-        let pid = Array("\(getpid())\n".utf8)
-        _ = ftruncate(fd, 0)
-        _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-        self.fd = fd
+        // Harmless when it fails: the pid is what messages name the holder by; the lock is the flock.
+        try? fd.replaceContent(with: Array("\(ProcessIdentity.processID)\n".utf8), path: path)
+        descriptor = fd
     }
 
     /// How often a lock of our own still held by a child being spawned is tried again (seconds).
     static let retryEvery = 0.01
 
     /// The pid the holder wrote in the lock file, if it reads as one.
-    private static func holder(_ fd: Int32) -> Int32? {
-        var buffer = [UInt8](repeating: 0, count: 32)
-        let n = pread(fd, &buffer, buffer.count, 0)
-        guard n > 0 else { return nil }
-        return Int32(String(decoding: buffer[0..<n], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+    private static func holder(_ fd: borrowing FileDescriptor) -> Int32? {
+        // Unreadable reads as unknown: the message then names no pid.
+        guard let bytes = try? fd.read(upTo: 32, at: 0, path: ""), !bytes.isEmpty else { return nil }
+        return Int32(String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
     }
-
-    deinit { close(fd) }
 }

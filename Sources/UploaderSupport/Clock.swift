@@ -44,7 +44,7 @@ package struct SystemClock: Clock {
         guard let latch else {
             // Nothing can end it sooner: one sleep to the deadline, on the clock `monotonic` reads.
             var until = timespec(tv_sec: Int(deadline.rounded(.down)), tv_nsec: Int((deadline - deadline.rounded(.down)) * 1e9))
-            while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, nil) == EINTR {}
+            while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, nil) == Errno.interrupted.rawValue {}
             return false
         }
         let woken = SystemScheduler.system.makeWakeUp()

@@ -66,7 +66,7 @@ package struct DirectoryWalker {
             onError(error)
             return nil
         } catch {
-            onError(SystemError("opendir", path: directory.displayed(in: root), code: EIO))
+            onError(SystemError("opendir", path: directory.displayed(in: root), code: .io))
             return nil
         }
     }

@@ -30,19 +30,18 @@ extension FileSystem {
     /// removes the half-made copy.
     package static func copyFile(from fd: Int32, status: Status, to name: RelativePath, in directory: String) throws {
         let display = name.displayed(in: directory)
-        let out = try name.withCString(in: directory) { cpath in
-            try retryingEINTR("create", path: display) { open(cpath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600) }
-        }
+        let out = try FileDescriptor.open(name, in: directory, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode: 0o600,
+                                          operation: "create")
         do {
-            try copyBytes(from: fd, size: status.size, to: out, display: display)
-            try retryingEINTR("chmod", path: display) { fchmod(out, mode_t(status.permissions & 0o666)) }
+            try copyBytes(from: fd, size: status.size, to: out.rawValue, display: display)
+            try retryingEINTR("chmod", path: display) { fchmod(out.rawValue, mode_t(status.permissions & 0o666)) }
             let mtime = timespec(tv_sec: Int(status.mtimeNanos / 1_000_000_000), tv_nsec: Int(status.mtimeNanos % 1_000_000_000))
             var times = [mtime, mtime]
-            try retryingEINTR("utimens", path: display) { futimens(out, &times) }
-            try retryingEINTR("fsync", path: display) { fsync(out) }
-            close(out)
+            try retryingEINTR("utimens", path: display) { futimens(out.rawValue, &times) }
+            try out.sync(display: display)
+            out.close()
         } catch {
-            close(out)
+            out.close()
             _ = name.withCString(in: directory) { Glibc.unlink($0) }
             throw error
         }
@@ -56,9 +55,9 @@ extension FileSystem {
             let n = uploader_copy_file_range(input, &offset, output, left)
             if n > 0 { continue }
             if n == 0 { break }  // shorter than it was: the caller's check sees the change
-            switch errno {
-            case EINTR: continue
-            case EXDEV, EINVAL, ENOSYS, EOPNOTSUPP: return try copyByBuffer(from: input, at: offset, to: output, display: display)
+            switch Errno.current {
+            case .interrupted: continue
+            case .crossDevice, .invalid, .noSystemCall, .notSupported: return try copyByBuffer(from: input, at: offset, to: output, display: display)
             default: throw SystemError("copy_file_range", path: display)
             }
         }

@@ -8,10 +8,7 @@ extension FileSystem {
     /// Never follows a symlink at `name`.
     package static func append(_ data: [UInt8], to name: RelativePath, in directory: String) throws {
         let display = name.displayed(in: directory)
-        let fd = try name.withCString(in: directory) { cpath in
-            try retryingEINTR("open", path: display) { open(cpath, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o640) }
-        }
-        defer { close(fd) }
-        try data.withUnsafeBytes { try writeAll($0, to: fd, path: display) }
+        let fd = try FileDescriptor.open(name, in: directory, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode: 0o640)
+        try data.withUnsafeBytes { try writeAll($0, to: fd.rawValue, path: display) }
     }
 }

@@ -49,32 +49,35 @@ extension FileSystem {
         let tempFull = temporaryDirectory == nil ? (name.parent.map { $0.appending(temp) } ?? temp) : temp
         let tempDirectory = temporaryDirectory ?? directory
         let display = name.displayed(in: directory)
-        func create() throws -> Int32 {
-            try tempFull.withCString(in: tempDirectory) { cpath in
+        func create() throws -> FileDescriptor {
+            let fd = try tempFull.withCString(in: tempDirectory) { cpath in
                 try retryingEINTR("create", path: display) { open(cpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode ?? 0o640) }
             }
+            return FileDescriptor(adopting: fd)
         }
-        let fd: Int32
-        do {
-            fd = try create()
-        } catch let error as SystemError where error.isNotFound && temporaryDirectory != nil {
-            // The temporary directory went with its outbox (removed and recreated): make it again.
-            try makeDirectories(tempDirectory)
-            fd = try create()
+        func createMakingDirectory() throws -> FileDescriptor {
+            do {
+                return try create()
+            } catch let error as SystemError where error.isNotFound && temporaryDirectory != nil {
+                // The temporary directory went with its outbox (removed and recreated): make it again.
+                try makeDirectories(tempDirectory)
+                return try create()
+            }
         }
+        let fd = try createMakingDirectory()
         var ok = false
         defer {
             if !ok { _ = tempFull.withCString(in: tempDirectory) { Glibc.unlink($0) } }
         }
         do {
-            if let mode { try retryingEINTR("chmod", path: display) { fchmod(fd, mode) } }
-            try contents(fd, display)
-            if syncFile { try retryingEINTR("fsync", path: display) { fsync(fd) } }
+            if let mode { try retryingEINTR("chmod", path: display) { fchmod(fd.rawValue, mode) } }
+            try contents(fd.rawValue, display)
+            if syncFile { try fd.sync(display: display) }
         } catch {
-            close(fd)
+            fd.close()
             throw error
         }
-        close(fd)
+        fd.close()
         try rename(tempFull, in: tempDirectory, to: name, in: directory, replace: replace)
         ok = true
         if syncDirectory { try syncDirectoryOf(name, in: directory) }
@@ -83,15 +86,13 @@ extension FileSystem {
     /// Creates `name` exclusively (O_EXCL), writes `data`, fsyncs it when `sync`; removes it again on failure.
     package static func createFile(_ data: [UInt8], named name: RelativePath, in directory: String, sync: Bool) throws {
         let display = name.displayed(in: directory)
-        let fd = try name.withCString(in: directory) { cpath in
-            try retryingEINTR("create", path: display) { open(cpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640) }
-        }
+        let fd = try FileDescriptor.open(name, in: directory, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o640, operation: "create")
         do {
-            try data.withUnsafeBytes { try writeAll($0, to: fd, path: display) }
-            if sync { try retryingEINTR("fsync", path: display) { fsync(fd) } }
-            close(fd)
+            try data.withUnsafeBytes { try writeAll($0, to: fd.rawValue, path: display) }
+            if sync { try fd.sync(display: display) }
+            fd.close()
         } catch {
-            close(fd)
+            fd.close()
             _ = name.withCString(in: directory) { Glibc.unlink($0) }
             throw error
         }

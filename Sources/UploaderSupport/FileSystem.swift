@@ -25,6 +25,8 @@ package enum FileSystem {
         package var owner: UInt32
         /// The permission bits of `st_mode` (`0o7777`).
         package var permissions: UInt32
+        /// `st_gid`: the file's group (a producers' outbox is in theirs).
+        package var group: UInt32
 
         /// From what `stat`/`lstat`/`fstat` filled in (a simulated disk fills one in too).
         package init(_ st: stat) {
@@ -43,6 +45,7 @@ package enum FileSystem {
             format = UInt32(st.st_mode & S_IFMT)
             owner = UInt32(st.st_uid)
             permissions = UInt32(st.st_mode & 0o7777)
+            group = UInt32(st.st_gid)
         }
 
         /// What the entry is, in words (`symlink`, `FIFO`, `socket`, `character device`…), for refusals.
@@ -75,29 +78,17 @@ package enum FileSystem {
             }
         }
         let parent = try openParent(of: path, in: directory)
-        defer { close(parent) }
-        return try path.name.withCString(in: "") { name in
-            try retryingEINTR("open", path: path.displayed(in: directory)) { openat(parent, name, flags) }
-        }
+        return try parent.open(at: path.name, flags, display: path.displayed(in: directory)).release()
     }
 
     /// Opens the directory holding `path` one component at a time with O_NOFOLLOW, so a
     /// directory swapped for a symlink (to /etc, say) fails with ELOOP/ENOTDIR instead of being walked.
-    package static func openParent(of path: RelativePath, in directory: String) throws -> Int32 {
+    package static func openParent(of path: RelativePath, in directory: String) throws -> FileDescriptor {
         let display = path.displayed(in: directory)
-        var fd = try retryingEINTR("open", path: directory) { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        var fd = try FileDescriptor.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         for component in path.components.dropLast() {
-            let next: Int32
-            do {
-                next = try RelativePath(bytes: component).withCString(in: "") { name in
-                    try retryingEINTR("open", path: display) { openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
-                }
-            } catch {
-                close(fd)
-                throw error
-            }
-            close(fd)
-            fd = next
+            // The next directory is opened before this one closes (the assignment closes it).
+            fd = try fd.open(at: RelativePath(bytes: component), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, display: display)
         }
         return fd
     }
@@ -118,9 +109,8 @@ package enum FileSystem {
             return Status(st)
         }
         let parent = try openParent(of: path, in: directory)
-        defer { close(parent) }
         try path.name.withCString(in: "") { name in
-            _ = try retryingEINTR("lstat", path: path.displayed(in: directory)) { fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) }
+            _ = try retryingEINTR("lstat", path: path.displayed(in: directory)) { fstatat(parent.rawValue, name, &st, AT_SYMLINK_NOFOLLOW) }
         }
         return Status(st)
     }
@@ -146,15 +136,14 @@ package enum FileSystem {
 
     package static func readAll(_ path: RelativePath, in directory: String, limit: Int = 16 << 20) throws -> [UInt8] {
         let display = path.displayed(in: directory)
-        let fd = try openForReading(path, in: directory)
-        defer { close(fd) }
-        let st = try status(fd: fd, path: display)
-        guard st.kind == .regular else { throw SystemError("read", path: display, code: EINVAL) }
+        let file = FileDescriptor(adopting: try openForReading(path, in: directory))
+        let st = try status(fd: file.rawValue, path: display)
+        guard st.kind == .regular else { throw SystemError("read", path: display, code: .invalid) }
         var out: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while out.count < limit {
             let n = try buffer.withUnsafeMutableBytes { raw in
-                try retryingEINTR("read", path: display) { read(fd, raw.baseAddress, raw.count) }
+                try retryingEINTR("read", path: display) { read(file.rawValue, raw.baseAddress, raw.count) }
             }
             if n == 0 { break }
             out.append(contentsOf: buffer[0..<n])
@@ -192,9 +181,8 @@ package enum FileSystem {
 
     /// fsync of a directory, making the renames and creations in it durable.
     package static func syncDirectoryAt(_ path: String) throws {
-        let fd = try retryingEINTR("open", path: path) { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-        defer { close(fd) }
-        try retryingEINTR("fsync", path: path) { fsync(fd) }
+        let directory = try FileDescriptor.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        try directory.sync(display: path)
     }
 
     /// `mkdir -p` with the given mode for what it creates.
@@ -202,21 +190,18 @@ package enum FileSystem {
         var st = stat()
         if stat(path, &st) == 0 {
             if st.st_mode & S_IFMT == S_IFDIR { return }
-            throw SystemError("mkdir", path: path, code: ENOTDIR)
+            throw SystemError("mkdir", path: path, code: .notDirectory)
         }
         let parent = (path as NSString).deletingLastPathComponent
         if !parent.isEmpty && parent != path { try makeDirectories(parent, mode: mode) }
-        if mkdir(path, mode) != 0 && errno != EEXIST { throw SystemError("mkdir", path: path) }
+        if mkdir(path, mode) != 0 && Errno.current != .exists { throw SystemError("mkdir", path: path) }
     }
 
     /// fsync of the directory that holds `name` inside `directory`.
     package static func syncDirectoryOf(_ name: RelativePath, in directory: String) throws {
         guard let parent = name.parent else { return try syncDirectoryAt(directory) }
-        let fd = try parent.withCString(in: directory) { cpath in
-            try retryingEINTR("open", path: parent.displayed(in: directory)) { open(cpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-        }
-        defer { close(fd) }
-        try retryingEINTR("fsync", path: parent.displayed(in: directory)) { fsync(fd) }
+        let fd = try FileDescriptor.open(parent, in: directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        try fd.sync(display: parent.displayed(in: directory))
     }
 
     /// Creates the parent directories of `path` inside `directory` (recursive spools), mode 0750.
@@ -227,7 +212,7 @@ package enum FileSystem {
             current = current.appending(RelativePath(bytes: part))
             let made = current
             try made.withCString(in: directory) { cpath in
-                if mkdir(cpath, 0o750) != 0 && errno != EEXIST {
+                if mkdir(cpath, 0o750) != 0 && Errno.current != .exists {
                     throw SystemError("mkdir", path: made.displayed(in: directory))
                 }
             }
@@ -265,9 +250,9 @@ package enum FileSystem {
         guard let dir else { throw SystemError("opendir", path: path.displayed(in: directory)) }
         defer { closedir(dir) }
         while true {
-            errno = 0
+            Errno.current = Errno(rawValue: 0)
             guard let entry = readdir(dir) else {
-                if errno != 0 { throw SystemError("readdir", path: path.displayed(in: directory)) }
+                if Errno.current.rawValue != 0 { throw SystemError("readdir", path: path.displayed(in: directory)) }
                 break
             }
             let name: [UInt8] = withUnsafeBytes(of: entry.pointee.d_name) { raw in

@@ -40,7 +40,7 @@ package final class Logger: Sendable {
             var offset = 0
             while offset < raw.count {
                 let n = Glibc.write(2, raw.baseAddress! + offset, raw.count - offset)
-                if n <= 0 { if errno == EINTR { continue }; return }
+                if n <= 0 { if Errno.current == .interrupted { continue }; return }
                 offset += n
             }
         }

@@ -68,7 +68,7 @@ package struct SHA256: ~Copyable {
             if let cancellation, cancellation.isCancelled { throw CancellationFlag.Cancelled() }
             let want = Int(min(Int64(chunk), length - done))
             let n = try read(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]), done)
-            if n == 0 { throw SystemError("read", path: path, code: EIO) }
+            if n == 0 { throw SystemError("read", path: path, code: .io) }
             update(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
             done += Int64(n)
         }

@@ -90,9 +90,10 @@ package struct LocalFileSystem: SpoolFileSystem {
     /// The directory is opened once and each file looked up relative to it: the kernel then walks
     /// one name per file, not the spool's whole path (a third of a 100,000-file start-up).
     package func statuses(_ paths: [RelativePath], in directory: String) -> [FileSystem.Status?] {
-        let dir = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard dir >= 0 else { return paths.map { try? status($0, in: directory) } }  // a hint, as below
-        defer { Glibc.close(dir) }
+        let opened = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard opened >= 0 else { return paths.map { try? status($0, in: directory) } }  // a hint, as below
+        let directoryFD = FileDescriptor(adopting: opened)
+        let dir = directoryFD.rawValue
         let lookUp = { @Sendable (path: RelativePath) -> FileSystem.Status? in
             // Below a subdirectory, the careful way (no symlinked directory on the way).
             // A hint for `order` only: nil (gone, or cannot be looked at) ranks as zeros, and the

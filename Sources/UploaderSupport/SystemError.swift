@@ -1,5 +1,3 @@
-@preconcurrency import Glibc
-
 /// A failed system call: which call, on what path, and the errno it returned.
 ///
 /// One error type for every libc failure, so messages always say what and where
@@ -7,25 +5,25 @@
 package struct SystemError: Error, CustomStringConvertible, Equatable {
     package let operation: String
     package let path: String?
-    package let code: Int32
+    package let code: Errno
 
-    package init(_ operation: String, path: String? = nil, code: Int32 = errno) {
+    package init(_ operation: String, path: String? = nil, code: Errno = .current) {
         self.operation = operation
         self.path = path
         self.code = code
     }
 
-    package var reason: String { String(cString: strerror(code)) }
+    package var reason: String { code.description }
 
     /// `Permission denied (errno 13)`: the errno text without the operation and path.
-    package var reasonWithCode: String { "\(reason) (errno \(code))" }
+    package var reasonWithCode: String { "\(reason) (errno \(code.rawValue))" }
 
     package var description: String {
         if let path { return "\(operation) \(path): \(reasonWithCode)" }
         return "\(operation): \(reasonWithCode)"
     }
 
-    package var isNotFound: Bool { code == ENOENT }
+    package var isNotFound: Bool { code == .noEntry }
 }
 
 /// Runs a libc call, retrying on EINTR; returns the result or throws `SystemError`.
@@ -36,8 +34,8 @@ package func retryingEINTR<T: BinaryInteger>(
     while true {
         let result = call()
         if result >= 0 { return result }
-        let code = errno
-        if code == EINTR { continue }
+        let code = Errno.current
+        if code == .interrupted { continue }
         throw SystemError(operation, path: path, code: code)
     }
 }

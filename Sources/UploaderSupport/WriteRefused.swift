@@ -18,11 +18,11 @@ package struct WriteRefused: Error, CustomStringConvertible, Equatable {
 
     /// nil unless `cause` is such a refusal.
     package init?(_ cause: SystemError, directory: String) {
-        guard cause.code == EROFS || cause.code == EACCES else { return nil }
+        guard cause.code == .readOnlyFileSystem || cause.code == .permissionDenied else { return nil }
         self.cause = cause
         self.directory = directory
         var info = stat()
-        directoryMissing = stat(directory, &info) != 0 && errno == ENOENT
+        directoryMissing = stat(directory, &info) != 0 && Errno.current == .noEntry
     }
 
     /// `error` as a `WriteRefused` when it is a refusal; otherwise `error` unchanged.

@@ -116,7 +116,7 @@ final class CurlTransferContext {
                     position += Int64(n)
                     return n
                 }
-                if n < 0 && errno == EINTR { continue }
+                if n < 0 && Errno.current == .interrupted { continue }
                 let where_ = sourcePath.map { " \($0)" } ?? ""
                 if n == 0 {
                     readError = "read\(where_): file is shorter than expected (changed while uploading?)"

@@ -33,7 +33,7 @@ package enum JSONBody {
         try content.withUnsafeMutableBytes { raw in
             while done < raw.count {
                 let n = try retryingEINTR("read", path: path) { pread(fd, raw.baseAddress! + done, raw.count - done, off_t(done)) }
-                if n == 0 { throw SystemError("read", path: path, code: EIO) }
+                if n == 0 { throw SystemError("read", path: path, code: .io) }
                 done += n
             }
         }

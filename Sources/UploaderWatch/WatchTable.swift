@@ -99,11 +99,11 @@ final class WatchTable {
             let code = inotifytools_error()
             if directory.bytes.isEmpty && registration.recreate {
                 lostRoots.insert(registration.id)
-                logger.warn("cannot watch outbox; will retry", ["dir": registration.root, "error": String(cString: strerror(code))])
+                logger.warn("cannot watch outbox; will retry", ["dir": registration.root, "error": Errno(rawValue: code).description])
             } else if directory.bytes.isEmpty {
-                logger.warn("cannot watch directory; a change in it goes unseen", ["dir": registration.root, "error": String(cString: strerror(code))])
+                logger.warn("cannot watch directory; a change in it goes unseen", ["dir": registration.root, "error": Errno(rawValue: code).description])
             } else {
-                logger.warn("cannot watch directory", ["dir": directory.displayed(in: registration.root), "error": String(cString: strerror(code))])
+                logger.warn("cannot watch directory", ["dir": directory.displayed(in: registration.root), "error": Errno(rawValue: code).description])
             }
             return false
         }
@@ -271,7 +271,7 @@ final class WatchTable {
             if uploader_try_read_lease(fd) == 0 {
                 _ = uploader_release_lease(fd)
                 settled = true
-            } else if errno != EAGAIN && errno != EWOULDBLOCK {
+            } else if Errno.current != .wouldBlock {
                 settled = clock.now.timeIntervalSince(status.mtime) >= 2
             }
             if settled {

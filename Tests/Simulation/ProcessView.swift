@@ -73,7 +73,7 @@ final class ProcessView: SpoolFileSystem, @unchecked Sendable {
         return try body()
     }
 
-    private func dieError(_ what: String, _ path: String?) -> SystemError { SystemError(what, path: path, code: EIO) }
+    private func dieError(_ what: String, _ path: String?) -> SystemError { SystemError(what, path: path, code: .io) }
 
     func status(_ path: RelativePath, in directory: String) throws -> FileSystem.Status {
         guard enter() else { throw dieError("lstat", directory) }

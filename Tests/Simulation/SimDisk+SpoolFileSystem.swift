@@ -115,7 +115,7 @@ extension SimDisk {
             if let found {
                 let isDirectory = state.withLock { $0.nodes[found]!.isDirectory }
                 if isDirectory { continue }
-                throw SystemError("mkdir", path: display, code: ENOTDIR)
+                throw SystemError("mkdir", path: display, code: .notDirectory)
             }
             try makeDirectory(prefix, display: display)
         }
@@ -137,7 +137,7 @@ extension SimDisk {
                 if (try? state.locate(parts, followLast: false).inode) == nil { try Self.refuse(fault) }
                 try state.makeDirectory(parts)
             }
-        } catch let error as SystemError where error.code == EEXIST {
+        } catch let error as SystemError where error.code == .exists {
             return
         }
     }

@@ -67,7 +67,7 @@ final class SimDisk: SpoolFileSystem {
             return result
         } catch let error as SimErrno {
             observer?(call, path(), error.code)
-            throw SystemError(call, path: path(), code: error.code)
+            throw SystemError(call, path: path(), code: Errno(rawValue: error.code))
         }
     }
 

@@ -36,7 +36,7 @@ enum SimDiskTesting {
         disk.createFile(path.displayed(in: spool.paths.outbox), data: data, sync: true)
         try disk.syncAll()
         guard case .ready(let file) = claimer.claim(path, now: start) else {
-            throw SystemError("claim", path: path.display, code: EINVAL)
+            throw SystemError("claim", path: path.display, code: .invalid)
         }
         try lifecycle.beginAttempt(file, now: start)
         try disk.syncAll()

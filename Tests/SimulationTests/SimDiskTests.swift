@@ -14,7 +14,7 @@ import UploaderSupport
             try body()
             return nil
         } catch let error as SystemError {
-            return error.code
+            return error.code.rawValue
         } catch {
             return -1
         }

@@ -49,7 +49,7 @@ struct AtomicWriteTests {
                                            temporaryPrefix: ".upl-enqueue-") { fd, display in
                 try Array("second".utf8).withUnsafeBytes { try FileSystem.writeAll($0, to: fd, path: display) }
             }
-        } throws: { ($0 as? SystemError)?.code == EEXIST }
+        } throws: { ($0 as? SystemError)?.code == .exists }
         #expect(FileManager.default.contents(atPath: dir + "/a.bin") == Data("first".utf8))
         #expect(try names(dir) == ["a.bin"])
     }
@@ -59,7 +59,7 @@ struct AtomicWriteTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         #expect(throws: SystemError.self) {
             try FileSystem.writeAtomically(to: RelativePath("a.bin"), in: dir, syncDirectory: false) { _, display in
-                throw SystemError("read", path: display, code: EIO)
+                throw SystemError("read", path: display, code: .io)
             }
         }
         #expect(try names(dir).isEmpty)

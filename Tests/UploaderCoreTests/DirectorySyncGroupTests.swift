@@ -52,7 +52,7 @@ import Testing
 
     @Test func aFailedFsyncIsReportedToEveryCallerItCovered() {
         let group = DirectorySyncGroup()
-        let failure = SystemError("fsync", path: "outbox", code: EIO)
+        let failure = SystemError("fsync", path: "outbox", code: .io)
         #expect(throws: SystemError.self) { try group.sync { throw failure } }
         // The next fsync succeeds: its callers hear nothing of the last one's failure.
         #expect(throws: Never.self) { try group.sync {} }

@@ -57,7 +57,7 @@ struct DirectoryWalkerTests {
 
     @Test func aRootThatIsNoDirectoryOrIsMissingIsReportedWithItsErrno() throws {
         let tree = try Tree()
-        for (root, code) in [(tree.root + "/a.txt", ENOTDIR), (tree.root + "/missing", ENOENT)] {
+        for (root, code) in [(tree.root + "/a.txt", Errno.notDirectory), (tree.root + "/missing", Errno.noEntry)] {
             let (visited, left, errors) = walk(root)
             #expect(visited.isEmpty && left.isEmpty)
             #expect(errors.map { $0.code } == [code])
@@ -73,7 +73,7 @@ struct DirectoryWalkerTests {
             return true
         })
         #expect(errors.count == 1)
-        #expect(errors.first?.code == ENOENT && errors.first?.path == tree.root + "/sub/deeper")
+        #expect(errors.first?.code == .noEntry && errors.first?.path == tree.root + "/sub/deeper")
         #expect(visited["sub/deeper/c.txt"] == nil && visited["sub/b.txt"] == FileSystem.Kind.regular && visited["a.txt"] == FileSystem.Kind.regular)
         #expect(left == ["sub", ""], "a directory that could not be listed is not left")
     }
@@ -81,9 +81,9 @@ struct DirectoryWalkerTests {
     @Test func theCommandLineHandlerPrintsEachDirectoryOnce() {
         var lines: [String] = []
         let handler = DirectoryWalker.printingOnce { lines.append($0) }
-        handler(SystemError("opendir", path: "/s/retry/x", code: EACCES))
-        handler(SystemError("opendir", path: "/s/retry/x", code: EACCES))
-        handler(SystemError("opendir", path: "/s/retry/y", code: EACCES))
+        handler(SystemError("opendir", path: "/s/retry/x", code: .permissionDenied))
+        handler(SystemError("opendir", path: "/s/retry/x", code: .permissionDenied))
+        handler(SystemError("opendir", path: "/s/retry/y", code: .permissionDenied))
         #expect(lines == ["cannot list /s/retry/x: Permission denied (errno 13)", "cannot list /s/retry/y: Permission denied (errno 13)"])
     }
 
@@ -91,7 +91,7 @@ struct DirectoryWalkerTests {
         let lines = LinesBox()
         let logger = Logger(level: .info, sink: { lines.append($0) })
         // Every walk that meets it (recovery, the census every 10 s, retention) reports it; one line says it.
-        for _ in 0..<3 { DirectoryWalker.warning(logger)(SystemError("opendir", path: "/s/outbox/x", code: EACCES)) }
+        for _ in 0..<3 { DirectoryWalker.warning(logger)(SystemError("opendir", path: "/s/outbox/x", code: .permissionDenied)) }
         #expect(lines.all.count == 1)
         #expect(lines.all.first?.contains("WARN cannot list directory dir=/s/outbox/x error=\"Permission denied (errno 13)\"") == true,
                 "\(lines.all)")

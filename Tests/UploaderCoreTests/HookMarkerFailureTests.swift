@@ -16,21 +16,28 @@ import Testing
 struct HookMarkerFailureTests {
     /// The kernel's file system, but `.hooks-due/` fails as a dying disk or a wrong owner would.
     struct FailingMarkers: KernelPassThrough {
-        enum Failure { case readEIO, listEACCES }
+        enum Failure { case readEIO, listEACCES, unlinkEACCES }
         let base = LocalFileSystem()
         let hooksDue: String
         let failure: Failure
 
         func readAll(_ path: RelativePath, in directory: String) throws -> [UInt8] {
             if failure == .readEIO && directory == hooksDue {
-                throw SystemError("read", path: path.displayed(in: directory), code: EIO)
+                throw SystemError("read", path: path.displayed(in: directory), code: .io)
             }
             return try base.readAll(path, in: directory)
         }
 
+        func unlink(_ path: RelativePath, in directory: String) throws {
+            if failure == .unlinkEACCES && directory == hooksDue {
+                throw SystemError("unlink", path: path.displayed(in: directory), code: .permissionDenied)
+            }
+            try base.unlink(path, in: directory)
+        }
+
         func list(_ path: RelativePath, in directory: String) throws -> [FileSystem.Entry] {
             if failure == .listEACCES && directory == hooksDue && path.bytes.isEmpty {
-                throw SystemError("opendir", path: directory, code: EACCES)
+                throw SystemError("opendir", path: directory, code: .permissionDenied)
             }
             return try base.list(path, in: directory)
         }
@@ -62,7 +69,7 @@ struct HookMarkerFailureTests {
                 on_sent = \(hook)
                 """
             guard case .success(let loaded) = ConfigLoader.parse(text: text, path: dir.path + "/uploader.conf", environment: [:]) else {
-                throw SystemError("config", path: nil, code: EINVAL)
+                throw SystemError("config", path: nil, code: .invalid)
             }
             profile = loaded.configuration.profiles[0]
             let spool = Spool(paths: paths)
@@ -130,5 +137,23 @@ struct HookMarkerFailureTests {
         try rig.start(on: LocalFileSystem())
         #expect(rig.hookRuns == [rig.paths.sent + "/a.bin"])
         #expect(rig.markers.isEmpty)
+    }
+
+    @Test func aLeftoverTemporaryMarkerThatCannotBeRemovedIsSaidWithItsPathAndErrnoAndGoesOnceItCan() throws {
+        let rig = try Rig()
+        let leftover = TemporaryNames.prefix + "cut"
+        try Data("half".utf8).write(to: URL(fileURLWithPath: rig.paths.hooksDue + "/" + leftover))
+        let refusing = HookLedger(spool: Spool(paths: rig.paths, fs: FailingMarkers(hooksDue: rig.paths.hooksDue, failure: .unlinkEACCES)))
+        var problems: [HookLedger.Problem] = []
+        _ = refusing.markers { problems.append($0) }
+        let said = problems.filter { $0.what == "cannot remove a marker's leftover temporary file; the next start tries again" }
+        #expect(said.count == 1 && said[0].level == .warn && said[0].path == rig.paths.hooksDue + "/" + leftover, "\(problems)")
+        #expect(said.first?.error?.contains("Permission denied (errno 13)") == true, "\(problems)")
+        #expect(rig.markers.contains(leftover), "it stays for the next start")
+
+        problems = []
+        _ = HookLedger(spool: Spool(paths: rig.paths)).markers { problems.append($0) }
+        #expect(problems.isEmpty, "\(problems)")
+        #expect(!rig.markers.contains(leftover) && rig.markers.count == 1, "the leftover went; the real marker stays")
     }
 }

@@ -20,7 +20,7 @@ import Testing
         var mayLinkAnything = true
 
         private func check(_ call: String, _ directory: String, _ path: RelativePath) throws {
-            if let code = fails(call, directory, path) { throw SystemError(call, path: path.displayed(in: directory), code: code) }
+            if let code = fails(call, directory, path) { throw SystemError(call, path: path.displayed(in: directory), code: Errno(rawValue: code)) }
         }
         func status(_ path: RelativePath, in directory: String) throws -> FileSystem.Status {
             try check("lstat", directory, path)

@@ -7,14 +7,14 @@ import Testing
 /// `ProtectHome=tmpfs` hides.
 @Suite struct WriteRefusedHintTests {
     @Test func aSpoolUnderHomeIsShownByBindPathsNotReadWritePaths() throws {
-        let refused = try #require(WriteRefused(SystemError("mkdir", path: "/home/alice", code: EROFS), directory: "/home/alice/drop/spool"))
+        let refused = try #require(WriteRefused(SystemError("mkdir", path: "/home/alice", code: .readOnlyFileSystem), directory: "/home/alice/drop/spool"))
         #expect(refused.description == "mkdir /home/alice: Read-only file system (errno 30); under systemd create /home/alice/drop/spool "
             + "and add \"BindPaths=/home/alice/drop/spool\" to the unit in a drop-in (its ProtectHome=tmpfs shows nothing under /home, "
             + "/root and /run/user but what BindPaths= names)")
     }
 
     @Test func aSpoolElsewhereIsMadeWritableByReadWritePaths() throws {
-        let refused = try #require(WriteRefused(SystemError("mkdir", path: "/srv/photos", code: EROFS), directory: "/srv/photos"))
+        let refused = try #require(WriteRefused(SystemError("mkdir", path: "/srv/photos", code: .readOnlyFileSystem), directory: "/srv/photos"))
         #expect(refused.description.hasSuffix("under systemd create /srv/photos and add \"ReadWritePaths=/srv/photos\" to the unit"))
     }
 }

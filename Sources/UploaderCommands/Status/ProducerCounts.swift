@@ -1,4 +1,3 @@
-@preconcurrency import Glibc
 import UploaderSupport
 import UploaderSpool
 
@@ -13,7 +12,7 @@ final class ProducerCounts {
 
     /// The handler for one census: holds back permission refusals, reports the rest.
     var handler: DirectoryWalker.ErrorHandler {
-        { [self] error in if error.code == EACCES { refused.append(error) } else { report(error) } }
+        { [self] error in if error.code == .permissionDenied { refused.append(error) } else { report(error) } }
     }
 
     /// `census` with retry, failed and sent_24h from `daemon` when something was refused and the

@@ -1,8 +1,10 @@
 @preconcurrency import Glibc
+import UploaderSupport
 
 /// A user of this machine with its groups, and what the permission bits along a path let it do:
 /// the checks of who may read a secret and whether the service can use a spool ask this.
-/// Mode bits only (no ACLs); root may do anything.
+/// Mode bits only (no ACLs); root may do anything. The user database (passwd, groups) is read
+/// here; what the file system says comes from `FileSystem`.
 package struct LocalUser: Sendable, Equatable {
     package var name: String
     package var uid: uid_t
@@ -43,43 +45,50 @@ package struct LocalUser: Sendable, Equatable {
     }
 
     /// Whether the bits of `info` grant this user `want` (4 read, 2 write, 1 search).
-    package func may(_ want: mode_t, _ info: stat) -> Bool {
+    package func may(_ want: UInt32, _ info: FileSystem.Status) -> Bool {
         if uid == 0 { return true }
-        let bits: mode_t
-        if info.st_uid == uid { bits = (info.st_mode >> 6) & 7 }
-        else if groups.contains(info.st_gid) { bits = (info.st_mode >> 3) & 7 }
-        else { bits = info.st_mode & 7 }
+        let bits: UInt32
+        if info.owner == uid { bits = (info.permissions >> 6) & 7 }
+        else if groups.contains(info.group) { bits = (info.permissions >> 3) & 7 }
+        else { bits = info.permissions & 7 }
         return bits & want == want
     }
 
     /// Whether this user reaches `path` (search on every directory above it) and may `want` on it.
     /// False when something on the way does not exist.
-    package func may(_ want: mode_t, at path: String) -> Bool {
+    package func may(_ want: UInt32, at path: String) -> Bool {
         firstRefusal(want, at: path) == nil && exists(path)
     }
 
     /// The first directory above `path` this user may not search (or `path` itself, if `want`
     /// is refused there); nil when nothing refuses. Missing components end the walk.
-    package func firstRefusal(_ want: mode_t, at path: String) -> (path: String, info: stat)? {
+    package func firstRefusal(_ want: UInt32, at path: String) -> (path: String, info: FileSystem.Status)? {
         var prefix = ""
         let parts = path.split(separator: "/")
         for (index, part) in parts.enumerated() {
             let directory = prefix.isEmpty ? "/" : prefix
-            var info = stat()
-            guard stat(directory, &info) == 0 else { return nil }
+            guard let info = Self.status(directory) else { return nil }
             if !may(1, info) { return (directory, info) }
             prefix += "/" + part
             if index == parts.count - 1 {
-                guard stat(prefix, &info) == 0 else { return nil }
+                guard let info = Self.status(prefix) else { return nil }
                 if !may(want, info) { return (prefix, info) }
             }
         }
         return nil
     }
 
-    private func exists(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0
+    private func exists(_ path: String) -> Bool { Self.status(path) != nil }
+
+    /// stat(2) of `path`, nil when it cannot be looked at: these are warnings about what a user
+    /// may do, and a path that cannot be looked at ends the walk as a missing one does.
+    static func status(_ path: String) -> FileSystem.Status? {
+        try? FileSystem.statusFollowingLinks(path: path)
+    }
+
+    /// The number of the group called `name`, or nil when this machine has none (getgrnam(3)).
+    package static func groupID(named name: String) -> UInt32? {
+        getgrnam(name).map { $0.pointee.gr_gid }
     }
 
     /// The name of group `gid`, or the number.
@@ -104,8 +113,7 @@ extension LocalUser {
     package static func service(spoolRoots: [String]) -> LocalUser? {
         if geteuid() != 0 { return LocalUser(uid: geteuid()) }
         for root in spoolRoots {
-            var info = stat()
-            if !root.utf8.contains(0), stat(root, &info) == 0, info.st_uid != 0, let owner = LocalUser(uid: info.st_uid) {
+            if !root.utf8.contains(0), let info = status(root), info.owner != 0, let owner = LocalUser(uid: info.owner) {
                 return owner
             }
         }

@@ -1,4 +1,5 @@
-@preconcurrency import Glibc
+import Foundation
+import UploaderSupport
 
 /// Who besides root and the service user can read a secret (a secret file, or a config that
 /// holds a secret as written): `check-config` warns exactly when someone can, names them, and
@@ -11,13 +12,14 @@ enum SecretExposure {
 
     /// `FILE is readable by …; fix: …` for `readers` (not empty), one line.
     static func description(of path: String, readers: [LocalUser], service: LocalUser?) -> String {
-        var info = stat()
-        _ = stat(path, &info)
-        let mode = String(format: "%04o", info.st_mode & 0o7777)
-        let owner = LocalUser.userName(info.st_uid), group = LocalUser.groupName(info.st_gid)
+        // Looked at just before by `readers`; gone since, it shows as mode 0000 root:root.
+        let info = LocalUser.status(path)
+        let permissions = info?.permissions ?? 0
+        let mode = String(format: "%04o", permissions)
+        let owner = LocalUser.userName(info?.owner ?? 0), group = LocalUser.groupName(info?.group ?? 0)
         let shown = readers.prefix(5).map(\.name).joined(separator: ", ") + (readers.count > 5 ? " and \(readers.count - 5) more" : "")
         let who: String
-        if info.st_mode & 0o004 != 0 { who = "every user (mode \(mode), \(owner):\(group))" }
+        if permissions & 0o004 != 0 { who = "every user (mode \(mode), \(owner):\(group))" }
         else { who = "user \(shown) (mode \(mode), \(owner):\(group))" }
         let serviceName = service?.name ?? LocalUser.packagedServiceName
         let serviceGroup = service.map { LocalUser.groupName($0.gid) } ?? LocalUser.packagedServiceName

@@ -1,4 +1,5 @@
-@preconcurrency import Glibc
+import Foundation
+import UploaderSupport
 
 /// Whether the service user can use each profile's spool as it is on disk now: reach and write
 /// the directories that exist, create the ones that do not, own them, and give the outbox to the
@@ -12,8 +13,7 @@ enum SpoolAccessCheck {
             let paths = profile.spool
             for (role, dir) in [("spool", paths.root), ("outbox", paths.outbox), ("sent", paths.sent), ("retry", paths.retry)] {
                 let what = "\(role) \(dir) of [outbox \(profile.name)]"
-                var info = stat()
-                guard stat(dir, &info) == 0 else {
+                guard let info = LocalUser.status(dir) else {
                     let parent = nearestExisting(above: dir)
                     if let refusal = service.firstRefusal(3, at: parent) {
                         diagnostics.warning(profile.line, "the service user \(user) cannot create \(what): \(refused(refusal, want: parent))")
@@ -22,12 +22,12 @@ enum SpoolAccessCheck {
                 }
                 if let refusal = service.firstRefusal(3, at: dir) {
                     diagnostics.warning(profile.line, "the service user \(user) cannot use \(what): \(refused(refusal, want: dir))")
-                } else if info.st_uid != service.uid {
-                    diagnostics.warning(profile.line, "\(what) is owned by \(LocalUser.userName(info.st_uid)), not by the service user \(user); "
+                } else if info.owner != service.uid {
+                    diagnostics.warning(profile.line, "\(what) is owned by \(LocalUser.userName(info.owner)), not by the service user \(user); "
                         + "chown \(user) \(dir)")
                 }
             }
-            if let group = profile.producers, let entry = getgrnam(group), !service.groups.contains(entry.pointee.gr_gid) {
+            if let group = profile.producers, let gid = LocalUser.groupID(named: group), !service.groups.contains(gid) {
                 diagnostics.warning(profile.line, "the service user \(user) is not in the producers group \(group) of [outbox \(profile.name)], "
                     + "so it cannot give the outbox to that group: adduser \(user) \(group), then restart the service")
             }
@@ -35,9 +35,9 @@ enum SpoolAccessCheck {
     }
 
     /// `DIR (mode 0700, alice:alice) does not let it search` or `… write`, with the usual fix.
-    private static func refused(_ refusal: (path: String, info: stat), want target: String) -> String {
-        let mode = String(format: "%04o", refusal.info.st_mode & 0o7777)
-        let owner = "\(LocalUser.userName(refusal.info.st_uid)):\(LocalUser.groupName(refusal.info.st_gid))"
+    private static func refused(_ refusal: (path: String, info: FileSystem.Status), want target: String) -> String {
+        let mode = String(format: "%04o", refusal.info.permissions)
+        let owner = "\(LocalUser.userName(refusal.info.owner)):\(LocalUser.groupName(refusal.info.group))"
         if refusal.path != target {
             return "\(refusal.path) (mode \(mode), \(owner)) does not let it pass; let it search there (chmod o+x) or put the spool elsewhere"
         }
@@ -48,8 +48,7 @@ enum SpoolAccessCheck {
         var candidate = path
         while candidate != "/" {
             candidate = candidate.lastIndex(of: "/").map { $0 == candidate.startIndex ? "/" : String(candidate[..<$0]) } ?? "/"
-            var info = stat()
-            if stat(candidate, &info) == 0 { return candidate }
+            if LocalUser.status(candidate) != nil { return candidate }
         }
         return "/"
     }

@@ -91,7 +91,7 @@ final class HookOutputPipe: Sendable {
             var entry = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
             let ready = poll(&entry, 1, 100)
             if finishing.load(ordering: .acquiring) { pollsAfterFinish += 1 }
-            if ready < 0 && errno == EINTR { continue }
+            if ready < 0 && Errno.current == .interrupted { continue }
             guard ready > 0 else {
                 if ready < 0 || finishing.load(ordering: .acquiring) { return }
                 continue
@@ -99,7 +99,7 @@ final class HookOutputPipe: Sendable {
             let count = buffer.withUnsafeMutableBytes { Glibc.read(readEnd, $0.baseAddress, $0.count) }
             if count > 0 {
                 buffer.withUnsafeBytes { output.append(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
-            } else if count == 0 || (errno != EINTR && errno != EAGAIN) {
+            } else if count == 0 || (Errno.current != .interrupted && Errno.current != .wouldBlock) {
                 return
             }
         }

@@ -97,7 +97,7 @@ package struct HookProcess: Sendable {
     /// Blocks until `pid` has ended, leaving it to be reaped.
     private static func waitForExit(_ pid: pid_t) {
         var info = siginfo_t()
-        while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR {}
+        while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 && Errno.current == .interrupted {}
     }
 
     private struct SpawnError: Error { let message: String }
@@ -130,7 +130,7 @@ package struct HookProcess: Sendable {
                 ? posix_spawn(&child, command, &actions, attributes, argv, envp)
                 : posix_spawnp(&child, command, &actions, attributes, argv, envp)
         }
-        guard rc == 0 else { return .failure(SpawnError(message: String(cString: strerror(rc)))) }
+        guard rc == 0 else { return .failure(SpawnError(message: Errno(rawValue: rc).description)) }
         return .success(child)
     }
 
@@ -138,7 +138,7 @@ package struct HookProcess: Sendable {
     private func reap(_ pid: pid_t) -> Outcome {
         var status: Int32 = 0
         var result: pid_t
-        repeat { result = waitpid(pid, &status, 0) } while result < 0 && errno == EINTR
+        repeat { result = waitpid(pid, &status, 0) } while result < 0 && Errno.current == .interrupted
         // Our own child, not reaped yet: nothing else in the process waits for it (SIGCHLD has its
         // default, `Signals.blockHandled`), so a failure here is a bug.
         precondition(result == pid, "waitpid of hook \(pid): \(SystemError("waitpid").reasonWithCode)")

@@ -23,7 +23,7 @@ package final class NetlinkMonitor: Sendable {
     package func start() {
         let fd = uploader_open_rtnetlink()
         guard fd >= 0 else {
-            logger.warn("cannot open rtnetlink socket; network changes are noticed by probing only", ["error": String(cString: strerror(errno))])
+            logger.warn("cannot open rtnetlink socket; network changes are noticed by probing only", ["error": Errno.current.description])
             return
         }
         let thread = Thread { [self] in self.run(reading: fd) }
@@ -51,7 +51,7 @@ package final class NetlinkMonitor: Sendable {
         while true {
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n < 0 {
-                if errno == EINTR || errno == ENOBUFS { notify(); continue }
+                if Errno.current == .interrupted || Errno.current == .noBufferSpace { notify(); continue }
                 return
             }
             notify()

@@ -47,10 +47,10 @@ package struct TCPProbe: Sendable {
 
     private func connect(_ info: addrinfo) -> String? {
         let fd = socket(info.ai_family, info.ai_socktype | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), info.ai_protocol)
-        guard fd >= 0 else { return "socket: \(String(cString: strerror(errno)))" }
+        guard fd >= 0 else { return "socket: \(Errno.current.description)" }
         defer { close(fd) }
         if Glibc.connect(fd, info.ai_addr, info.ai_addrlen) == 0 { return nil }
-        guard errno == EINPROGRESS else { return "connect to \(host):\(port): \(String(cString: strerror(errno)))" }
+        guard Errno.current == .inProgress else { return "connect to \(host):\(port): \(Errno.current.description)" }
         var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
         let ms = Int32(max(1, min(timeout, 3600)) * 1000)
         let ready = poll(&pfd, 1, ms)
@@ -58,6 +58,6 @@ package struct TCPProbe: Sendable {
         var error: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
         getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length)
-        return error == 0 ? nil : "connect to \(host):\(port): \(String(cString: strerror(error)))"
+        return error == 0 ? nil : "connect to \(host):\(port): \(Errno(rawValue: error).description)"
     }
 }

@@ -33,7 +33,7 @@ struct ProfileRunnerSeamTests {
                 \(extra)
                 """
             guard case .success(let loaded) = ConfigLoader.parse(text: text, path: dir.path + "/uploader.conf", environment: [:]) else {
-                throw SystemError("config", path: nil, code: EINVAL)
+                throw SystemError("config", path: nil, code: .invalid)
             }
             let profile = loaded.configuration.profiles[0]
             var seams = ProfileRunner.Seams()
