@@ -87,7 +87,14 @@ final class DirectorySyncGroup: Sendable {
         case .done(nil): return
         case .run(let target):
             var failure: SystemError?
-            do { try fsync() } catch let caught as SystemError { failure = caught } catch {}
+            do {
+                try fsync()
+            } catch let caught as SystemError {
+                failure = caught
+            } catch {
+                // Every file layer throws SystemError; anything else still fails every caller it covered.
+                failure = SystemError("fsync", path: "\(error)", code: .io)
+            }
             requests.update { requests in
                 requests.running = false
                 requests.completed = target
