@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <sys/signalfd.h>
 #include "CSysShims.h"
 
 int uploader_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath) {
@@ -149,4 +150,13 @@ int uploader_pin_thread_to_nth_cpu(int nth) {
         return sched_setaffinity(0, sizeof only, &only) == 0 ? cpu : -1;
     }
     return -1;
+}
+
+int uploader_signalfd(const sigset_t *mask) { return signalfd(-1, mask, SFD_CLOEXEC | SFD_NONBLOCK); }
+
+int uploader_signalfd_read(int fd) {
+    struct signalfd_siginfo info;
+    ssize_t n = read(fd, &info, sizeof info);
+    if (n != (ssize_t)sizeof info) return -1;
+    return (int)info.ssi_signo;
 }

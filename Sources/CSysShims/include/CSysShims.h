@@ -41,4 +41,12 @@ int uploader_malloc_arena_max(int count);
 /// set holds one processor already or cannot be read or set.
 int uploader_pin_thread_to_nth_cpu(int nth);
 
+#include <signal.h>
+
+/// signalfd(2) for `mask` (signals the caller keeps blocked), close-on-exec and non-blocking; -1 with errno.
+int uploader_signalfd(const sigset_t *mask);
+
+/// Reads one signal from a signalfd: its number, or -1 with errno (EAGAIN: none waiting).
+int uploader_signalfd_read(int fd);
+
 #endif

@@ -38,13 +38,14 @@ package final class ProfileLoop: Sendable {
     private let published = Mutex(ProfileSnapshot())
     private let ended = Latch()
     private let scheduler: any Scheduler
-    private let timer: DeadlineTimer
+    private let timer: any DeadlineTicker
 
-    package init(policy: ProfilePolicy, clock: any Clock, scheduler: any Scheduler = .system) {
+    /// `ticker`: where the deadlines come from (nil: a timer thread of the loop's own).
+    package init(policy: ProfilePolicy, clock: any Clock, scheduler: any Scheduler = .system, ticker: (any DeadlineTicker)? = nil) {
         self.policy = policy
         self.clock = clock
         self.scheduler = scheduler
-        timer = DeadlineTimer(scheduler: scheduler)
+        timer = ticker ?? DeadlineTimer(scheduler: scheduler)
     }
 
     package func send(_ event: ProfileEvent) {
@@ -110,12 +111,12 @@ package final class ProfileLoop: Sendable {
     package func waitUntilEnded() { ended.wait(scheduler: scheduler) }
 }
 
-/// Sends the owner a tick when its next deadline comes: a thread that waits on a `Monitor`
-/// until then.
+/// Sends the owner a tick when its next deadline comes: a thread of its own that waits on a
+/// `Monitor` until then (where no `ServiceLoop` waits for every owner's deadlines).
 ///
 /// Moving the deadline later or away costs nothing (the thread wakes at the old one, finds it
 /// not yet due, and waits again); only an earlier one wakes it to wait less.
-private final class DeadlineTimer: Sendable {
+private final class DeadlineTimer: DeadlineTicker {
     private struct Plan: Sendable {
         /// When to tick (nil: not at all); in Dispatch's uptime.
         var due: DispatchTime?

@@ -52,6 +52,8 @@ package final class ProfileRunner: Sendable {
         package var route: (any RouteLookup)?
         /// The running boot's id, which a record's hash is checked against (`Claimer.bootID`).
         package var bootID: String? = BootID.current
+        /// Where the owner's deadlines come from (nil: a timer thread of the runner's own).
+        package var tickers: (any DeadlineTickers)?
 
         package init() {}
     }
@@ -71,7 +73,7 @@ package final class ProfileRunner: Sendable {
         ignore = IgnoreRules(patterns: profile.ignore)
         let lifecycle = FileLifecycle(spool: spool, logger: logger, afterSend: profile.afterSend)
         let policy = ProfilePolicy(profile: profile, mode: mode, timeZone: seams.timeZone)
-        loop = ProfileLoop(policy: policy, clock: seams.clock)
+        loop = ProfileLoop(policy: policy, clock: seams.clock, ticker: seams.tickers?.makeTicker())
         let reach = ReachabilityPlan(profile: profile, environment: seams.environment)
         let probe: (any ReachabilityProbe)? = seams.probe ?? reach.probe
         let route: (any RouteLookup)? = seams.route ?? reach.routeHost.map { KernelRoute(host: $0) }
