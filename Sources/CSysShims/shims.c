@@ -11,6 +11,7 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <sys/signalfd.h>
+#include <pthread.h>
 #include "CSysShims.h"
 
 int uploader_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath) {
@@ -159,4 +160,11 @@ int uploader_signalfd_read(int fd) {
     ssize_t n = read(fd, &info, sizeof info);
     if (n != (ssize_t)sizeof info) return -1;
     return (int)info.ssi_signo;
+}
+
+void uploader_name_thread(const char *name) {
+    char shortened[16];
+    strncpy(shortened, name, sizeof shortened - 1);
+    shortened[sizeof shortened - 1] = 0;
+    pthread_setname_np(pthread_self(), shortened);
 }

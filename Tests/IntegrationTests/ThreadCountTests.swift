@@ -33,8 +33,11 @@ final class ThreadCountTests: XCTestCase {
         let uploadPeak = uploading.stop()
         for (name, hash) in hashes { XCTAssertEqual(try sha256(ofFile: sink.file("tc/" + name)), hash, name) }
 
-        print("threads of uploader run (one profile, concurrency = 4): idle \(idlePeak.count), peak while uploading "
-              + "\(uploadPeak.count) (of \(uploadPeak.samples) samples)")
+        func named(_ peak: ThreadSampler.Peak) -> String {
+            peak.names.sorted { $0.key < $1.key }.map { "\($0.key) × \($0.value)" }.joined(separator: ", ")
+        }
+        print("threads of uploader run (one profile, concurrency = 4): idle \(idlePeak.count) (\(named(idlePeak))), "
+              + "peak while uploading \(uploadPeak.count) (\(named(uploadPeak))), of \(uploadPeak.samples) samples")
         XCTAssertGreaterThan(idle.samplesTaken, 10)
         XCTAssertGreaterThan(uploadPeak.samples, 10)
         XCTAssertLessThanOrEqual(idlePeak.count, Self.limit, "threads while idle")
@@ -44,7 +47,12 @@ final class ThreadCountTests: XCTestCase {
 
 /// Counts a process's threads (`/proc/PID/task`) every 2 ms on a thread of its own, keeping the most seen.
 private final class ThreadSampler: Sendable {
-    struct Peak { var count = 0; var samples = 0 }
+    struct Peak {
+        var count = 0
+        var samples = 0
+        /// The threads' names (`comm`) at the peak, each with how many bear it.
+        var names: [String: Int] = [:]
+    }
     private let peak = Mutex(Peak())
     private let stopping = Atomic<Bool>(false)
     private let done = DispatchSemaphore(value: 0)
@@ -53,10 +61,20 @@ private final class ThreadSampler: Sendable {
         Thread { [self] in
             let tasks = "/proc/\(pid)/task"
             while !stopping.load(ordering: .relaxed) {
-                if let count = try? FileManager.default.contentsOfDirectory(atPath: tasks).count {
-                    peak.withLock { p in
-                        p.count = max(p.count, count)
+                if let ids = try? FileManager.default.contentsOfDirectory(atPath: tasks) {
+                    let higher = peak.withLock { p in
                         p.samples += 1
+                        return ids.count > p.count
+                    }
+                    if higher {
+                        var names: [String: Int] = [:]
+                        for id in ids {
+                            let comm = (try? String(contentsOfFile: "\(tasks)/\(id)/comm", encoding: .utf8)) ?? "?"
+                            names[comm.trimmingCharacters(in: .whitespacesAndNewlines), default: 0] += 1
+                        }
+                        peak.withLock { p in
+                            if ids.count > p.count { (p.count, p.names) = (ids.count, names) }
+                        }
                     }
                 }
                 usleep(2000)

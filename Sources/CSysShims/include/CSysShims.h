@@ -49,4 +49,7 @@ int uploader_signalfd(const sigset_t *mask);
 /// Reads one signal from a signalfd: its number, or -1 with errno (EAGAIN: none waiting).
 int uploader_signalfd_read(int fd);
 
+/// Names the calling thread (its first 15 bytes), as /proc/PID/task/TID/comm, top -H and gdb show it.
+void uploader_name_thread(const char *name);
+
 #endif

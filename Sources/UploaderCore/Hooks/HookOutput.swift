@@ -63,12 +63,10 @@ final class HookOutputPipe: Sendable {
     /// After the spawn: the parent's copy of the child's end is closed, and reading starts.
     func started() {
         close(writeEnd)
-        let thread = Thread { [self] in
+        SystemScheduler.system.startThread(named: "hook-output") { [self] in
             readUntilEnd()
             done.open()
         }
-        thread.name = "hook-output"
-        thread.start()
     }
 
     /// The spawn failed: nothing will read or write.

@@ -75,12 +75,10 @@ package struct HookProcess: Sendable {
             pipe?.finish()
         }
         let exited = Latch()
-        let watcher = Thread {
+        SystemScheduler.system.startThread(named: "hook-\(pid)") {
             Self.waitForExit(pid)
             exited.open()
         }
-        watcher.name = "hook-\(pid)"
-        watcher.start()
         if clock.wait(for: exited, until: clock.monotonic + timeout) { return reap(pid) }
         _ = kill(-pid, SIGTERM)
         if clock.wait(for: exited, until: clock.monotonic + 1) {
