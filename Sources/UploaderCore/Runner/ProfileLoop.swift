@@ -14,8 +14,9 @@ import UploaderWatch
 /// finds the loop busy only leaves its event for the one stepping. So a report from a worker
 /// costs no wake-up of another thread, and the state still has one owner at a time. Steps never
 /// block (blocking work is an effect, handed to the worker pool), so a sender is held only for
-/// as long as the decisions take. A timer thread of its own sends `.tick` at the next deadline
-/// (measured on the injected clock): retries, probes, windows, passes over sent/, rescans, a stop's grace.
+/// as long as the decisions take. Its `DeadlineTicker` — the daemon's service loop, or else a timer
+/// thread of its own — sends `.tick` at the next deadline (computed on the injected clock):
+/// retries, probes, windows, passes over sent/, rescans, a stop's grace.
 package final class ProfileLoop: Sendable {
     /// The events waiting, and the state while no one steps it.
     private struct Inbox: ~Copyable {
