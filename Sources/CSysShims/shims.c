@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 #include <string.h>
 #include <malloc.h>
 #include <sched.h>
@@ -168,3 +169,9 @@ void uploader_name_thread(const char *name) {
     shortened[sizeof shortened - 1] = 0;
     pthread_setname_np(pthread_self(), shortened);
 }
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+int uploader_pidfd_open(int pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }

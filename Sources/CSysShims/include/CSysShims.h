@@ -52,4 +52,8 @@ int uploader_signalfd_read(int fd);
 /// Names the calling thread (its first 15 bytes), as /proc/PID/task/TID/comm, top -H and gdb show it.
 void uploader_name_thread(const char *name);
 
+/// pidfd_open(2): a descriptor (close-on-exec) that polls readable once process `pid` has
+/// exited, without reaping it; -1 with errno (ENOSYS before Linux 5.3).
+int uploader_pidfd_open(int pid);
+
 #endif
