@@ -5,11 +5,14 @@
 #include <errno.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 #include <string.h>
 #include <malloc.h>
 #include <sched.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <sys/signalfd.h>
+#include <pthread.h>
 #include "CSysShims.h"
 
 int uploader_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath) {
@@ -150,3 +153,25 @@ int uploader_pin_thread_to_nth_cpu(int nth) {
     }
     return -1;
 }
+
+int uploader_signalfd(const sigset_t *mask) { return signalfd(-1, mask, SFD_CLOEXEC | SFD_NONBLOCK); }
+
+int uploader_signalfd_read(int fd) {
+    struct signalfd_siginfo info;
+    ssize_t n = read(fd, &info, sizeof info);
+    if (n != (ssize_t)sizeof info) return -1;
+    return (int)info.ssi_signo;
+}
+
+void uploader_name_thread(const char *name) {
+    char shortened[16];
+    strncpy(shortened, name, sizeof shortened - 1);
+    shortened[sizeof shortened - 1] = 0;
+    pthread_setname_np(pthread_self(), shortened);
+}
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+int uploader_pidfd_open(int pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }

@@ -64,16 +64,23 @@ package final class Daemon {
         }
         Signals.blockHandled()
         MallocArenas.limit(to: 2, environment: environment)
+        // Signals, network changes, the owners' deadlines and the reporter's rounds: one thread.
+        let service = ServiceLoop()
+        guard service.takeSignals(Signals.handled, received: { [events] signal in events.send(.signal(signal)) }) else {
+            fail("cannot take signals (signalfd): \(Errno.current.description)")
+            return ExitCode.software
+        }
         var seams = ProfileRunner.Seams()
         seams.clock = clock
         seams.environment = environment
+        seams.tickers = service
         if seams.bootID == nil {
             logger.warn("cannot read the boot id (\(BootID.path)): a file's hash is not checked again after a reboot, "
                         + "so content a power cut undid may go out under the digest recorded before it")
         }
         let watcher = InotifyWatcher(logger: logger, clock: clock)
         let netlink = once ? nil : NetlinkMonitor(logger: logger)
-        netlink?.start()
+        if let netlink, let fd = netlink.open() { service.watch(fd) { netlink.readAvailable(fd) } }
         let mimeTypes = MimeTypes.load()
         let hostname = Self.hostname()
         for profile in selected {
@@ -110,14 +117,15 @@ package final class Daemon {
             }
         }
         ProfileIndex.publish(config, logger: logger)
+        service.start()
         do { try watcher.start() } catch {
             fail("\(error)")
             return ExitCode.software
         }
         for runner in runners { runner.begin(netlink: netlink) }
-        let signals = SignalListener(events)
         // State files, metrics, systemd notifications and SIGHUP reloads: see ServiceReporter and ConfigReloader.
-        let reporter = ServiceReporter(notifier: SystemdNotifier(environment: once ? [:] : environment), logger: logger, clock: clock)
+        let reporter = ServiceReporter(notifier: SystemdNotifier(environment: once ? [:] : environment), logger: logger, clock: clock,
+                                       tickers: service)
         reporter.start(runners: runners, global: config.global)
         let factory = RunnerFactory(watcher: watcher, netlink: netlink, mimeTypes: mimeTypes, hostname: hostname, seams: seams, logger: logger)
         let reloader = ConfigReloader(path: config.path, profileNames: profileNames, environment: environment,
@@ -126,9 +134,9 @@ package final class Daemon {
         if !once { credentials.watch(runners.map(\.profile)) }
         let code = once ? runOnce() : runDaemon(reloader, credentials: credentials)
         credentials.stop()
-        signals.stop()
         HookRunner.drain(runners, once: once, logger: logger)
         reporter.finish()
+        service.stop()
         watcher.stop()
         return code
     }
@@ -193,10 +201,10 @@ package final class Daemon {
         for runner in runners {
             group.enter()
             let grace = runner.profile.shutdownGrace
-            Thread {
+            SystemScheduler.system.startThread(named: "stop-\(runner.profile.name)") {
                 runner.stop(grace: grace)
                 group.leave()
-            }.start()
+            }
         }
         group.wait()
     }
@@ -228,25 +236,4 @@ enum DaemonEvent: Sendable {
     case drained(String)
     /// A credentials file changed (its path): reload as on SIGHUP.
     case credentialsChanged(String)
-}
-
-/// Takes the handled signals (blocked in every thread) on a thread of its own and posts them.
-final class SignalListener: Sendable {
-    private let stopped = Atomic<Bool>(false)
-
-    init(_ events: Mailbox<DaemonEvent>) {
-        let thread = Thread { [self] in
-            while !stopped.load(ordering: .relaxed) {
-                if let signal = Signals.wait(seconds: 0.5) { events.send(.signal(signal)) }
-            }
-        }
-        thread.name = "signals"
-        thread.start()
-    }
-
-    /// Lets the thread end at its next wake-up (within half a second). Not waited for: a
-    /// `run --once` must not spend up to half a second of every run on it before exiting.
-    func stop() {
-        stopped.store(true, ordering: .relaxed)
-    }
 }

@@ -48,12 +48,10 @@ package struct RunnerFactory: Sendable {
         let group = DispatchGroup()
         for runner in runners {
             group.enter()
-            let thread = Thread {
+            SystemScheduler.system.startThread(named: "stop-\(runner.profile.name)") {
                 runner.stop(grace: runner.profile.shutdownGrace)
                 group.leave()
             }
-            thread.name = "stop-\(runner.profile.name)"
-            thread.start()
         }
         group.wait()
         for runner in runners { runner.release(from: watcher) }

@@ -11,8 +11,8 @@ import UploaderCore
 /// start, every 10 s, within a quarter second of a change — reachability, pause reason, refused
 /// names, the last error — and every 0.75 s while uploads are in flight, for their progress,
 /// and once more after the last one ended), the metrics file (every 10 s and at exit), and systemd's
-/// READY/STATUS/STOPPING/WATCHDOG. One ticking thread; spool counts come from `SpoolCounter`'s
-/// own thread so a big spool never delays the watchdog.
+/// READY/STATUS/STOPPING/WATCHDOG. Its rounds are ticks of the daemon's `ServiceLoop`; spool
+/// counts come from `SpoolCounter`'s own thread so a big spool never delays the watchdog.
 ///
 /// Progress costs one small write and a rename per profile per second, with no fsync: the state
 /// file is a hint `status` reads, never a record recovery needs.
@@ -35,23 +35,33 @@ package final class ServiceReporter: Sendable {
     /// every `step`), so `status` shows progress at least once a second.
     static let progressInterval: TimeInterval = 0.75
     static let step: TimeInterval = 0.25
+    /// When the next rounds are due (monotonic), and whether `finish` ended them; held through a
+    /// round, so `finish` waits for one under way.
+    private struct Rounds {
+        var nextPeriodic: Double
+        var nextWatchdog: Double
+        var stopped = false
+    }
+
     private let state = Mutex(State())
-    /// Opens at `finish`: ends the pause between ticks.
-    private let stopped = Latch()
+    private let rounds: Mutex<Rounds>
     private let notifier: SystemdNotifier
     private let counter: SpoolCounter
     private let metrics: MetricsWriter
     private let logger: Logger
-    private let done = DispatchSemaphore(value: 0)
+    private let ticker: any DeadlineTicker
 
     private let clock: any Clock
 
-    package init(notifier: SystemdNotifier, logger: Logger, clock: any Clock = SystemClock()) {
+    /// `tickers`: where its rounds come due (the daemon's `ServiceLoop`).
+    package init(notifier: SystemdNotifier, logger: Logger, clock: any Clock = SystemClock(), tickers: any DeadlineTickers) {
         self.notifier = notifier
         self.logger = logger
         self.clock = clock
         counter = SpoolCounter(logger: logger, clock: clock)
         metrics = MetricsWriter(logger: logger)
+        ticker = tickers.makeTicker()
+        rounds = Mutex(Rounds(nextPeriodic: clock.monotonic + Self.period, nextWatchdog: clock.monotonic))
     }
 
     /// Every profile is watching: writes the state files, tells systemd READY=1, starts ticking.
@@ -63,12 +73,9 @@ package final class ServiceReporter: Sendable {
         writeStateFiles(onlyChanged: false)
         notifier.send("READY=1\n" + SystemdNotifier.statusLine(statusText()))
         counter.start(runners: { [self] in state.withLock { $0.runners } }, onUpdate: { [self] in writeMetrics() })
-        let thread = Thread { [self] in
-            tick()
-            done.signal()
-        }
-        thread.name = "service-reporter"
-        thread.start()
+        rounds.withLock { $0.nextPeriodic = clock.monotonic + Self.period }
+        ticker.start(name: "service-reporter") { [self] in tick() }
+        ticker.wake(in: 0)
     }
 
     /// After a reload: the runners now running, and those stopped (their counters carry over
@@ -95,9 +102,9 @@ package final class ServiceReporter: Sendable {
     /// The runners have stopped (their locks still held): stops ticking, writes the metrics file
     /// one last time and removes the state files, so `status` tells a clean exit from a crash.
     package func finish() {
-        stopped.open()
+        rounds.withLock { $0.stopped = true }
+        ticker.stop()
         counter.stop()
-        done.wait()
         let runners = state.withLock { $0.runners }
         if counter.lastDuration < 2 { counter.countNow(runners) }
         writeMetrics()
@@ -110,28 +117,28 @@ package final class ServiceReporter: Sendable {
         }
     }
 
-    /// State changes within a quarter second; progress about once a second; everything else
-    /// every 10 s; WATCHDOG=1 at its pace.
+    /// One round: state changes within a quarter second; progress about once a second; everything
+    /// else every 10 s; WATCHDOG=1 at its pace. Then the next round is due a step later.
     private func tick() {
         let step = min(Self.step, notifier.watchdogInterval ?? Self.step)
-        var nextPeriodic = clock.monotonic + Self.period
-        var nextWatchdog = clock.monotonic
-        while !stopped.isOpen {
+        let goOn = rounds.withLock { r -> Bool in
+            guard !r.stopped else { return false }
             let now = clock.monotonic
-            if let interval = notifier.watchdogInterval, now >= nextWatchdog {
+            if let interval = notifier.watchdogInterval, now >= r.nextWatchdog {
                 notifier.send("WATCHDOG=1")
-                nextWatchdog = now + interval
+                r.nextWatchdog = now + interval
             }
-            if now >= nextPeriodic {
-                nextPeriodic = now + Self.period
+            if now >= r.nextPeriodic {
+                r.nextPeriodic = now + Self.period
                 writeStateFiles(onlyChanged: false)
                 writeMetrics()
                 notifier.send(SystemdNotifier.statusLine(statusText()))
             } else {
                 writeStateFiles(onlyChanged: true)
             }
-            _ = clock.wait(for: stopped, until: clock.monotonic + step)
+            return true
         }
+        if goOn { ticker.wake(in: step) }
     }
 
     private func writeStateFiles(onlyChanged: Bool) {

@@ -6,7 +6,8 @@ import UploaderTransfer
 import UploaderWatch
 import UploaderCore
 
-/// The signals the daemon handles synchronously (blocked in every thread, taken with sigtimedwait).
+/// The signals the daemon handles synchronously (blocked in every thread, read from a signalfd by
+/// the `ServiceLoop`).
 package enum Signals {
     package static let handled: [Int32] = [SIGTERM, SIGINT, SIGHUP]
 
@@ -20,15 +21,5 @@ package enum Signals {
         pthread_sigmask(SIG_BLOCK, &set, nil)
         signal(SIGPIPE, SIG_IGN)
         signal(SIGCHLD, SIG_DFL)
-    }
-
-    /// Waits up to `seconds` for a handled signal; returns it, or nil on timeout.
-    package static func wait(seconds: Double) -> Int32? {
-        var set = sigset_t()
-        sigemptyset(&set)
-        for signal in handled { sigaddset(&set, signal) }
-        var timeout = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - Double(Int(seconds))) * 1e9))
-        let received = sigtimedwait(&set, nil, &timeout)
-        return received > 0 ? received : nil
     }
 }

@@ -32,7 +32,7 @@ package final class SpoolCounter: Sendable {
 
     /// Counts in a loop until `stop`; `runners` gives the current set, `onUpdate` runs after each round.
     package func start(runners: @escaping @Sendable () -> [ProfileRunner], onUpdate: @escaping @Sendable () -> Void) {
-        let thread = Thread { [self] in
+        SystemScheduler.system.startThread(named: "spool-counter") { [self] in
             while !stopped.isOpen {
                 countNow(runners())
                 onUpdate()
@@ -40,8 +40,6 @@ package final class SpoolCounter: Sendable {
                 _ = clock.wait(for: stopped, until: clock.monotonic + pause)
             }
         }
-        thread.name = "spool-counter"
-        thread.start()
     }
 
     package func stop() {

@@ -51,9 +51,7 @@ package final class InotifyWatcher: Sendable {
 
     /// Starts the watcher thread; throws if inotify cannot be initialised.
     package func start() throws {
-        let thread = Thread { [self] in self.run() }
-        thread.name = "inotify"
-        thread.start()
+        SystemScheduler.system.startThread(named: "inotify") { [self] in self.run() }
         started.wait()
         if let startError = control.withLock({ $0.startError }) { throw WatcherError(message: startError) }
     }

@@ -6,7 +6,9 @@ import UploaderTransfer
 import UploaderCore
 
 /// The executor's jobs, run as production runs them: by a `WorkerPool` (its `JobBoard`, one
-/// transport per thread) of production's size, on real threads that the schedule's
+/// transport per thread) with a thread for every job the core can have out
+/// (`ProfileRunner.workerCount`: production's fewer threads only hold a job back, which the
+/// schedule can do too), on real threads that the schedule's
 /// `BatonScheduler` runs one at a time. Several jobs are in flight at once; at every disk call
 /// and at each step of a request (`yield`) the baton may pass to another job or back to the
 /// world, which then moves under them (the owner takes an event and may cancel that very
@@ -43,7 +45,7 @@ final class SimJobQueue: JobQueue, @unchecked Sendable {
     /// How many workers the process started.
     private(set) var workerCount = 0
 
-    /// Starts the process's workers: as many as the runner starts for this policy.
+    /// Starts the process's workers: `ProfileRunner.workerCount` for its policy.
     func startWorkers(_ count: Int) {
         workerCount = count
         pool = WorkerPool(size: count, label: "sim-worker", scheduler: baton) { [self] in makeTransport() }
@@ -52,7 +54,7 @@ final class SimJobQueue: JobQueue, @unchecked Sendable {
     /// Jobs started and not yet returned.
     private(set) var midway = 0
 
-    func submit(_ job: @escaping @Sendable (any Transport) -> Void, keep: JobKeeping) {
+    func submit(_ job: @escaping @Sendable (any Transport) -> Void, keep: JobKeeping, lane: JobLane) {
         let ordered = now()
         pool!.submit({ [self] transport in
             midway += 1
@@ -64,7 +66,7 @@ final class SimJobQueue: JobQueue, @unchecked Sendable {
             orderedAt[thread] = nil
             jobOfTransport[key] = nil
             midway -= 1
-        }, keep: keep)
+        }, keep: keep, lane: lane)
     }
 
     /// When the job running on this thread was ordered (nil off a job's thread).

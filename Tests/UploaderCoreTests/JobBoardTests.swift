@@ -152,4 +152,43 @@ import Testing
         #expect(sleeper.take(timeout: 10) == .some(1))
         #expect(ran.take(timeout: 10) == [3, 2])
     }
+
+    /// With a background limit, urgent jobs waiting go before background ones, and no more
+    /// background jobs run at once than the limit: the threads left stay free for urgent ones.
+    @Test func urgentJobsGoFirstAndBackgroundJobsTakeAtMostTheirThreads() throws {
+        let board = JobBoard<Int>(backgroundLimit: 1)
+        board.post(1, lane: .background)
+        board.post(2, lane: .background)
+        board.post(3, lane: .urgent)
+        let first = JobBoard<Int>.Seat(of: board), second = JobBoard<Int>.Seat(of: board)
+        #expect(board.next(at: first) == 3, "the urgent job jumps the line")
+        #expect(board.next(at: first) == 1)
+        let waiting = Mailbox<Int?>()
+        Thread { waiting.send(board.next(at: second)) }.start()
+        try waitUntilIdle(board, 1)
+        #expect(waiting.take(timeout: 0.05) == nil, "the one background thread is taken: job 2 waits")
+        board.post(4, lane: .urgent)
+        #expect(waiting.take(timeout: 10) == .some(4), "an urgent job still finds a thread")
+        #expect(board.next(at: first) == 2, "the background job ran to its end: the next may start")
+        board.close()
+        #expect(board.next(at: first) == nil)
+        #expect(board.next(at: second) == nil)
+    }
+
+    /// A claim a worker kept for later waits in the background line while the background threads
+    /// are taken, and an urgent job waiting runs before it.
+    @Test func aKeptBackgroundJobWaitsItsTurnBehindUrgentJobs() throws {
+        let board = JobBoard<Int>(backgroundLimit: 1)
+        let ran = Mailbox<[Int]>()
+        Thread {
+            let seat = JobBoard<Int>.Seat(of: board)
+            WorkerSeat.enter(seat)
+            board.post(1, keep: .later, lane: .background)
+            board.post(2, lane: .urgent)
+            let a = board.next(at: seat) ?? -1, b = board.next(at: seat) ?? -1
+            ran.send([a, b])
+        }.start()
+        #expect(ran.take(timeout: 10) == [2, 1])
+        board.close()
+    }
 }

@@ -41,4 +41,19 @@ int uploader_malloc_arena_max(int count);
 /// set holds one processor already or cannot be read or set.
 int uploader_pin_thread_to_nth_cpu(int nth);
 
+#include <signal.h>
+
+/// signalfd(2) for `mask` (signals the caller keeps blocked), close-on-exec and non-blocking; -1 with errno.
+int uploader_signalfd(const sigset_t *mask);
+
+/// Reads one signal from a signalfd: its number, or -1 with errno (EAGAIN: none waiting).
+int uploader_signalfd_read(int fd);
+
+/// Names the calling thread (its first 15 bytes), as /proc/PID/task/TID/comm, top -H and gdb show it.
+void uploader_name_thread(const char *name);
+
+/// pidfd_open(2): a descriptor (close-on-exec) that polls readable once process `pid` has
+/// exited, without reaping it; -1 with errno (ENOSYS before Linux 5.3).
+int uploader_pidfd_open(int pid);
+
 #endif

@@ -39,8 +39,9 @@ package final class HookOutput: Sendable {
 }
 
 /// The pipe a hook writes into, read on a thread of its own so the hook never blocks on a full
-/// pipe. Reading ends at end of file, or shortly after the hook was reaped when a process it left
-/// behind still holds the pipe open.
+/// pipe; the same thread sees the hook exit (its pidfd), so a hook running takes one thread besides
+/// the one that runs it. Reading ends at end of file, or shortly after the hook was reaped when a
+/// process it left behind still holds the pipe open.
 final class HookOutputPipe: Sendable {
     /// The child's end: its stdout and stderr.
     let writeEnd: Int32
@@ -60,15 +61,15 @@ final class HookOutputPipe: Sendable {
         self.output = output
     }
 
-    /// After the spawn: the parent's copy of the child's end is closed, and reading starts.
-    func started() {
+    /// After the spawn: the parent's copy of the child's end is closed, and reading starts. With
+    /// `exit` (the child and its pidfd, closed here once it polls readable) the reader opens
+    /// `exited` when the child has exited.
+    func started(named name: String, exit: (pid: pid_t, pidfd: Int32, exited: Latch)?) {
         close(writeEnd)
-        let thread = Thread { [self] in
-            readUntilEnd()
+        SystemScheduler.system.startThread(named: name) { [self] in
+            readUntilEnd(exit: exit)
             done.open()
         }
-        thread.name = "hook-output"
-        thread.start()
     }
 
     /// The spawn failed: nothing will read or write.
@@ -84,23 +85,47 @@ final class HookOutputPipe: Sendable {
         close(readEnd)
     }
 
-    private func readUntilEnd() {
+    /// Reads until end of file (or the quiet after the reap) and, while the child runs, watches its exit.
+    private func readUntilEnd(exit: (pid: pid_t, pidfd: Int32, exited: Latch)?) {
         var buffer = [UInt8](repeating: 0, count: 4096)
         var pollsAfterFinish = 0
-        while pollsAfterFinish < 10 {
-            var entry = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&entry, 1, 100)
-            if finishing.load(ordering: .acquiring) { pollsAfterFinish += 1 }
+        var reading = true
+        var exitFD = exit?.pidfd
+        defer {
+            // poll failed with the child still running: wait for its exit as a thread of its own would.
+            if let fd = exitFD, let exit {
+                HookProcess.waitForExit(exit.pid)
+                exited(fd)
+            }
+        }
+        func exited(_ fd: Int32) {
+            close(fd)
+            exit?.exited.open()
+            exitFD = nil
+        }
+        while reading || exitFD != nil {
+            var entries = [pollfd(fd: reading ? readEnd : -1, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: exitFD ?? -1, events: Int16(POLLIN), revents: 0)]
+            let ready = poll(&entries, 2, 100)
+            let reaped = finishing.load(ordering: .acquiring)
+            if reaped {
+                pollsAfterFinish += 1
+                if pollsAfterFinish > 10 { return }
+            }
             if ready < 0 && Errno.current == .interrupted { continue }
-            guard ready > 0 else {
-                if ready < 0 || finishing.load(ordering: .acquiring) { return }
+            if ready < 0 { return }
+            if let fd = exitFD, entries[1].revents != 0 { exited(fd) }
+            guard reading else { continue }
+            guard entries[0].revents != 0 else {
+                // Quiet after the reap: what a process left behind writes later is not the hook's.
+                if reaped { reading = false }
                 continue
             }
             let count = buffer.withUnsafeMutableBytes { Glibc.read(readEnd, $0.baseAddress, $0.count) }
             if count > 0 {
                 buffer.withUnsafeBytes { output.append(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
             } else if count == 0 || (Errno.current != .interrupted && Errno.current != .wouldBlock) {
-                return
+                reading = false
             }
         }
     }

@@ -1,4 +1,5 @@
 @preconcurrency import Glibc
+import CSysShims
 import Foundation
 import UploaderSupport
 import UploaderConfig
@@ -56,9 +57,10 @@ package struct HookProcess: Sendable {
     /// Runs the hook and waits for it (at most `timeout` on `clock`, plus one second for SIGTERM
     /// to work). `started` gets the child's pid (also its process group) while it runs, nil once reaped.
     ///
-    /// A thread of its own waits for the child's exit (`waitid` with `WNOWAIT`: the child stays
-    /// a zombie, so its pid cannot be reused while a kill may still name its group) and opens a
-    /// latch; this thread waits on the clock for that latch, then reaps.
+    /// The thread reading the hook's output also sees it exit (its pidfd polls readable; the child
+    /// stays a zombie, so its pid cannot be reused while a kill may still name its group) and opens
+    /// a latch; without an output pipe or a pidfd a thread of its own waits for the exit (`waitid`
+    /// with `WNOWAIT`). This thread waits on the clock for that latch, then reaps.
     package func run(clock: any Clock, started: (pid_t?) -> Void = { _ in }) -> Outcome {
         let pid: pid_t
         let pipe = output.flatMap(HookOutputPipe.init(into:))
@@ -68,19 +70,25 @@ package struct HookProcess: Sendable {
             return .cannotStart(reason.message)
         case .success(let child): pid = child
         }
-        pipe?.started()
+        let exited = Latch()
+        let pidfd = uploader_pidfd_open(pid)
+        if let pipe {
+            // One thread reads the output and sees the exit (without a pidfd it only reads).
+            pipe.started(named: "hook-\(pid)", exit: pidfd >= 0 ? (pid, pidfd, exited) : nil)
+        } else if pidfd >= 0 {
+            close(pidfd)
+        }
         started(pid)
         defer {
             started(nil)
             pipe?.finish()
         }
-        let exited = Latch()
-        let watcher = Thread {
-            Self.waitForExit(pid)
-            exited.open()
+        if pipe == nil || pidfd < 0 {
+            SystemScheduler.system.startThread(named: "hook-wait-\(pid)") {
+                Self.waitForExit(pid)
+                exited.open()
+            }
         }
-        watcher.name = "hook-\(pid)"
-        watcher.start()
         if clock.wait(for: exited, until: clock.monotonic + timeout) { return reap(pid) }
         _ = kill(-pid, SIGTERM)
         if clock.wait(for: exited, until: clock.monotonic + 1) {
@@ -95,7 +103,7 @@ package struct HookProcess: Sendable {
     }
 
     /// Blocks until `pid` has ended, leaving it to be reaped.
-    private static func waitForExit(_ pid: pid_t) {
+    static func waitForExit(_ pid: pid_t) {
         var info = siginfo_t()
         while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 && Errno.current == .interrupted {}
     }

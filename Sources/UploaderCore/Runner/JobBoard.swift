@@ -12,6 +12,13 @@ import UploaderSupport
 /// `Monitor` whose idle workers are offered a job last-come first: the lock is held for a few
 /// instructions, a posted job wakes exactly the worker it is given to, and the worker that went
 /// idle last goes first (its connection is warm, its cache too).
+///
+/// With a `backgroundLimit` (the daemon's pool, a few threads more than its slots) jobs wait in
+/// two lines: urgent ones (an upload, a settle: a slot waits for them) go first, and background
+/// ones (claims ahead, moves back, passes over sent/, rescans) run on at most that many threads at
+/// once, so the threads left over are always there for a settle or the next upload. Without one
+/// (the simulator's pool, a thread for every job the core can have out) every job waits in one
+/// line, first come first served.
 final class JobBoard<Job: Sendable>: Sendable {
     /// One worker's place: what it keeps for itself, on the board it works for.
     final class Seat: Sendable {
@@ -28,32 +35,53 @@ final class JobBoard<Job: Sendable>: Sendable {
         var urgent: Job?
         var later: Job?
         var finishing = false
+        /// The job this worker runs now is a background one (counted in `backgroundRunning`).
+        var inBackground = false
     }
 
     fileprivate enum Handoff: Sendable {
-        case job(Job)
+        case job(Job, JobLane)
         case close
     }
 
     private struct Board: Sendable {
-        var backlog = FirstInLine<Job>()
+        var urgent = FirstInLine<Job>()
+        var background = FirstInLine<Job>()
         var closed = false
+        /// Background jobs running now, and how many may at once (nil: one line, no limit).
+        var backgroundRunning = 0
+        let backgroundLimit: Int?
+
+        var backgroundMayStart: Bool { backgroundLimit.map { backgroundRunning < $0 } ?? true }
+
+        mutating func append(_ job: Job, _ lane: JobLane) {
+            if lane == .background && backgroundLimit != nil { background.append(job) } else { urgent.append(job) }
+        }
 
         /// What a worker looking for work gets now: a job, the end, or nothing yet.
         mutating func handoff() -> Handoff? {
-            if let job = backlog.takeFirst() { return .job(job) }
-            return closed ? .close : nil
+            if let job = urgent.takeFirst() { return .job(job, .urgent) }
+            if backgroundMayStart, let job = background.takeFirst() {
+                backgroundRunning += 1
+                return .job(job, .background)
+            }
+            return closed && background.isEmpty ? .close : nil
         }
     }
 
     private let board: Monitor<Board>
+    /// As the board's: nil keeps one line and never counts (the simulator's schedules stay as they were).
+    private let backgroundLimit: Int?
 
-    init(scheduler: any Scheduler = .system) { board = Monitor(Board(), order: .lastFirst, scheduler: scheduler) }
+    init(backgroundLimit: Int? = nil, scheduler: any Scheduler = .system) {
+        self.backgroundLimit = backgroundLimit
+        board = Monitor(Board(backgroundLimit: backgroundLimit), order: .lastFirst, scheduler: scheduler)
+    }
 
     /// Gives `job` to the worker that went idle last, or keeps it for the next one free. A
     /// worker of this board that posts it (while it steps the owner) may keep it for itself, as
     /// `keep` says: it is running anyway, so no thread is woken for it.
-    func post(_ job: Job, keep: JobKeeping = .no) {
+    func post(_ job: Job, keep: JobKeeping = .no, lane: JobLane = .urgent) {
         if keep != .no, let seat = WorkerSeat.current as? Seat, seat.board == ObjectIdentifier(self),
            seat.kept.withLock({ kept in
                switch keep {
@@ -69,19 +97,51 @@ final class JobBoard<Job: Sendable>: Sendable {
            }) {
             return
         }
-        board.update { $0.backlog.append(job) }
+        board.update { $0.append(job, lane) }
     }
 
     /// The next job for the worker at `seat`, waiting until there is one; nil once the board is
-    /// closed and its backlog done.
+    /// closed and its backlog done. A job the worker kept runs first: an urgent one at once, one
+    /// that can wait (a claim ahead, background) after the urgent jobs waiting and only while a
+    /// background thread is free — else it joins the background line.
     func next(at seat: Seat) -> Job? {
-        if let job = seat.kept.withLock({ kept -> Job? in
-            defer { if kept.urgent != nil { kept.urgent = nil } else { kept.later = nil } }
-            return kept.urgent ?? kept.later
-        }) {
-            return job
+        let (urgent, later, wasInBackground) = seat.kept.withLock { kept -> (Job?, Job?, Bool) in
+            defer {
+                if kept.urgent != nil { kept.urgent = nil } else { kept.later = nil }
+                kept.inBackground = false
+            }
+            return (kept.urgent, kept.urgent == nil ? kept.later : nil, kept.inBackground)
         }
-        guard case .job(let job) = board.wait(for: { $0.handoff() }) else { return nil }
+        if let urgent {
+            if wasInBackground { board.update { $0.backgroundRunning -= 1 } }
+            return urgent
+        }
+        if let later {
+            guard backgroundLimit != nil else { return later }
+            let taken: Handoff? = board.update { b in
+                if wasInBackground { b.backgroundRunning -= 1 }
+                if let job = b.urgent.takeFirst() {
+                    // The kept job waits in the background line for whoever is free for it.
+                    b.background.append(later)
+                    return .job(job, .urgent)
+                }
+                guard b.backgroundMayStart else {
+                    b.background.append(later)
+                    return nil
+                }
+                b.backgroundRunning += 1
+                return .job(later, .background)
+            }
+            if case .job(let job, let lane) = taken { return started(job, lane, at: seat) }
+        } else if wasInBackground {
+            board.update { $0.backgroundRunning -= 1 }
+        }
+        guard case .job(let job, let lane) = board.wait(for: { $0.handoff() }) else { return nil }
+        return started(job, lane, at: seat)
+    }
+
+    private func started(_ job: Job, _ lane: JobLane, at seat: Seat) -> Job {
+        if lane == .background { seat.kept.withLock { $0.inBackground = true } }
         return job
     }
 
@@ -92,6 +152,14 @@ final class JobBoard<Job: Sendable>: Sendable {
     func close() {
         board.update { $0.closed = true }
     }
+}
+
+/// Which line of the board a job waits in when no worker is free for it.
+package enum JobLane: Sendable {
+    /// A slot waits for it (an upload, a settle): before every background job.
+    case urgent
+    /// A claim ahead, a move back, a quarantine, a pass over sent/, a rescan: on a few threads at once.
+    case background
 }
 
 /// Whether a job posted by a worker, while it steps the owner, stays with that worker.

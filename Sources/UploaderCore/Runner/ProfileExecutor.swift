@@ -107,9 +107,9 @@ package final class ProfileExecutor: Sendable {
                 let claimed = claim(path, into: file)
                 if claimed == .ready { prepareAttempt(file) }
                 reportLast(.claimed(path, claimed))
-            }, keep: .later)
+            }, keep: .later, lane: .background)
         case .upload(let path, let plan):
-            jobs.submit({ [self] transport in send(path, plan, transport: transport) }, keep: .ifFinishing)
+            jobs.submit({ [self] transport in send(path, plan, transport: transport) }, keep: .ifFinishing, lane: .urgent)
         case .claimAndUpload(let path, let plan):
             let file = held.hold(path)
             jobs.submit({ [self] transport in
@@ -118,11 +118,11 @@ package final class ProfileExecutor: Sendable {
                 WorkerSeat.withoutKeeping { report(.claimed(path, claimed)) }
                 guard claimed == .ready else { return }
                 send(path, plan, transport: transport)
-            }, keep: .ifFinishing)
+            }, keep: .ifFinishing, lane: .urgent)
         case .settle(let path, let settlement):
             jobs.submit({ [self] _ in
                 reportLast(.settled(path, settle(path, settlement, recorded: { report(.recordRewritten(path)) })))
-            }, keep: .ifFinishing)
+            }, keep: .ifFinishing, lane: .urgent)
         case .release(let path):
             if let record = held.release(path)?.preparedRecord { spool.discard(record) }
         case .cancelUploads(let paths), .cancelClaims(let paths):

@@ -14,8 +14,9 @@ import UploaderWatch
 /// finds the loop busy only leaves its event for the one stepping. So a report from a worker
 /// costs no wake-up of another thread, and the state still has one owner at a time. Steps never
 /// block (blocking work is an effect, handed to the worker pool), so a sender is held only for
-/// as long as the decisions take. A timer thread of its own sends `.tick` at the next deadline
-/// (measured on the injected clock): retries, probes, windows, passes over sent/, rescans, a stop's grace.
+/// as long as the decisions take. Its `DeadlineTicker` — the daemon's service loop, or else a timer
+/// thread of its own — sends `.tick` at the next deadline (computed on the injected clock):
+/// retries, probes, windows, passes over sent/, rescans, a stop's grace.
 package final class ProfileLoop: Sendable {
     /// The events waiting, and the state while no one steps it.
     private struct Inbox: ~Copyable {
@@ -38,13 +39,14 @@ package final class ProfileLoop: Sendable {
     private let published = Mutex(ProfileSnapshot())
     private let ended = Latch()
     private let scheduler: any Scheduler
-    private let timer: DeadlineTimer
+    private let timer: any DeadlineTicker
 
-    package init(policy: ProfilePolicy, clock: any Clock, scheduler: any Scheduler = .system) {
+    /// `ticker`: where the deadlines come from (nil: a timer thread of the loop's own).
+    package init(policy: ProfilePolicy, clock: any Clock, scheduler: any Scheduler = .system, ticker: (any DeadlineTicker)? = nil) {
         self.policy = policy
         self.clock = clock
         self.scheduler = scheduler
-        timer = DeadlineTimer(scheduler: scheduler)
+        timer = ticker ?? DeadlineTimer(scheduler: scheduler)
     }
 
     package func send(_ event: ProfileEvent) {
@@ -110,12 +112,12 @@ package final class ProfileLoop: Sendable {
     package func waitUntilEnded() { ended.wait(scheduler: scheduler) }
 }
 
-/// Sends the owner a tick when its next deadline comes: a thread that waits on a `Monitor`
-/// until then.
+/// Sends the owner a tick when its next deadline comes: a thread of its own that waits on a
+/// `Monitor` until then (where no `ServiceLoop` waits for every owner's deadlines).
 ///
 /// Moving the deadline later or away costs nothing (the thread wakes at the old one, finds it
 /// not yet due, and waits again); only an earlier one wakes it to wait less.
-private final class DeadlineTimer: Sendable {
+private final class DeadlineTimer: DeadlineTicker {
     private struct Plan: Sendable {
         /// When to tick (nil: not at all); in Dispatch's uptime.
         var due: DispatchTime?

@@ -52,6 +52,8 @@ package final class ProfileRunner: Sendable {
         package var route: (any RouteLookup)?
         /// The running boot's id, which a record's hash is checked against (`Claimer.bootID`).
         package var bootID: String? = BootID.current
+        /// Where the owner's deadlines come from (nil: a timer thread of the runner's own).
+        package var tickers: (any DeadlineTickers)?
 
         package init() {}
     }
@@ -71,7 +73,7 @@ package final class ProfileRunner: Sendable {
         ignore = IgnoreRules(patterns: profile.ignore)
         let lifecycle = FileLifecycle(spool: spool, logger: logger, afterSend: profile.afterSend)
         let policy = ProfilePolicy(profile: profile, mode: mode, timeZone: seams.timeZone)
-        loop = ProfileLoop(policy: policy, clock: seams.clock)
+        loop = ProfileLoop(policy: policy, clock: seams.clock, ticker: seams.tickers?.makeTicker())
         let reach = ReachabilityPlan(profile: profile, environment: seams.environment)
         let probe: (any ReachabilityProbe)? = seams.probe ?? reach.probe
         let route: (any RouteLookup)? = seams.route ?? reach.routeHost.map { KernelRoute(host: $0) }
@@ -82,18 +84,29 @@ package final class ProfileRunner: Sendable {
             rateLimiter: profile.maxRate.limitsSometimes
                 ? RateLimiter(schedule: profile.maxRate, timeZone: seams.timeZone, clock: seams.clock) : nil,
             probe: probe,
-            jobs: WorkerPool(size: Self.workerCount(for: policy), label: profile.name, makeTransport: seams.makeTransport),
+            jobs: WorkerPool(size: Self.threadCount(for: policy), backgroundLimit: Self.backgroundThreads, label: profile.name,
+                             makeTransport: seams.makeTransport),
             hostname: hostname, environment: seams.environment, route: route, memory: destinationMemory,
             threads: DestinationThreads(makeTransport: seams.makeTransport))
         executor = ProfileExecutor(profile: profile, spool: spool, parts: parts, hooks: self.hooks, logger: logger, clock: seams.clock,
                                    report: { [loop] event in loop.send(event) }, finished: onFinished)
     }
 
-    /// The job threads a runner starts for `policy`: for the uploads, for the settles of the
-    /// uploads just ended (the next upload in a slot waits for its predecessor's record to be
-    /// rewritten: a settle must never queue behind claims; each runs three directory fsyncs after
-    /// it), for the claims ahead, and for the core's chores (a pass over sent/, a rescan), which
-    /// may take seconds each.
+    /// The job threads a runner starts for `policy`: one per slot (an upload holds its thread for
+    /// its whole request), and three more — the settles and filings of the uploads just ended, the
+    /// claims ahead, moves back, passes over sent/ and rescans — of which background jobs take at
+    /// most `backgroundThreads`, so a settle or the next upload never waits behind a claim's hash.
+    package static func threadCount(for policy: ProfilePolicy) -> Int {
+        policy.concurrency + 3
+    }
+
+    /// How many of a runner's threads background jobs (claims ahead, moves back, quarantines,
+    /// passes over sent/, rescans) may take at once: the rest stay free for urgent ones.
+    package static let backgroundThreads = 2
+
+    /// The simulator's pool: a thread for every job the core can have out at once (the uploads,
+    /// their settles, the claims ahead, the chores), so that its scheduler, not the pool, decides
+    /// which runs when; every order production's smaller pool can take is one of those.
     package static func workerCount(for policy: ProfilePolicy) -> Int {
         3 * policy.concurrency + policy.claimAhead + 2
     }

@@ -9,8 +9,8 @@ import UploaderWatch
 /// in the simulator (which then decides every interleaving).
 package protocol JobQueue: Sendable {
     /// Runs `job` on some worker, which lends it the transport it owns; a worker submitting it
-    /// while it steps the owner may keep it, as `keep` says.
-    func submit(_ job: @escaping @Sendable (any Transport) -> Void, keep: JobKeeping)
+    /// while it steps the owner may keep it, as `keep` says; `lane`: whether a slot waits for it.
+    func submit(_ job: @escaping @Sendable (any Transport) -> Void, keep: JobKeeping, lane: JobLane)
     /// Runs a reachability probe (blocking up to `connect_timeout`) away from the workers.
     func probe(_ work: @escaping @Sendable () -> Void)
     /// Lets the jobs already queued finish, then ends the workers.
@@ -18,8 +18,8 @@ package protocol JobQueue: Sendable {
 }
 
 extension JobQueue {
-    /// Runs `job` on some worker, never kept by the one submitting it.
-    func submit(_ job: @escaping @Sendable (any Transport) -> Void) { submit(job, keep: .no) }
+    /// Runs `job` (a background one) on some worker, never kept by the one submitting it.
+    func submit(_ job: @escaping @Sendable (any Transport) -> Void) { submit(job, keep: .no, lane: .background) }
 }
 
 /// Threads that run a profile's jobs (claims, uploads, settles, moves back). Each thread owns
@@ -34,8 +34,11 @@ package final class WorkerPool: JobQueue {
     private let probes = DispatchQueue(label: "uploader.probe")
 
     /// Starts `size` threads named after `label`, by `scheduler`; `makeTransport` runs once on each.
-    package init(size: Int, label: String, scheduler: any Scheduler = .system, makeTransport: @escaping @Sendable () -> any Transport) {
-        jobs = JobBoard(scheduler: scheduler)
+    /// `backgroundLimit`: how many of them background jobs may take at once (nil: any number, and
+    /// jobs run first come first served).
+    package init(size: Int, backgroundLimit: Int? = nil, label: String, scheduler: any Scheduler = .system,
+                 makeTransport: @escaping @Sendable () -> any Transport) {
+        jobs = JobBoard(backgroundLimit: backgroundLimit, scheduler: scheduler)
         running = Monitor(size, scheduler: scheduler)
         for index in 0..<size {
             scheduler.startThread(named: "\(label)-\(index)") { [jobs, running] in
@@ -50,7 +53,7 @@ package final class WorkerPool: JobQueue {
         }
     }
 
-    package func submit(_ job: @escaping Job, keep: JobKeeping) { jobs.post(job, keep: keep) }
+    package func submit(_ job: @escaping Job, keep: JobKeeping, lane: JobLane) { jobs.post(job, keep: keep, lane: lane) }
 
     package func probe(_ work: @escaping @Sendable () -> Void) { probes.async(execute: work) }
 

@@ -1,3 +1,4 @@
+import CSysShims
 import Dispatch
 import Foundation
 
@@ -29,14 +30,18 @@ public protocol Scheduler: Sendable {
     func startThread(named name: String, _ body: @escaping @Sendable () -> Void)
 }
 
-/// The kernel's scheduling: a wake-up is a semaphore (a futex wait and wake), a thread a thread.
+/// The kernel's scheduling: a wake-up is a semaphore (a futex wait and wake), a thread a thread,
+/// named for the kernel too (`/proc/PID/task/*/comm`, `top -H`, gdb), so each is accounted for.
 public struct SystemScheduler: Scheduler {
     public init() {}
 
     public func makeWakeUp() -> any WakeUp { SemaphoreWakeUp() }
 
     public func startThread(named name: String, _ body: @escaping @Sendable () -> Void) {
-        let thread = Thread(block: body)
+        let thread = Thread {
+            uploader_name_thread(name)
+            body()
+        }
         thread.name = name
         thread.start()
     }

@@ -6,7 +6,8 @@ import UploaderSupport
 import UploaderConfig
 
 /// Hears the kernel say the network changed (rtnetlink link, address and route groups) and
-/// tells every listener, so an offline profile probes at once instead of at its next backoff.
+/// tells every listener, so an offline profile probes at once instead of at its next backoff. It
+/// has no thread: the daemon's `ServiceLoop` polls its socket.
 package final class NetlinkMonitor: Sendable {
     /// Who is told, by the id `addListener` gave them.
     private struct Listeners {
@@ -19,16 +20,16 @@ package final class NetlinkMonitor: Sendable {
 
     package init(logger: Logger) { self.logger = logger }
 
-    /// Opens the socket and starts the listening thread; a failure is logged (probes still run on their backoff).
-    package func start() {
+    /// Opens the socket, non-blocking, for a loop that polls it (`readAvailable` when it is
+    /// readable); nil when it cannot be opened: logged, and probes still run on their backoff.
+    package func open() -> Int32? {
         let fd = uploader_open_rtnetlink()
         guard fd >= 0 else {
             logger.warn("cannot open rtnetlink socket; network changes are noticed by probing only", ["error": Errno.current.description])
-            return
+            return nil
         }
-        let thread = Thread { [self] in self.run(reading: fd) }
-        thread.name = "rtnetlink"
-        thread.start()
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        return fd
     }
 
     @discardableResult
@@ -45,16 +46,29 @@ package final class NetlinkMonitor: Sendable {
         listeners.withLock { _ = $0.byID.removeValue(forKey: id) }
     }
 
-    /// The listening thread's loop: one wake-up per message (or lost messages), until the socket fails.
-    private func run(reading fd: Int32) {
+    /// Reads every message waiting on `fd` (from `open`) and tells the listeners once, as one
+    /// change (lost messages count as one too); false once the socket has failed (then it is closed).
+    package func readAvailable(_ fd: Int32) -> Bool {
         var buffer = [UInt8](repeating: 0, count: 16384)
+        var changed = false
         while true {
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n < 0 {
-                if Errno.current == .interrupted || Errno.current == .noBufferSpace { notify(); continue }
-                return
+            if n >= 0 {
+                changed = true
+                continue
             }
-            notify()
+            switch Errno.current {
+            case .interrupted: continue
+            case .noBufferSpace: changed = true; continue
+            case .wouldBlock:
+                if changed { notify() }
+                return true
+            default:
+                if changed { notify() }
+                logger.warn("rtnetlink socket failed; network changes are noticed by probing only", ["error": Errno.current.description])
+                close(fd)
+                return false
+            }
         }
     }
 

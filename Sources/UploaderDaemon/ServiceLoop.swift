@@ -1,0 +1,190 @@
+@preconcurrency import Glibc
+import CSysShims
+import Foundation
+import Synchronization
+import UploaderSupport
+
+/// The daemon's one thread for what comes from outside and what comes due: the handled signals
+/// (a signalfd), the kernel's network changes (the rtnetlink socket), every profile's deadlines
+/// (its owner's `.tick`) and the service reporter's rounds. It waits in poll(2) on those
+/// descriptors and a pipe that wakes it when a deadline moves sooner or the loop stops, with the
+/// next deadline as its timeout (CLOCK_MONOTONIC, the system clock's `monotonic`).
+///
+/// What it runs must not block: a signal is posted to the main thread, a network change and a
+/// tick step an owner (whose steps never block), a reporter's round writes small files.
+package final class ServiceLoop: DeadlineTickers {
+    private struct Deadline {
+        var due: Double?
+        var tick: @Sendable () -> Void
+    }
+
+    private struct State {
+        var deadlines: [Int: Deadline] = [:]
+        var sources: [(fd: Int32, readable: @Sendable () -> Bool)] = []
+        var nextID = 1
+        var stopping = false
+        /// A byte is in the wake pipe and not read yet: one is enough.
+        var woken = false
+    }
+
+    private let state = Mutex(State())
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+    private let ended = Latch()
+
+    package init() {
+        var ends: [Int32] = [-1, -1]
+        // A pipe is all a wake-up needs; without one the daemon cannot run at all.
+        precondition(pipe(&ends) == 0, "cannot make the service loop's wake pipe: \(Errno.current.description)")
+        for end in ends {
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+        }
+        wakeRead = ends[0]
+        wakeWrite = ends[1]
+    }
+
+    /// The monotonic seconds deadlines are kept in.
+    static var monotonic: Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    /// Calls `readable` on the loop's thread whenever `fd` has something to read (or fails); once
+    /// it returns false the descriptor is no longer watched.
+    package func watch(_ fd: Int32, readable: @escaping @Sendable () -> Bool) {
+        state.withLock { $0.sources.append((fd, readable)) }
+        wake()
+    }
+
+    /// Takes the handled signals (blocked in every thread) from a signalfd and hands each to
+    /// `received`; false when no signalfd can be made.
+    package func takeSignals(_ handled: [Int32], received: @escaping @Sendable (Int32) -> Void) -> Bool {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for signal in handled { sigaddset(&set, signal) }
+        let fd = uploader_signalfd(&set)
+        guard fd >= 0 else { return false }
+        watch(fd) {
+            while true {
+                let signal = uploader_signalfd_read(fd)
+                if signal > 0 { received(signal); continue }
+                if Errno.current == .interrupted { continue }
+                return true
+            }
+        }
+        return true
+    }
+
+    package func makeTicker() -> any DeadlineTicker { Ticker(loop: self, id: register()) }
+
+    private func register() -> Int {
+        state.withLock { s in
+            defer { s.nextID += 1 }
+            return s.nextID
+        }
+    }
+
+    fileprivate func set(_ id: Int, due: Double?, tick: (@Sendable () -> Void)? = nil) {
+        let sooner = state.withLock { s -> Bool in
+            guard var deadline = s.deadlines[id] ?? tick.map({ Deadline(due: nil, tick: $0) }) else { return false }
+            if let tick { deadline.tick = tick }
+            let earliest = s.deadlines.values.compactMap(\.due).min()
+            deadline.due = due
+            s.deadlines[id] = deadline
+            return due.map { new in earliest.map { new < $0 } ?? true } ?? false
+        }
+        if sooner { wake() }
+    }
+
+    fileprivate func remove(_ id: Int) {
+        _ = state.withLock { $0.deadlines.removeValue(forKey: id) }
+    }
+
+    /// Starts the loop's thread.
+    package func start() {
+        SystemScheduler.system.startThread(named: "service") { [self] in
+            run()
+            ended.open()
+        }
+    }
+
+    /// Ends the loop and waits until its thread has (a tick or round under way finishes first).
+    package func stop() {
+        state.withLock { $0.stopping = true }
+        wake()
+        ended.wait()
+    }
+
+    private func wake() {
+        let write = state.withLock { s -> Bool in
+            defer { s.woken = true }
+            return !s.woken
+        }
+        guard write else { return }
+        var byte: UInt8 = 1
+        _ = Glibc.write(wakeWrite, &byte, 1)
+    }
+
+    private func run() {
+        while true {
+            let (sources, due, stopping) = state.withLock { s in
+                (s.sources, s.deadlines.values.compactMap(\.due).min(), s.stopping)
+            }
+            if stopping { return }
+            var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+                + sources.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+            let timeout = due.map { Int32(clamping: Int(max(0, ($0 - Self.monotonic) * 1000).rounded(.up))) } ?? -1
+            let ready = poll(&fds, nfds_t(fds.count), timeout)
+            if ready < 0 && Errno.current != .interrupted {
+                preconditionFailure("poll in the service loop: \(Errno.current.description)")
+            }
+            if ready > 0 {
+                if fds[0].revents != 0 { drainWakePipe() }
+                for (index, source) in sources.enumerated() where fds[index + 1].revents != 0 && !source.readable() {
+                    state.withLock { $0.sources.removeAll { $0.fd == source.fd } }
+                }
+            }
+            runDue()
+        }
+    }
+
+    private func drainWakePipe() {
+        state.withLock { $0.woken = false }
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while buffer.withUnsafeMutableBytes({ read(wakeRead, $0.baseAddress, $0.count) }) > 0 {}
+    }
+
+    /// Ticks every deadline that has come, each once (its due cleared before its tick, which may set the next).
+    private func runDue() {
+        let now = Self.monotonic
+        let due = state.withLock { s -> [@Sendable () -> Void] in
+            var ticks: [@Sendable () -> Void] = []
+            for (id, deadline) in s.deadlines {
+                guard let at = deadline.due, at <= now else { continue }
+                s.deadlines[id]?.due = nil
+                ticks.append(deadline.tick)
+            }
+            return ticks
+        }
+        for tick in due { tick() }
+    }
+
+    /// One owner's deadline on the loop.
+    private final class Ticker: DeadlineTicker {
+        let loop: ServiceLoop
+        let id: Int
+
+        init(loop: ServiceLoop, id: Int) {
+            self.loop = loop
+            self.id = id
+        }
+
+        func start(name: String, tick: @escaping @Sendable () -> Void) { loop.set(id, due: nil, tick: tick) }
+
+        func wake(in seconds: Double?) { loop.set(id, due: seconds.map { ServiceLoop.monotonic + $0 }) }
+
+        func stop() { loop.remove(id) }
+    }
+}
