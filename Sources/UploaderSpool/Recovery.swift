@@ -100,7 +100,7 @@ package struct Recovery: Sendable {
         }
     }
 
-    /// The leftovers start-up could not remove, tried again.
+    /// The leftovers start-up or a discarded write could not remove, tried again.
     private func retryUnremovedTemporaries() {
         let dir = spool.paths.outboxTemporary
         for path in spool.temporaries.unremovedLeftovers {

@@ -183,9 +183,16 @@ package struct Spool: Sendable {
     }
 
     /// Removes a prepared manifest that will not be committed (a crash leaves it to start-up's sweep).
+    /// One that cannot be removed (an I/O error) is harmless where it is; in the outbox's
+    /// `.upl-tmp/` it is noted, so that the running daemon's next scan tries again and says so.
     package func discard(_ prepared: PreparedManifest) {
-        // Best effort: a temporary left behind is harmless, and start-up's sweep removes it.
-        try? fs.unlink(prepared.temporary, in: prepared.temporaryDirectory)
+        do {
+            try fs.unlink(prepared.temporary, in: prepared.temporaryDirectory)
+        } catch let error as SystemError where error.isNotFound {
+            return
+        } catch {
+            if prepared.temporaryDirectory == paths.outboxTemporary { temporaries.noteUnremoved(prepared.temporary, false) }
+        }
     }
 
     /// Creates a fsynced temporary file holding `data` for the manifest `name` in `area`; returns where.
@@ -306,9 +313,9 @@ package final class TemporaryNames: Sendable {
 
     package func next() -> String { String(counter.wrappingAdd(1, ordering: .relaxed).newValue, radix: 16) }
 
-    /// Leftovers in `.upl-tmp/` of an earlier process that start-up could not remove (an I/O
-    /// error): no write of this process has their names, so a scan of the running daemon, which
-    /// leaves the directory's other names alone, may try them again.
+    /// Leftovers in `.upl-tmp/` that could not be removed (an I/O error): an earlier process's,
+    /// at start-up, or this one's discarded writes. No write uses their names any more, so a scan
+    /// of the running daemon, which leaves the directory's other names alone, may try them again.
     private let unremoved = Mutex<Set<RelativePath>>([])
 
     package func noteUnremoved(_ path: RelativePath, _ removed: Bool) {
