@@ -2,13 +2,12 @@ extension Plant {
     /// The disk models the plant check runs it on, in order: a plant only a file system without
     /// a journal can show (a missing fsync that the journal's commit of every operation before
     /// any fsync covers) is checked there alone, so the check does not spend the journalled block;
-    /// two that need a rare path (a `Retry-After` whose file comes back unchanged with no crash
-    /// or clock jump between; a tus upload resumed in the boot that began it) meet it
-    /// sooner without a journal, and are checked there first.
+    /// one that needs a rare path (a `Retry-After` whose file comes back unchanged with no crash
+    /// or clock jump between) meets it sooner without a journal, and is checked there first.
     package var models: [String] {
         switch self {
         case .quarantineUnsynced: return ["noJournal"]
-        case .retryAfterIgnored, .headOffsetReadZero: return ["noJournal", "journalled"]
+        case .retryAfterIgnored: return ["noJournal", "journalled"]
         default: return SimulationRunner.models
         }
     }
