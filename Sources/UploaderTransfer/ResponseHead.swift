@@ -1,3 +1,5 @@
+import UploaderSupport
+
 /// The head of an HTTP response as it arrives, one header line at a time: the status line
 /// (each new one, after a `100 Continue` or an interim answer, starts afresh) and the headers
 /// a request acts on (`ETag`, `Location`, `Retry-After`, those it asked to keep). One parser
@@ -43,7 +45,7 @@ package struct ResponseHead: Sendable {
         switch name {
         case "etag": etag = value
         case "location": location = value
-        case "retry-after": retryAfter = value
+        case "retry-after": if !PlantedBug.retryAfterDropped.isActive { retryAfter = value }
         default: if keptPrefixes.contains(Array((name + ":").utf8)) { kept[name] = value }
         }
         return false

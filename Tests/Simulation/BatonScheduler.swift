@@ -57,7 +57,9 @@ final class BatonScheduler: Scheduler, @unchecked Sendable {
             table.runnable.append(id)
             return (id, gate)
         }
+        let plant = PlantedBug.active
         let thread = Thread { [self] in
+            PlantedBug.switchOn(plant)
             gate.wait()
             table.withLock { $0.pthreads[id] = pthread_self() }
             body()

@@ -1,7 +1,10 @@
+import UploaderSupport
+
 /// A bug the simulator can plant (`simulate --plant NAME`), to show that the invariant it
 /// targets catches it: each is a regression the code could really suffer, put into the simulated
-/// world or into a thin wrapper around a seam the simulator injects (`PlantedFileSystem` around
-/// the spool's file system, `SimTransport`, the policy the core is given), never into `Sources/`.
+/// world, into a thin wrapper around a seam the simulator injects (`PlantedFileSystem` around
+/// the spool's file system, `SimTransport`, the policy the core is given), or — where the bug
+/// would live in production code — switched on there (`PlantedBug`, `inProduction`).
 package enum Plant: String, CaseIterable, Sendable {
     /// libcurl's silent re-send on a dead kept-alive connection (after a lost answer, or before a
     /// good one): a second request the daemon never recorded (`attemptsMatchRequests`, whose check of unrecorded requests counts those
@@ -52,8 +55,8 @@ package enum Plant: String, CaseIterable, Sendable {
     /// An off-by-one in the policy: the core gets one transfer slot more than `concurrency`
     /// (`recordsWithinSlots`).
     case oneSlotExtra = "one-slot-extra"
-    /// The transport loses the `Retry-After` header of a 429 or 503, so the file comes back after
-    /// its own short backoff instead (`noAttemptBeforeDue`).
+    /// Production's response parser (`ResponseHead`) drops the `Retry-After` header of a 429 or
+    /// 503, so the file comes back after its own short backoff instead (`noAttemptBeforeDue`).
     case retryAfterIgnored = "retry-after-ignored"
     /// The configured `max_attempts` misread as 1: a file fails on its first retryable answer
     /// (`everyFileSettles`, which accepts `failed` only for a permanent error or attempts spent).
@@ -123,6 +126,14 @@ package enum Plant: String, CaseIterable, Sendable {
 
     /// The name of the invariant that must catch this plant, as reports print it.
     package var invariantName: String { target.rawValue }
+
+    /// The bug switched on in production code for this plant, when it lives there.
+    var inProduction: PlantedBug? {
+        switch self {
+        case .retryAfterIgnored: return .retryAfterDropped
+        default: return nil
+        }
+    }
 
     /// Whether the plant lives in the spool's file system (`PlantedFileSystem` wraps it).
     var wrapsFileSystem: Bool {

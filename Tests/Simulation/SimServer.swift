@@ -269,9 +269,7 @@ final class SimTransport: Transport {
                 // The planted bug: a 5xx taken for success.
                 return .success(UploadResponse(status: 201, bytesSent: sent, effectiveURL: url))
             }
-            // The planted bug: the transport loses the Retry-After header.
-            let heard = plant == .retryAfterIgnored ? nil : retryAfter
-            return .success(UploadResponse(status: status, retryAfter: heard, bytesSent: sent, effectiveURL: url))
+            return .success(UploadResponse(status: status, retryAfter: retryAfter, bytesSent: sent, effectiveURL: url))
         case .redirect:
             let status = Self.redirects[choices.below(Self.redirects.count)]
             record(SimServer.Request(id: id, bytes: body, kept: false, status: status))

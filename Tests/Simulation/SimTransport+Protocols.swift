@@ -140,8 +140,7 @@ extension SimTransport {
             if plant == .successFor5xx && status >= 500 {
                 return .success(answered(UploadResponse(status: 201)))
             }
-            let heard = plant == .retryAfterIgnored ? nil : retryAfter
-            return .success(answered(UploadResponse(status: status, retryAfter: heard)))
+            return .success(answered(UploadResponse(status: status, retryAfter: retryAfter)))
         case .redirect:
             // Always to another host: S3's and tus's requests meet no redirect the transport follows.
             let status = Self.redirects[choices.below(Self.redirects.count)]

@@ -125,6 +125,10 @@ final class Simulation {
 
     /// Runs the schedule; returns the first violation, if any.
     func run() -> Violation? {
+        // A plant that lives in production code is switched on for this schedule's threads alone.
+        let outside = PlantedBug.active
+        PlantedBug.switchOn(options.plant?.inProduction)
+        defer { PlantedBug.switchOn(outside) }
         // The machine as installed: the spool's directories exist, durably (the package makes them).
         for directory in ["/incoming", profile.spool.outbox, profile.spool.outboxTemporary, profile.spool.sent, profile.spool.retry] {
             try? disk.makeDirectories(directory)
