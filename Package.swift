@@ -3,10 +3,12 @@ import PackageDescription
 
 // Layers, lowest first; each target may import only those below it, and the compiler holds
 // the direction (docs/architecture.md):
-//   UploaderValues ← UploaderSupport ← UploaderConfig ← UploaderSpool, UploaderTransfer, UploaderWatch
+//   UploaderValues ← UploaderSupport ← UploaderConfig ← UploaderTransfer, UploaderWatch
 //   UploaderValues ← UploaderDecisions
+//   UploaderConfig, UploaderDecisions ← UploaderSpool
 //   all of the above ← UploaderCore ← UploaderDaemon ← UploaderCommands ← uploader
-// UploaderDecisions, the pure transition function, depends on UploaderValues alone: no file
+// UploaderDecisions, the pure transition function and the spool's planner, depends on
+// UploaderValues alone: no file
 // system, transport, watcher or thread module. `CoreFenceTests` holds that list and the
 // sources of both, where the compiler does not (undeclared imports, libc via Foundation).
 let layers: [Target.Dependency] = ["UploaderValues", "UploaderSupport", "UploaderConfig", "UploaderSpool", "UploaderTransfer",
@@ -41,14 +43,15 @@ let package = Package(
         .target(name: "UploaderSupport", dependencies: ["UploaderValues", "COpenSSL", "CSysShims"]),
         /// uploader.conf → typed `Profile` values.
         .target(name: "UploaderConfig", dependencies: ["UploaderSupport"]),
-        /// Manifests, claims, the durable moves, recovery, census, the spool lock.
-        .target(name: "UploaderSpool", dependencies: ["UploaderSupport", "UploaderConfig"]),
+        /// Manifests, claims, the durable moves (planned in UploaderDecisions, performed here),
+        /// recovery, census, the spool lock.
+        .target(name: "UploaderSpool", dependencies: ["UploaderSupport", "UploaderConfig", "UploaderDecisions"]),
         /// Requests over libcurl, S3, dispositions, reachability probe and rtnetlink; never a manifest.
         .target(name: "UploaderTransfer", dependencies: ["UploaderSupport", "UploaderConfig", "CCurl", "CSysShims"]),
         /// inotify on one thread.
         .target(name: "UploaderWatch", dependencies: ["UploaderSupport", "UploaderConfig", "CInotifyTools"]),
-        /// The pure transition function (`ProfileCore.step`) and what it decides with: values in,
-        /// values out. Only value targets here; `CoreFenceTests` fails on anything else.
+        /// The pure transition function (`ProfileCore.step`) and what it decides with, and the
+        /// spool's planner (`SpoolPlan/`: a move's disk steps as data): values in, values out. Only value targets here; `CoreFenceTests` fails on anything else.
         .target(name: "UploaderDecisions", dependencies: ["UploaderValues"]),
         /// The owner of each profile, the executor, hooks: they carry the decisions out.
         .target(name: "UploaderCore",

@@ -63,14 +63,11 @@ extension FileLifecycle {
     /// `area`; the record's outbox name is left): those names made durable first (the move may
     /// have been cut before its fsyncs, kill -9), the deletion due with `after_send = delete`,
     /// then the outbox name goes.
+    /// So may the removal of the file's outbox name be: durable before the record's goes, or a
+    /// power cut could bring the file back alone (`MoveEndPlan`).
     package func dropOutboxRecord(of path: RelativePath, manifest: Manifest, movedTo target: RelativePath,
                                   in area: Spool.Area) throws {
-        try spool.syncDirectory(of: target, in: area)
-        // So may the removal of the file's outbox name be: durable before the record's goes, or a
-        // power cut could bring the file back alone.
-        try spool.syncDirectory(of: path, in: .outbox)
-        if deletesAfterMove(manifest, in: area) { try removeDelivered(target) }
-        try fs.unlink(Spool.manifestName(for: path), in: spool.directory(.outbox))
+        try endPlanned(path, manifest: manifest, to: area, as: target, namesMayBeUnsynced: true)
     }
 
     /// A delivered file's record alone in the outbox, its file gone from sent/: with

@@ -1,6 +1,7 @@
 import Foundation
 import UploaderSupport
 import UploaderConfig
+import UploaderDecisions
 
 /// The one state machine of a file — `queued → uploading → sent | retry | failed` — and the
 /// durable order of the writes behind each transition.
@@ -175,103 +176,31 @@ package struct FileLifecycle: Sendable {
         try endMove(move, fileHere: fileHere, unchanged: unchanged)
     }
 
-    /// Step 2's fsync (when asked) and steps 3–4 for several moves at once: each file's writes in
-    /// the order above, each directory fsynced once per step for all of them. Says for each
-    /// move whether its file was in the outbox, or what stopped it; one move failing stops only
-    /// that one.
+    /// Step 2's fsync (when asked) and steps 3–4 for several moves at once, as `MoveBatchPlan`
+    /// plans them: each file's writes in the order above, each directory fsynced once per step
+    /// for all of them. Says for each move whether its file was in the outbox, or what stopped
+    /// it; one move failing stops only that one.
     func moveTogether(_ batch: [PendingMove]) -> [Result<Bool, any Error>] {
-        let outbox = spool.directory(.outbox)
-        var results = [Result<Bool, any Error>](repeating: .success(false), count: batch.count)
-        var renamed: Set<Int> = []
-        /// The file each move linked, as its outbox name led to it then.
-        var linked: [Int: FileSystem.Status] = [:]
-        /// Whether the move at `index` is still going (no step of it has thrown).
-        func going(_ index: Int) -> Bool {
-            if case .success = results[index] { return true }
-            return false
-        }
-        /// Runs `step` for each move still going; a throw ends that move.
-        func each(_ step: (Int, PendingMove) throws -> Void) {
-            for (index, move) in batch.enumerated() where going(index) {
-                do { try step(index, move) } catch { results[index] = .failure(error) }
+        var plan = MoveBatchPlan(batch.map(\.planned))
+        var performer = DiskStepPerformer(lifecycle: self, moves: batch)
+        performer.run({ plan.next() }, { plan.took($0) })
+        return plan.results.enumerated().map { index, result in
+            switch result {
+            case .moved(let fileHere): return .success(fileHere)
+            case .failed(let failure): return .failure(performer.error(of: failure, move: index))
             }
         }
-        /// One fsync for each directory the moves still going (and `including`) name.
-        func syncEach(_ name: (PendingMove) -> (RelativePath, Spool.Area), including: (Int) -> Bool = { _ in true }) {
-            var synced: [DirectoryKey: Result<Void, any Error>] = [:]
-            each { index, move in
-                guard including(index) else { return }
-                let (path, area) = name(move)
-                let key = DirectoryKey(area: area, directory: path.parent)
-                let done = synced[key] ?? Result { try spool.syncDirectory(of: path, in: area) }
-                synced[key] = done
-                try done.get()
-            }
-        }
-        syncEach({ ($0.path, .outbox) }, including: { batch[$0].recordFirst })
-        var delivered: [Int] = []
-        each { index, move in
-            let dest = spool.directory(move.area)
-            try makeDurableParents(of: move.target, in: move.area)
-            var file = try fs.statusIfPresent(move.path, in: outbox)
-            if let held = move.file, let named = file, named.inode != held.inode || named.device != held.device { file = nil }
-            let fileHere = file != nil
-            if !fileHere && (move.live || !fs.exists(move.target, in: dest)) {
-                // The producer took the file away after its upload: a live move files nothing; nor
-                // does recovery when the file has no new name either.
-                throw ChangedDuringMove(change: "removed from the outbox")
-            }
-            try HookLedger(spool: spool).ensureMarker(for: move.manifest, at: move.target, in: move.area)
-            // Both new names first, made durable by one fsync of `area` for the whole batch.
-            if let file {
-                linked[index] = file
-                do {
-                    try link(move.path, in: outbox, to: move.target, in: dest)
-                } catch let error as SystemError where error.code == .notPermitted {
-                    // Another user's file that we may neither link nor read (so never copied to make
-                    // it ours, `FileAdoption`): it can only be renamed. On a journalled file system
-                    // that is as safe; without a journal a power cut right here could lose its name.
-                    do {
-                        try fs.rename(move.path, in: outbox, to: move.target, in: dest, replace: false)
-                    } catch let error as SystemError where error.code == .exists {
-                        throw TargetTaken(target: move.target)
-                    }
-                    renamed.insert(index)
-                } catch let error as SystemError where error.code == .exists {
-                    throw TargetTaken(target: move.target)
-                }
-            }
-            // The ledger's line goes with the manifest's first name in sent/, once that is durable
-            // (below): a move run again after a crash finds the name made and adds none, and no
-            // power cut can take the name back and keep the line.
-            if try link(Spool.manifestName(for: move.path), in: outbox, to: Spool.manifestName(for: move.target), in: dest),
-               move.area == .sent, move.manifest.state == .sent {
-                delivered.append(index)
-            }
-            results[index] = .success(fileHere)
-        }
-        syncEach { ($0.target, $0.area) }
-        let recorded = delivered.filter(going).map { batch[$0].manifest }
-        if !recorded.isEmpty { spool.sentLedger.record(recorded, logger: logger) }
-        let here = results.map { if case .success(true) = $0 { true } else { false } }
-        // The file's outbox name must be gone for good before its manifest's is: a file left
-        // alone in the outbox would be claimed and uploaded again.
-        each { index, move in
-            guard here[index] && !renamed.contains(index), let file = linked[index] else { return }
-            // Only while the name still leads to the file linked: another finisher of the same move
-            // (a rescan beside a claim) may have taken it away since, and the producer put a new
-            // file there. Judged by the outbox name alone: retention may already have deleted the new name.
-            guard let now = try fs.statusIfPresent(move.path, in: outbox), now.inode == file.inode && now.device == file.device else { return }
-            try fs.unlink(move.path, in: outbox)
-        }
-        syncEach({ ($0.path, .outbox) }, including: { here[$0] })
-        return results
     }
 
-    /// A directory of the spool, as `moveTogether` fsyncs it once per step.
-    private struct DirectoryKey: Hashable {
-        var area: Spool.Area
-        var directory: RelativePath?
+    /// Runs `MoveEndPlan` for the move of `path` to `target` in `area`.
+    func endPlanned(_ path: RelativePath, manifest: Manifest, to area: Spool.Area, as target: RelativePath,
+                    namesMayBeUnsynced: Bool) throws {
+        let move = PendingMove(path: path, manifest: manifest, area: area, target: target, live: false, recordFirst: false)
+        var plan = MoveEndPlan(path: path, area: area, target: target, deletesAfter: deletesAfterMove(manifest, in: area),
+                               namesMayBeUnsynced: namesMayBeUnsynced)
+        var performer = DiskStepPerformer(lifecycle: self, moves: [move])
+        performer.run({ plan.next() }, { plan.took($0) })
+        if let failure = plan.failure { throw performer.error(of: failure, move: 0) }
     }
 
     /// Step 5, by each mover itself: `unchanged` is asked once the file is out of the producer's
@@ -303,13 +232,7 @@ package struct FileLifecycle: Sendable {
             try dropRecordLeftIn(move)
             throw ChangedDuringMove(change: change)
         }
-        if deletesAfterMove(move.manifest, in: move.area) { try removeDelivered(move.target) }
-        do {
-            try fs.unlink(Spool.manifestName(for: move.path), in: spool.directory(.outbox))
-        } catch let error as SystemError where error.code == .noEntry {
-            // A rescan met this move with its record in place and dropped the old name itself
-            // (`Recovery`): the move is done all the same.
-        }
+        try endPlanned(move.path, manifest: move.manifest, to: move.area, as: move.target, namesMayBeUnsynced: false)
     }
 
     /// This move's record in `area`, left there by `bringBack` when a rescan had already dropped

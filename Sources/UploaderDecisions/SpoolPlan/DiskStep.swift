@@ -1,0 +1,95 @@
+import UploaderValues
+
+/// A name in the spool a plan acts on: a file's, or its sidecar record's, in one of the three
+/// areas. The planner names places; the spool turns them into directories and bytes.
+package struct SpoolPlace: Hashable, Sendable, CustomStringConvertible {
+    /// The file itself, or its manifest beside it (`NAME.manifest.json`).
+    package enum Kind: Hashable, Sendable { case file, record }
+
+    package var area: SpoolArea
+    package var path: RelativePath
+    package var kind: Kind
+
+    package init(_ area: SpoolArea, _ path: RelativePath, _ kind: Kind = .file) {
+        self.area = area
+        self.path = path
+        self.kind = kind
+    }
+
+    /// The record beside this place's file.
+    package var record: SpoolPlace { SpoolPlace(area, path, .record) }
+
+    /// The directory a directory fsync of this place makes durable: its area and parent.
+    package var directory: SpoolDirectory { SpoolDirectory(area: area, parent: path.parent) }
+
+    package var description: String { "\(area.rawValue)/\(path.logSafe)\(kind == .record ? " (record)" : "")" }
+}
+
+/// A directory of the spool, as a plan fsyncs it once for every move that needs it.
+package struct SpoolDirectory: Hashable, Sendable {
+    package var area: SpoolArea
+    package var parent: RelativePath?
+}
+
+/// Which file a name leads to (device and inode): how a plan tells the file it moves from another
+/// one a producer has put under the same name since.
+package struct FileIdentity: Hashable, Sendable {
+    package var device: UInt64
+    package var inode: UInt64
+
+    package init(device: UInt64, inode: UInt64) {
+        self.device = device
+        self.inode = inode
+    }
+}
+
+/// One disk operation of a plan, for the moves (by index in the plan's batch) it serves. The
+/// interpreter performs it and hands back a `StepOutcome`; it decides nothing itself.
+package enum DiskStep: Equatable, Sendable {
+    /// fsync of the directory holding `place`: the creations, renames and removals in it durable.
+    case syncDirectory(SpoolPlace, moves: [Int])
+    /// The subdirectories `place` needs (recursive spools), each fsynced in its parent.
+    case makeParents(SpoolPlace, move: Int)
+    /// lstat: which file `place` leads to (`found(nil)` when nothing has the name).
+    case lookUp(SpoolPlace, move: Int)
+    /// The hook marker of the move's record (`.hooks-due/`), durable, before its record moves.
+    case markHookDue(move: Int)
+    /// link(2) of `from` as `to`, never following a symlink; refused with `exists` if `to` is taken.
+    case link(SpoolPlace, to: SpoolPlace, move: Int)
+    /// renameat2 with RENAME_NOREPLACE: for another user's file we may neither link nor read.
+    case rename(SpoolPlace, to: SpoolPlace, move: Int)
+    case unlink(SpoolPlace, move: Int)
+    /// A line in the sent ledger for each of these deliveries (a statistic: never fails a move).
+    case recordDeliveries(moves: [Int])
+
+    /// The moves whose outcome this step decides.
+    package var moves: [Int] {
+        switch self {
+        case .syncDirectory(_, let moves), .recordDeliveries(let moves): return moves
+        case .makeParents(_, let move), .lookUp(_, let move), .markHookDue(let move), .link(_, _, let move),
+             .rename(_, _, let move), .unlink(_, let move):
+            return [move]
+        }
+    }
+}
+
+/// What performing a step came to, as the planner reads it.
+package enum StepOutcome: Equatable, Sendable {
+    case done
+    /// A `lookUp`'s answer: the file the name leads to, or nil when nothing has it.
+    case found(FileIdentity?)
+    case refused(DiskRefusal)
+}
+
+/// Why the disk refused a step, in the few kinds a plan decides on; the error itself stays with
+/// the interpreter, which reports it.
+package enum DiskRefusal: Equatable, Sendable {
+    /// EEXIST: the name is taken.
+    case exists
+    /// EPERM: the kernel refuses us a link of another user's file (`fs.protected_hardlinks`).
+    case notPermitted
+    /// ENOENT: nothing has the name.
+    case noEntry
+    /// Anything else (EIO, ENOSPC, EACCES…): the move it serves stops here.
+    case other
+}

@@ -1,0 +1,88 @@
+import UploaderSupport
+import UploaderDecisions
+
+/// The one interpreter of the spool's plans (`MoveBatchPlan`, `MoveEndPlan`): performs each
+/// `DiskStep` on the spool's file system and hands back what came of it. It decides nothing;
+/// the error behind each refusal is kept for the move it served, so the mover reports the very
+/// error the disk gave.
+struct DiskStepPerformer {
+    let lifecycle: FileLifecycle
+    /// The moves the plan's indices name (for a hook's marker and the ledger's lines).
+    let moves: [PendingMove]
+    /// The last error the disk gave each move, by index.
+    private(set) var errors: [Int: any Error] = [:]
+
+    init(lifecycle: FileLifecycle, moves: [PendingMove]) {
+        self.lifecycle = lifecycle
+        self.moves = moves
+    }
+
+    private var spool: Spool { lifecycle.spool }
+    private var fs: any SpoolFileSystem { spool.fs }
+
+    /// Runs `next`/`took` until the plan has no step left.
+    mutating func run(_ next: () -> DiskStep?, _ took: (StepOutcome) -> Void) {
+        while let step = next() { took(perform(step)) }
+    }
+
+    mutating func perform(_ step: DiskStep) -> StepOutcome {
+        do {
+            switch step {
+            case .syncDirectory(let place, _):
+                try spool.syncDirectory(of: place.path, in: place.area)
+            case .makeParents(let place, _):
+                try lifecycle.makeDurableParents(of: place.path, in: place.area)
+            case .lookUp(let place, _):
+                let status = try fs.statusIfPresent(name(place), in: spool.directory(place.area))
+                return .found(status.map { FileIdentity(device: $0.device, inode: $0.inode) })
+            case .markHookDue(let move):
+                try HookLedger(spool: spool).ensureMarker(for: moves[move].manifest, at: moves[move].target, in: moves[move].area)
+            case .link(let from, let to, _):
+                try fs.link(name(from), in: spool.directory(from.area), to: name(to), in: spool.directory(to.area))
+            case .rename(let from, let to, _):
+                try fs.rename(name(from), in: spool.directory(from.area), to: name(to), in: spool.directory(to.area), replace: false)
+            case .unlink(let place, _):
+                try fs.unlink(name(place), in: spool.directory(place.area))
+            case .recordDeliveries(let delivered):
+                spool.sentLedger.record(delivered.map { moves[$0].manifest }, logger: lifecycle.logger)
+            }
+            return .done
+        } catch {
+            for move in step.moves { errors[move] = error }
+            return .refused(Self.refusal(error))
+        }
+    }
+
+    /// The error behind `failure` of the move at `index`, as the mover throws it.
+    func error(of failure: MoveFailure, move index: Int) -> any Error {
+        switch failure {
+        case .targetTaken(let target): return FileLifecycle.TargetTaken(target: target)
+        case .removedFromOutbox: return FileLifecycle.ChangedDuringMove(change: "removed from the outbox")
+        case .refused: return errors[index] ?? SystemError("move", path: moves[index].path.logSafe, code: .io)
+        }
+    }
+
+    /// The name a place has in its area's directory.
+    private func name(_ place: SpoolPlace) -> RelativePath {
+        place.kind == .record ? Spool.manifestName(for: place.path) : place.path
+    }
+
+    private static func refusal(_ error: any Error) -> DiskRefusal {
+        guard let error = error as? SystemError else { return .other }
+        switch error.code {
+        case .exists: return .exists
+        case .notPermitted: return .notPermitted
+        case .noEntry: return .noEntry
+        default: return .other
+        }
+    }
+}
+
+extension PendingMove {
+    /// This move as a plan receives it.
+    var planned: PlannedMove {
+        PlannedMove(path: path, area: area, target: target, live: live, recordFirst: recordFirst,
+                    heldFile: file.map { FileIdentity(device: $0.device, inode: $0.inode) },
+                    hookDue: manifest.dueHook != nil, delivery: area == .sent && manifest.state == .sent)
+    }
+}
