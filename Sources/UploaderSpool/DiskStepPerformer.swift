@@ -5,7 +5,7 @@ import UploaderDecisions
 /// `DiskStep` on the spool's file system and hands back what came of it. It decides nothing;
 /// the error behind each refusal is kept for the move it served, so the mover reports the very
 /// error the disk gave.
-struct DiskStepPerformer {
+struct DiskStepPerformer: DiskSteps {
     let lifecycle: FileLifecycle
     /// The moves the plan's indices name (for a hook's marker and the ledger's lines).
     let moves: [PendingMove]
@@ -45,11 +45,61 @@ struct DiskStepPerformer {
                 try fs.unlink(name(place), in: spool.directory(place.area))
             case .recordDeliveries(let delivered):
                 spool.sentLedger.record(delivered.map { moves[$0].manifest }, logger: lifecycle.logger)
+            case .inspect(let place):
+                let status = try fs.statusIfPresent(name(place), in: spool.directory(place.area))
+                return .facts(status.map {
+                    FileFacts(identity: FileIdentity(device: $0.device, inode: $0.inode), size: $0.size, mtime: $0.mtimeText)
+                })
+            case .readRecord(let place):
+                switch spool.readManifest(for: place.path, in: place.area) {
+                case .success(let manifest): return .record(.parsed(manifest))
+                case .failure(.missing): return .record(.missing)
+                case .failure(.corrupt): return .record(.corrupt)
+                case .failure(.unreadable(let error)):
+                    errors[0] = error
+                    return .record(.unreadable)
+                }
+            case .writeRecord(let manifest, let place, let syncDirectory):
+                try spool.writeManifest(manifest, for: place.path, in: place.area, syncDirectory: syncDirectory)
+            case .freeName(let place):
+                return .name(spool.freeName(for: place.path, in: place.area))
+            case .besideName(let path, let bringingBack):
+                return .name(try spool.besideName(for: path, bringingBack: bringingBack.path, from: bringingBack.area))
             }
             return .done
         } catch {
             for move in step.moves { errors[move] = error }
             return .refused(Self.refusal(error))
+        }
+    }
+
+    mutating func underRetryMoveLock<T>(exclusive: Bool, _ body: (inout DiskStepPerformer) throws(PlanStop) -> T) throws(PlanStop) -> T {
+        var stop: PlanStop?
+        var result: T?
+        var performer = self
+        do {
+            result = try RetryMoveLock(spool: spool).around(exclusive ? .exclusive : .shared) { () throws -> T? in
+                do throws(PlanStop) { return try body(&performer) } catch { stop = error; return nil }
+            }
+        } catch {
+            performer.errors[0] = error
+            stop = .refused(Self.refusal(error))
+        }
+        self = performer
+        if let stop { throw stop }
+        return result!
+    }
+
+    /// The error a planner's stop stands for, as the spool's callers have always heard it.
+    func error(of stop: PlanStop) -> any Error {
+        switch stop {
+        case .refused: return errors[0] ?? SystemError("spool step", path: "", code: .io)
+        case .changedDuringMove(let change, let beside): return FileLifecycle.ChangedDuringMove(change: change, broughtBackAs: beside)
+        case .recordWithoutFile(let path):
+            return FileLifecycle.RecordWithoutFile(path: path.displayed(in: spool.directory(.retry)))
+        case .supersededRecord(let path):
+            return FileLifecycle.SupersededRecord(path: path.displayed(in: spool.directory(.retry)))
+        case .startOver: return SystemError("move back", path: "", code: .exists)
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import UploaderSupport
+import UploaderDecisions
 import UploaderConfig
 
 /// One profile's spool on disk: its directories, manifest names, and free-name picking.
@@ -80,9 +81,17 @@ package struct Spool: Sendable {
 
     /// `stored_as`: the path relative to the spool root (`sent/report.2.pdf`).
     package func storedAs(_ path: RelativePath, in area: Area) -> String {
-        let dir = directory(area)
-        let prefix = dir.hasPrefix(paths.root + "/") ? String(dir.dropFirst(paths.root.count + 1)) : dir
-        return prefix + "/" + path.display
+        storedAsNaming.storedAs(SpoolPlace(area, path))
+    }
+
+    /// How `stored_as` names the places of this spool (each area's directory below the root).
+    package var storedAsNaming: StoredAsNaming {
+        var prefixes: [Area: String] = [:]
+        for area in [Area.outbox, .sent, .retry] {
+            let dir = directory(area)
+            prefixes[area] = (dir.hasPrefix(paths.root + "/") ? String(dir.dropFirst(paths.root.count + 1)) : dir) + "/"
+        }
+        return StoredAsNaming(prefixes: prefixes)
     }
 
     /// Resolves a `stored_as` value back to (area, path), if it names a place inside one of our areas.
@@ -91,24 +100,13 @@ package struct Spool: Sendable {
     /// `stored_as` that climbs out (`sent/../../etc/cron.d/x`) resolves to nothing: recovery
     /// must never rename a file to, or fetch one from, outside the spool.
     package func resolveStoredAs(_ storedAs: String, exactPath: RelativePath? = nil) -> (Area, RelativePath)? {
-        for area in [Area.sent, .retry, .outbox] {
-            let dir = directory(area)
-            let prefix = (dir.hasPrefix(paths.root + "/") ? String(dir.dropFirst(paths.root.count + 1)) : dir) + "/"
-            if storedAs.hasPrefix(prefix) {
-                let path = exactPath ?? RelativePath(String(storedAs.dropFirst(prefix.count)))
-                guard Spool.staysInside(path) else { return nil }
-                return (area, path)
-            }
-        }
-        return nil
+        guard let place = storedAsNaming.place(storedAs) else { return nil }
+        guard let exactPath else { return (place.area, place.path) }
+        return StoredAsNaming.staysInside(exactPath) ? (place.area, exactPath) : nil
     }
 
     /// True for a non-empty relative path with no `.` or `..` component and no empty one.
-    package static func staysInside(_ path: RelativePath) -> Bool {
-        guard !path.bytes.isEmpty, path.bytes.first != UInt8(ascii: "/") else { return false }
-        let parts = path.bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-        return parts.allSatisfy { !$0.isEmpty && !$0.elementsEqual([0x2E]) && !$0.elementsEqual([0x2E, 0x2E]) }
-    }
+    package static func staysInside(_ path: RelativePath) -> Bool { StoredAsNaming.staysInside(path) }
 
     // MARK: Manifests
 

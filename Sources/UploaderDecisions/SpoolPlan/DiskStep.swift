@@ -61,11 +61,25 @@ package enum DiskStep: Equatable, Sendable {
     case unlink(SpoolPlace, move: Int)
     /// A line in the sent ledger for each of these deliveries (a statistic: never fails a move).
     case recordDeliveries(moves: [Int])
+    /// lstat with the facts a change is told by: `facts(nil)` when nothing has the name.
+    case inspect(SpoolPlace)
+    /// The record at `place` (its kind is `.record`), read and parsed: `record(_)`.
+    case readRecord(SpoolPlace)
+    /// `manifest` written whole under `place` (a record): temporary, write, fsync, rename over
+    /// the old one; with `syncDirectory`, its directory fsynced after.
+    case writeRecord(Manifest, at: SpoolPlace, syncDirectory: Bool)
+    /// A name in `place`'s area under which neither a file nor a record exists yet: `place`'s own,
+    /// or the next numbered one (`a.2.bin`): `name(_)`.
+    case freeName(SpoolPlace)
+    /// A name beside `path` in the outbox for the file at `bringingBack`, coming back there: a
+    /// free one, or one that already leads to that very file with no record of its own: `name(_)`.
+    case besideName(RelativePath, bringingBack: SpoolPlace)
 
     /// The moves whose outcome this step decides.
     package var moves: [Int] {
         switch self {
         case .syncDirectory(_, let moves), .recordDeliveries(let moves): return moves
+        case .inspect, .readRecord, .writeRecord, .freeName, .besideName: return [0]
         case .makeParents(_, let move), .lookUp(_, let move), .markHookDue(let move), .link(_, _, let move),
              .rename(_, _, let move), .unlink(_, let move):
             return [move]
@@ -78,7 +92,48 @@ package enum StepOutcome: Equatable, Sendable {
     case done
     /// A `lookUp`'s answer: the file the name leads to, or nil when nothing has it.
     case found(FileIdentity?)
+    /// An `inspect`'s answer.
+    case facts(FileFacts?)
+    /// A `readRecord`'s answer.
+    case record(RecordRead)
+    /// A `freeName`'s or `besideName`'s answer.
+    case name(RelativePath)
     case refused(DiskRefusal)
+}
+
+/// What an lstat says of a file that a plan decides with: which file it is, and the size and
+/// modification time a record compares to tell a change.
+package struct FileFacts: Equatable, Sendable {
+    package var identity: FileIdentity
+    package var size: Int64
+    /// The modification time as a record keeps it (`Timestamp.format`).
+    package var mtime: String
+
+    package init(identity: FileIdentity, size: Int64, mtime: String) {
+        self.identity = identity
+        self.size = size
+        self.mtime = mtime
+    }
+
+    /// Whether the file is still the version `record` was made of (same size and mtime).
+    package func isVersion(of record: Manifest) -> Bool { size == record.size && mtime == record.mtime }
+}
+
+/// A record as a plan reads it.
+package enum RecordRead: Equatable, Sendable {
+    case parsed(Manifest)
+    /// Nothing has the name.
+    case missing
+    /// Not a manifest (ours are renamed into place whole, so not ours).
+    case corrupt
+    /// It cannot be read (EIO, EACCES): never taken for absent.
+    case unreadable
+
+    /// The record, when it parsed.
+    package var manifest: Manifest? {
+        if case .parsed(let manifest) = self { return manifest }
+        return nil
+    }
 }
 
 /// Why the disk refused a step, in the few kinds a plan decides on; the error itself stays with

@@ -3,8 +3,14 @@ import UploaderValues
 
 /// A plan's steps performed on names alone: which file each place leads to. What the table tests
 /// of the spool's plans run them on; `refuse` makes a chosen step fail as the disk would.
-struct PlanNames {
+struct PlanNames: DiskSteps {
     var names: [SpoolPlace: FileIdentity] = [:]
+    /// Size and mtime of each file, by identity (a file absent here has size 1 and mtime "t0").
+    var versions: [FileIdentity: (size: Int64, mtime: String)] = [:]
+    /// What each record holds, by identity.
+    var records: [FileIdentity: Manifest] = [:]
+    /// Identities handed to records written.
+    var nextInode: UInt64 = 1000
     /// Every step performed, in order.
     var performed: [DiskStep] = []
     /// The refusal a step gets instead of being performed, when this says so.
@@ -42,10 +48,50 @@ struct PlanNames {
             names[from] = nil
         case .unlink(let place, _):
             guard names.removeValue(forKey: place) != nil else { return .refused(.noEntry) }
+        case .inspect(let place):
+            return .facts(names[place].map { id in
+                let version = versions[id] ?? (1, "t0")
+                return FileFacts(identity: id, size: version.size, mtime: version.mtime)
+            })
+        case .readRecord(let place):
+            guard let id = names[place] else { return .record(.missing) }
+            return .record(records[id].map(RecordRead.parsed) ?? .corrupt)
+        case .writeRecord(let manifest, let place, _):
+            nextInode += 1
+            let id = FileIdentity(device: 1, inode: nextInode)
+            names[place] = id
+            records[id] = manifest
+        case .freeName(let place):
+            var candidate = place.path, n = 2
+            while names[SpoolPlace(place.area, candidate)] != nil || names[SpoolPlace(place.area, candidate, .record)] != nil {
+                candidate = Self.numbered(place.path, n)
+                n += 1
+            }
+            return .name(candidate)
+        case .besideName(let path, let bringingBack):
+            let file = names[bringingBack]
+            var candidate = path, n = 2
+            while true {
+                let there = names[SpoolPlace(.outbox, candidate)]
+                if names[SpoolPlace(.outbox, candidate, .record)] == nil, there == nil || there == file { return .name(candidate) }
+                candidate = Self.numbered(path, n)
+                n += 1
+            }
         case .syncDirectory, .makeParents, .markHookDue, .recordDeliveries:
             break
         }
         return .done
+    }
+
+    mutating func underRetryMoveLock<T>(exclusive: Bool, _ body: (inout PlanNames) throws(PlanStop) -> T) throws(PlanStop) -> T {
+        try body(&self)
+    }
+
+    /// `a.bin` → `a.2.bin` (the spool's numbering, for names with one extension).
+    static func numbered(_ path: RelativePath, _ n: Int) -> RelativePath {
+        let text = path.display
+        guard let dot = text.lastIndex(of: "."), dot != text.startIndex else { return RelativePath(text + ".\(n)") }
+        return RelativePath(text[..<dot] + ".\(n)" + text[dot...])
     }
 
     /// Runs a batch plan to its end; returns its results.
