@@ -71,6 +71,8 @@ import Testing
             package func read(_ state: ProfileState) -> Int { state.totals.sent }
             let delay = Double.random(in: 0...window, using: &state.random)
             let later = now.wall.addingTimeInterval(30)
+                case unlink(SpoolPlace, move: Int)
+            try disk.run(.link(from, to: to, move: 0))
             """
         let none = CoreFence.findings(in: pure, file: "Pure.swift", allowed: ["UploaderValues"])
         #expect(none.isEmpty, "\(none)")

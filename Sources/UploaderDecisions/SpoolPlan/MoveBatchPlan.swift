@@ -38,7 +38,7 @@ package struct MoveBatchPlan: Sendable {
     /// The phases, in the crash contract's order.
     private enum Phase: Equatable {
         case syncRecords
-        case link(Int)
+        case linking(Int)
         case syncTargets
         case ledger
         case unlinkOutbox(Int)
@@ -92,7 +92,7 @@ package struct MoveBatchPlan: Sendable {
         guard let step = outstanding else { preconditionFailure("an outcome with no step handed out") }
         outstanding = nil
         switch phase {
-        case .link(let index): tookLinking(index, step, outcome)
+        case .linking(let index): tookLinking(index, step, outcome)
         case .unlinkOutbox(let index): tookUnlinking(index, outcome)
         case .syncRecords, .syncTargets, .syncOutbox, .ledger, .finished:
             for move in step.moves where going(move) {
@@ -130,7 +130,7 @@ package struct MoveBatchPlan: Sendable {
                 return delivered.isEmpty ? [] : [.recordDeliveries(moves: delivered)]
             }
             return queue.isEmpty ? nil : queue.removeFirst()
-        case .link(let index):
+        case .linking(let index):
             return going(index) ? linkingStep(index) : nil
         case .unlinkOutbox(let index):
             return going(index) ? unlinkingStep(index) : nil
@@ -144,8 +144,8 @@ package struct MoveBatchPlan: Sendable {
         queue = []
         queued = false
         switch phase {
-        case .syncRecords: phase = moves.isEmpty ? .syncTargets : .link(0)
-        case .link(let index): phase = index + 1 < moves.count ? .link(index + 1) : .syncTargets
+        case .syncRecords: phase = moves.isEmpty ? .syncTargets : .linking(0)
+        case .linking(let index): phase = index + 1 < moves.count ? .linking(index + 1) : .syncTargets
         case .syncTargets: phase = .ledger
         case .ledger: phase = moves.isEmpty ? .syncOutbox : .unlinkOutbox(0)
         case .unlinkOutbox(let index): phase = index + 1 < moves.count ? .unlinkOutbox(index + 1) : .syncOutbox
