@@ -35,16 +35,16 @@ struct DiskStepPerformer: DiskSteps {
             case .lookUp(let place, _):
                 let status = try fs.statusIfPresent(name(place), in: spool.directory(place.area))
                 return .found(status.map { FileIdentity(device: $0.device, inode: $0.inode) })
-            case .markHookDue(let move):
-                try HookLedger(spool: spool).ensureMarker(for: moves[move].manifest, at: moves[move].target, in: moves[move].area)
+            case .markHookDue(let manifest, let place, _):
+                try HookLedger(spool: spool).ensureMarker(for: manifest, at: place.path, in: place.area)
             case .link(let from, let to, _):
                 try fs.link(name(from), in: spool.directory(from.area), to: name(to), in: spool.directory(to.area))
             case .rename(let from, let to, _):
                 try fs.rename(name(from), in: spool.directory(from.area), to: name(to), in: spool.directory(to.area), replace: false)
             case .unlink(let place, _):
                 try fs.unlink(name(place), in: spool.directory(place.area))
-            case .recordDeliveries(let delivered):
-                spool.sentLedger.record(delivered.map { moves[$0].manifest }, logger: lifecycle.logger)
+            case .recordDeliveries(let manifests, _):
+                spool.sentLedger.record(manifests, logger: lifecycle.logger)
             case .inspect(let place):
                 let status = try fs.statusIfPresent(name(place), in: spool.directory(place.area))
                 return .facts(status.map {
@@ -131,8 +131,7 @@ struct DiskStepPerformer: DiskSteps {
 extension PendingMove {
     /// This move as a plan receives it.
     var planned: PlannedMove {
-        PlannedMove(path: path, area: area, target: target, live: live, recordFirst: recordFirst,
-                    heldFile: file.map { FileIdentity(device: $0.device, inode: $0.inode) },
-                    hookDue: manifest.dueHook != nil, delivery: area == .sent && manifest.state == .sent)
+        PlannedMove(path: path, manifest: manifest, area: area, target: target, live: live, recordFirst: recordFirst,
+                    heldFile: file.map { FileIdentity(device: $0.device, inode: $0.inode) })
     }
 }

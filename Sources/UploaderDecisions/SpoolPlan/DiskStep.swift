@@ -53,14 +53,14 @@ package enum DiskStep: Equatable, Sendable {
     /// lstat: which file `place` leads to (`found(nil)` when nothing has the name).
     case lookUp(SpoolPlace, move: Int)
     /// The hook marker of the move's record (`.hooks-due/`), durable, before its record moves.
-    case markHookDue(move: Int)
+    case markHookDue(Manifest, at: SpoolPlace, move: Int)
     /// link(2) of `from` as `to`, never following a symlink; refused with `exists` if `to` is taken.
     case link(SpoolPlace, to: SpoolPlace, move: Int)
     /// renameat2 with RENAME_NOREPLACE: for another user's file we may neither link nor read.
     case rename(SpoolPlace, to: SpoolPlace, move: Int)
     case unlink(SpoolPlace, move: Int)
     /// A line in the sent ledger for each of these deliveries (a statistic: never fails a move).
-    case recordDeliveries(moves: [Int])
+    case recordDeliveries([Manifest], moves: [Int])
     /// lstat with the facts a change is told by: `facts(nil)` when nothing has the name.
     case inspect(SpoolPlace)
     /// The record at `place` (its kind is `.record`), read and parsed: `record(_)`.
@@ -78,9 +78,9 @@ package enum DiskStep: Equatable, Sendable {
     /// The moves whose outcome this step decides.
     package var moves: [Int] {
         switch self {
-        case .syncDirectory(_, let moves), .recordDeliveries(let moves): return moves
+        case .syncDirectory(_, let moves), .recordDeliveries(_, let moves): return moves
         case .inspect, .readRecord, .writeRecord, .freeName, .besideName: return [0]
-        case .makeParents(_, let move), .lookUp(_, let move), .markHookDue(let move), .link(_, _, let move),
+        case .makeParents(_, let move), .lookUp(_, let move), .markHookDue(_, _, let move), .link(_, _, let move),
              .rename(_, _, let move), .unlink(_, let move):
             return [move]
         }

@@ -127,7 +127,7 @@ package struct MoveBatchPlan: Sendable {
         case .ledger:
             fillQueue { plan in
                 let delivered = plan.moves.indices.filter { plan.going($0) && plan.moveState[$0].recordIsNew && plan.moves[$0].delivery }
-                return delivered.isEmpty ? [] : [.recordDeliveries(moves: delivered)]
+                return delivered.isEmpty ? [] : [.recordDeliveries(delivered.map { plan.moves[$0].manifest }, moves: delivered)]
             }
             return queue.isEmpty ? nil : queue.removeFirst()
         case .linking(let index):
@@ -196,7 +196,7 @@ package struct MoveBatchPlan: Sendable {
         case .parents: return .makeParents(move.targetFile, move: index)
         case .lookUpFile: return .lookUp(move.outboxFile, move: index)
         case .lookUpTarget: return .lookUp(move.targetFile, move: index)
-        case .hook: return .markHookDue(move: index)
+        case .hook: return .markHookDue(move.manifest, at: move.targetFile, move: index)
         case .linkFile: return .link(move.outboxFile, to: move.targetFile, move: index)
         case .fileTakenTarget: return .lookUp(move.targetFile, move: index)
         case .fileTakenSource: return .lookUp(move.outboxFile, move: index)
@@ -336,7 +336,7 @@ package struct MoveBatchPlan: Sendable {
         case .unlink(let place, let move):
             assert(moveState[move].namesDurable, "\(place) unlinked before its new names are durable")
             assert(place.kind == .file && place.area == .outbox, "the batch unlinks only a file's outbox name")
-        case .recordDeliveries(let delivered):
+        case .recordDeliveries(_, let delivered):
             assert(delivered.allSatisfy { moveState[$0].namesDurable }, "a delivery counted before its record's name in sent/ is durable")
         case .syncDirectory, .makeParents, .lookUp, .markHookDue, .inspect, .readRecord, .writeRecord, .freeName, .besideName:
             break

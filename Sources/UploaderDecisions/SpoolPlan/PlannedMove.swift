@@ -16,13 +16,16 @@ package struct PlannedMove: Equatable, Sendable {
     /// The file the mover holds open (its claim's), when it holds one: an outbox name that leads
     /// to another file (the producer's new one) is no name of this file.
     package var heldFile: FileIdentity?
-    /// The record names a hook still to run: its marker is written before the record moves.
-    package var hookDue: Bool
-    /// A delivery into sent/: the record's first name there adds a line to the sent ledger.
-    package var delivery: Bool
+    /// The final record (what the outbox record says).
+    package var manifest: Manifest
 
-    package init(path: RelativePath, area: SpoolArea, target: RelativePath, live: Bool, recordFirst: Bool,
-                 heldFile: FileIdentity? = nil, hookDue: Bool = false, delivery: Bool = false) {
+    /// The record names a hook still to run: its marker is written before the record moves.
+    package var hookDue: Bool { manifest.dueHook != nil }
+    /// A delivery into sent/: the record's first name there adds a line to the sent ledger.
+    package var delivery: Bool { area == .sent && manifest.state == .sent }
+
+    package init(path: RelativePath, manifest: Manifest, area: SpoolArea, target: RelativePath, live: Bool, recordFirst: Bool,
+                 heldFile: FileIdentity? = nil) {
         precondition(area != .outbox, "a move leaves the outbox")
         self.path = path
         self.area = area
@@ -30,8 +33,7 @@ package struct PlannedMove: Equatable, Sendable {
         self.live = live
         self.recordFirst = recordFirst
         self.heldFile = heldFile
-        self.hookDue = hookDue
-        self.delivery = delivery
+        self.manifest = manifest
     }
 
     var outboxFile: SpoolPlace { SpoolPlace(.outbox, path) }

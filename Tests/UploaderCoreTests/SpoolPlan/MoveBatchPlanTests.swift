@@ -8,7 +8,8 @@ import UploaderValues
     let a = RelativePath("a.bin")
 
     func delivery(_ path: RelativePath, live: Bool = true, recordFirst: Bool = true, held: FileIdentity? = nil) -> PlannedMove {
-        PlannedMove(path: path, area: .sent, target: path, live: live, recordFirst: recordFirst, heldFile: held, delivery: true)
+        PlannedMove(path: path, manifest: PlanNames.manifest(path, .sent), area: .sent, target: path, live: live,
+                    recordFirst: recordFirst, heldFile: held)
     }
 
     @Test func aDeliveryTakesTheContractsStepsInOrder() {
@@ -22,7 +23,7 @@ import UploaderValues
             .link(outbox, to: sent, move: 0),
             .link(outbox.record, to: sent.record, move: 0),
             .syncDirectory(sent, moves: [0]),
-            .recordDeliveries(moves: [0]),
+            .recordDeliveries([PlanNames.manifest(a, .sent)], moves: [0]),
             .lookUp(outbox, move: 0),
             .unlink(outbox, move: 0),
             .syncDirectory(outbox, moves: [0]),
@@ -42,7 +43,7 @@ import UploaderValues
         #expect(names.run(&plan) == Array(repeating: .moved(fileHere: true), count: 3))
         let syncs = names.performed.filter { if case .syncDirectory = $0 { true } else { false } }
         #expect(syncs.map(\.moves) == [[0, 1, 2], [0, 1, 2], [0, 1, 2]])
-        #expect(names.performed.filter { if case .recordDeliveries = $0 { true } else { false } } == [.recordDeliveries(moves: [0, 1, 2])])
+        #expect(names.performed.filter { if case .recordDeliveries = $0 { true } else { false } } .map(\.moves) == [[0, 1, 2]])
     }
 
     @Test func aTargetNameHoldingAnotherFileIsTakenNeverOverwritten() {
@@ -154,10 +155,11 @@ import UploaderValues
     @Test func aHookDueGetsItsMarkerBeforeTheRecordMoves() {
         var names = PlanNames.fileInOutbox()
         var move = delivery(a)
-        move.hookDue = true
+        move.manifest.hooks = [Manifest.HookRun(name: "on_sent", startedAt: "t0")]
+        #expect(move.hookDue)
         var plan = MoveBatchPlan([move])
         #expect(names.run(&plan) == [.moved(fileHere: true)])
-        let marker = names.performed.firstIndex(of: .markHookDue(move: 0))
+        let marker = names.performed.firstIndex(of: .markHookDue(move.manifest, at: SpoolPlace(.sent, a), move: 0))
         let recordLink = names.performed.firstIndex(of: .link(SpoolPlace(.outbox, a, .record), to: SpoolPlace(.sent, a, .record), move: 0))
         #expect(marker != nil && recordLink != nil && marker! < recordLink!)
     }

@@ -18,6 +18,12 @@ struct PlanNames: DiskSteps {
     /// What others (a producer, another process) do to the names just before a step.
     var meanwhile: (DiskStep, inout [SpoolPlace: FileIdentity]) -> Void = { _, _ in }
 
+    /// A record of `path` in `state`, as the table tests move it.
+    static func manifest(_ path: RelativePath, _ state: Manifest.State) -> Manifest {
+        Manifest(id: "id-" + path.display, profile: "p", path: path, size: 1, mtime: "t0", sha256: nil, contentType: "application/octet-stream",
+                 state: state, createdAt: "t0")
+    }
+
     static let file = FileIdentity(device: 1, inode: 10)
     static let record = FileIdentity(device: 1, inode: 11)
     static let another = FileIdentity(device: 1, inode: 99)
