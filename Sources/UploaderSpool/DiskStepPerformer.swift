@@ -100,6 +100,10 @@ struct DiskStepPerformer: DiskSteps {
         case .supersededRecord(let path):
             return FileLifecycle.SupersededRecord(path: path.displayed(in: spool.directory(.retry)))
         case .startOver: return SystemError("move back", path: "", code: .exists)
+        case .targetTaken(let target): return FileLifecycle.TargetTaken(target: target)
+        case .recordMissing(let place):
+            return errors[0] ?? SystemError("read manifest", path: Spool.manifestName(for: place.path).displayed(in: spool.directory(place.area)),
+                                            code: .noEntry)
         }
     }
 

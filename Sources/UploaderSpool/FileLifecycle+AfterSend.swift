@@ -1,6 +1,7 @@
 import Foundation
 import UploaderSupport
 import UploaderConfig
+import UploaderDecisions
 
 /// `after_send = delete`: a delivered file and its manifest leave sent/ once the move is done and
 /// its `on_sent` hook (if any) has run, with the order of writes that lets recovery finish a
@@ -32,31 +33,20 @@ extension FileLifecycle {
     /// recovery the deletion was due (the outbox record, a hook marker) goes. A file left alone by a
     /// power cut would be no one's: no record, and start-up drops a marker whose manifest is gone.
     package func removeDelivered(_ target: RelativePath) throws {
-        let sent = spool.directory(.sent)
-        for name in [target, Spool.manifestName(for: target)] where fs.exists(name, in: sent) {
-            try fs.unlink(name, in: sent)
-            try spool.syncDirectory(of: target, in: .sent)
-        }
+        try plan { disk throws(PlanStop) in try SpoolMoves.removeDelivered(SpoolPlace(.sent, target), on: &disk) }
     }
 
-    /// `removeDelivered` for a file filed in sent/ earlier (its hook has run since): when sent/ no
-    /// longer holds what was sent — a power cut undid a write its producer never made durable, or
-    /// it was written to through its name there — those bytes were never sent. They go back to the
-    /// outbox first, under a free name, as a file of its own (found by the next scan), and only
-    /// then do the names in sent/ go.
+    /// `removeDelivered` for a file filed in sent/ earlier (its hook has run since): bytes there
+    /// that are not what was sent go back to the outbox first (`SpoolMoves.removeDelivered`).
     package func removeDelivered(_ target: RelativePath, sent manifest: Manifest) throws {
-        let sent = spool.directory(.sent)
-        if let now = try fs.statusIfPresent(target, in: sent), now.size != manifest.size || now.mtimeText != manifest.mtime {
-            // Under the name an earlier run cut after this link already gave it, if one did.
-            let beside = try spool.besideName(for: manifest.outboxPath, bringingBack: target, from: .sent)
-            try makeDurableParents(of: beside, in: .outbox)
-            try link(target, in: sent, to: beside, in: spool.directory(.outbox))
-            try spool.syncDirectory(of: beside, in: .outbox)
-            logger.warn("the file in sent/ is not what was sent; it goes back to the outbox to be sent again",
-                        ["file": target.logSafe, "id": manifest.id, "queued_as": beside.logSafe,
-                         "size": "\(now.size)", "size_sent": "\(manifest.size)"])
+        let cameBack = try plan { disk throws(PlanStop) in
+            try SpoolMoves.removeDelivered(SpoolPlace(.sent, target), sent: manifest, on: &disk)
         }
-        try removeDelivered(target)
+        if let cameBack {
+            logger.warn("the file in sent/ is not what was sent; it goes back to the outbox to be sent again",
+                        ["file": target.logSafe, "id": manifest.id, "queued_as": cameBack.queuedAs.logSafe,
+                         "size": "\(cameBack.size)", "size_sent": "\(manifest.size)"])
+        }
     }
 
     /// Step 5 alone, for a move cut after step 4 (the file and its record have their names in
@@ -111,12 +101,5 @@ extension FileLifecycle {
             logger.warn("cannot remove a stale second name of a manifest", ["file": path.logSafe, "error": "\(error)"])
         }
         return .toMoveAside
-    }
-}
-
-extension Manifest {
-    /// The file's name in the outbox, as it was claimed (exact bytes when the name is not UTF-8).
-    package var outboxPath: RelativePath {
-        pathBase64.flatMap { Data(base64Encoded: $0) }.map { RelativePath(bytes: Array($0)) } ?? RelativePath(path)
     }
 }

@@ -208,40 +208,13 @@ package struct FileLifecycle: Sendable {
     /// Then the manifest's outbox name goes.
     func endMove(_ move: PendingMove, fileHere: Bool, unchanged: (() -> String?)?) throws {
         if fileHere, let change = unchanged?() {
-            // The file goes back first, its record's new name after it (`bringBack` takes that
-            // name too, being the outbox record's): whatever fails on the way, the file is never
-            // left in `area` without its record.
-            //
-            // The producer may have dropped a new file under the name meanwhile: the changed one
-            // then comes back beside it, under a free name and without a record (a file of its own).
-            func comeBackBeside() throws -> Never {
-                let beside = try spool.besideName(for: move.path, bringingBack: move.target, from: move.area)
-                try bringBack(move.target, from: move.area, to: beside)
-                try fs.unlink(Spool.manifestName(for: move.target), in: spool.directory(move.area))
-                try spool.syncDirectory(of: move.target, in: move.area)
-                throw ChangedDuringMove(change: change, broughtBackAs: beside)
+            // Back to the outbox (beside a new file under its name, if one took it), record after file.
+            try plan { disk throws(PlanStop) in
+                try SpoolMoves.bringBackChanged(move.path, id: move.manifest.id, from: SpoolPlace(move.area, move.target), change: change,
+                                                on: &disk)
             }
-            // Looked at first (the link's own refusal of a taken name needs one more lstat to tell
-            // it from a name that already leads to this file); a name taken since is refused by the link.
-            if fs.exists(move.path, in: spool.directory(.outbox)) { try comeBackBeside() }
-            do {
-                try bringBack(move.target, from: move.area, to: move.path)
-            } catch let error as SystemError where error.code == .exists {
-                try comeBackBeside()
-            }
-            try dropRecordLeftIn(move)
-            throw ChangedDuringMove(change: change)
         }
         try endPlanned(move.path, manifest: move.manifest, to: move.area, as: move.target, namesMayBeUnsynced: false)
-    }
-
-    /// This move's record in `area`, left there by `bringBack` when a rescan had already dropped
-    /// its outbox name (finishing the move as the start-up would): the file has left `area`, so
-    /// the record goes too (the core writes the file a new one in the outbox).
-    private func dropRecordLeftIn(_ move: PendingMove) throws {
-        guard case .success(let there) = spool.readManifest(for: move.target, in: move.area), there.id == move.manifest.id else { return }
-        try fs.unlink(Spool.manifestName(for: move.target), in: spool.directory(move.area))
-        try spool.syncDirectory(of: move.target, in: move.area)
     }
 
     /// The subdirectories `path` needs in `area` (recursive spools), each made durable in its
@@ -256,56 +229,20 @@ package struct FileLifecycle: Sendable {
         }
     }
 
-    /// link(2), where a name that already leads to this very file counts as done (a move run
-    /// again after a crash); any other file under that name is an error. A name that was taken
-    /// and is gone by the time it is looked at (retention deleting the copy an earlier, cut move
-    /// left in sent/) is linked again. True when the name is new.
-    @discardableResult
-    func link(_ name: RelativePath, in fromDir: String, to target: RelativePath, in toDir: String) throws -> Bool {
-        var freed = 0
-        while true {
-            do {
-                try fs.link(name, in: fromDir, to: target, in: toDir)
-                return true
-            } catch let error as SystemError where error.code == .exists {
-                if let there = try fs.statusIfPresent(target, in: toDir) {
-                    let mine = try fs.status(name, in: fromDir)
-                    guard there.inode == mine.inode && there.device == mine.device else { throw error }
-                    return false
-                }
-                freed += 1
-                if freed == Self.linkTriesOnAFreedName { throw error }
-            }
+    /// Runs a planner over this spool's interpreter; a stop is thrown as the error it stands for.
+    func plan<T>(_ body: (inout DiskStepPerformer) throws(PlanStop) -> T) throws -> T {
+        var performer = DiskStepPerformer(lifecycle: self, moves: [])
+        do throws(PlanStop) {
+            return try body(&performer)
+        } catch {
+            throw performer.error(of: error)
         }
     }
 
-    /// How often `link` tries again a name that keeps being freed right after refusing it.
-    private static let linkTriesOnAFreedName = 3
-
-    /// Removes the names in sent/ or retry/ (`stored`) that are second names of the file at `path`
-    /// in the outbox and of its manifest there, as a move cut after its links leaves them, and makes
-    /// their absence durable, also when they were already gone: an earlier process may have removed
-    /// them and been killed (or refused the fsync) before that was durable, and without a journal a
-    /// power cut would bring them back once the record, the one thing saying they go, has gone. A
-    /// name there that leads to another file is left alone, and so is the record's name beside it:
-    /// a file there that is not the outbox's is the version this record moved (the producer put a
-    /// new file under the outbox name after the link), and the record stays with it.
+    /// `SpoolMoves.dropSecondNames` for the place the record's `stored_as` names.
     package func dropSecondNames(of path: RelativePath, recordedAs stored: String?) throws {
-        guard let stored, let (area, target) = spool.resolveStoredAs(stored), area != .outbox else { return }
-        let outbox = spool.directory(.outbox), dir = spool.directory(area)
-        let fileIsMine = try sameFileIfPresent(path, in: outbox, target, in: dir)
-        let anotherFileThere = try !fileIsMine && fs.statusIfPresent(target, in: dir) != nil
-        if fileIsMine { try fs.unlink(target, in: dir) }
-        let record = Spool.manifestName(for: path), recordThere = Spool.manifestName(for: target)
-        if !anotherFileThere, try sameFileIfPresent(record, in: outbox, recordThere, in: dir) {
-            try fs.unlink(recordThere, in: dir)
-        }
-        do {
-            try spool.syncDirectory(of: target, in: area)
-        } catch let error as SystemError where error.code == .noEntry {
-            // Its directory in `area` was never made (recursive spools: the move was cut before
-            // it): no name of it there to make durable.
-        }
+        guard let stored, let (area, target) = spool.resolveStoredAs(stored) else { return }
+        try plan { disk throws(PlanStop) in try SpoolMoves.dropSecondNames(of: path, at: SpoolPlace(area, target), on: &disk) }
     }
 
     /// True when both names lead to one file (same device and inode); false when either name is
@@ -315,110 +252,35 @@ package struct FileLifecycle: Sendable {
         return sa.inode == sb.inode && sa.device == sb.device
     }
 
-    /// Whether the record named for `target` in `area` is this file's own (`manifest`, recorded in
-    /// the outbox at `file`): a second name of the outbox record, or a record with its id. Absent
-    /// or not a manifest (ours are renamed into place whole) is not; one that cannot be read throws.
+    /// `SpoolMoves.holdsOwnRecord`.
     package func holdsOwnRecord(_ file: RelativePath, manifest: Manifest, at target: RelativePath, in area: Spool.Area) throws -> Bool {
-        if try sameFileIfPresent(Spool.manifestName(for: file), in: spool.directory(.outbox), Spool.manifestName(for: target),
-                                 in: spool.directory(area)) { return true }
-        switch spool.readManifest(for: target, in: area) {
-        case .success(let there): return there.id == manifest.id
-        case .failure(.missing), .failure(.corrupt): return false
-        case .failure(.unreadable(let error)): throw error
-        }
+        try plan { disk throws(PlanStop) in try SpoolMoves.holdsOwnRecord(file, manifest: manifest, at: SpoolPlace(area, target), on: &disk) }
     }
 
-    /// A recorded move to sent/ whose file (at `target`, a second name the move gave it) no longer
-    /// has the size or mtime it was sent with: written to after its upload, through the name the
-    /// move had not taken away yet — never sent as it is now. It goes back to the outbox as
-    /// `queued` (its record's second name dropped) and true is returned; false when nothing changed,
-    /// or when a new file has taken its outbox name.
+    /// `SpoolMoves.requeueIfChangedAfterUpload`, said in the log.
     package func requeueIfChangedAfterUpload(_ file: RelativePath, manifest: Manifest, in area: Spool.Area,
                                             as target: RelativePath) throws -> Requeued? {
-        let dir = spool.directory(area)
-        guard manifest.state == .sent, let now = try fs.statusIfPresent(target, in: dir),
-              now.size != manifest.size || now.mtimeText != manifest.mtime else { return nil }
-        let targetManifest = Spool.manifestName(for: target)
-        let ours = try holdsOwnRecord(file, manifest: manifest, at: target, in: area)
-        // Its outbox name back first, durably. Cut after the link, the outbox record still names
-        // the second names, and the next claim, finding the file changed, drops them.
-        let outbox = spool.directory(.outbox)
-        do {
-            _ = try link(target, in: dir, to: file, in: outbox)
-        } catch let error as SystemError where error.code == .exists {
-            // A new file the producer put under that name meanwhile keeps it: this version comes
-            // back beside it, under a free name, as a file of its own; the old record goes from
-            // both places (beside the new file, its claim would finish this move with that file).
-            // Only if the name in `area` holds this record's move: another record there is
-            // another file's, filed as it was sent.
-            guard ours else { return nil }
-            let beside = try spool.besideName(for: file, bringingBack: target, from: area)
-            _ = try link(target, in: dir, to: beside, in: outbox)
-            try spool.syncDirectory(of: beside, in: .outbox)
-            if fs.exists(targetManifest, in: dir) { try fs.unlink(targetManifest, in: dir) }
-            try fs.unlink(target, in: dir)
-            try spool.syncDirectory(of: target, in: area)
-            try fs.unlink(Spool.manifestName(for: file), in: outbox)
-            try spool.syncDirectory(of: file, in: .outbox)
+        let requeued = try plan { disk throws(PlanStop) in
+            try SpoolMoves.requeueIfChangedAfterUpload(file, manifest: manifest, at: SpoolPlace(area, target), on: &disk)
+        }
+        switch requeued {
+        case .beside(let beside):
             logger.warn("file changed after its upload was recorded; uploading it again beside the new file under its name",
                         ["file": file.logSafe, "queued_as": beside.logSafe])
-            return .beside(beside)
+        case .underItsName:
+            logger.warn("file changed after its upload was recorded; uploading it again", ["file": file.logSafe])
+        case nil:
+            break
         }
-        try spool.syncDirectory(of: file, in: .outbox)
-        if ours && fs.exists(targetManifest, in: dir) { try fs.unlink(targetManifest, in: dir) }
-        try fs.unlink(target, in: dir)
-        try spool.syncDirectory(of: target, in: area)
-        var again = manifest
-        again.state = .queued
-        again.storedAs = nil
-        again.lastError = "file changed after its upload"
-        // Its attempts delivered another version: none counts toward `max_attempts` now (a power
-        // cut that undoes the producer's write brings that version back under this record).
-        again.attemptsBeforeRetry = again.attempts.count
-        try spool.writeManifest(again, for: file, in: .outbox)
-        logger.warn("file changed after its upload was recorded; uploading it again", ["file": file.logSafe])
-        return .underItsName
+        return requeued
     }
 
     /// Where `requeueIfChangedAfterUpload` put a changed file back in the outbox.
-    package enum Requeued: Equatable {
-        /// Under its own name, with its record rewritten as `queued`.
-        case underItsName
-        /// Under this free name, without a record (a new file had taken its own); the new file
-        /// under its name has no record either.
-        case beside(RelativePath)
-    }
+    package typealias Requeued = UploaderDecisions.Requeued
 
-    /// Gives the file at `path` in `area` its outbox name `file` back, durably, then takes the old
-    /// names away — the file's, then its record's when it is the very record the outbox holds —
-    /// as the move back would have (one cut after its manifest reached the outbox).
+    /// `SpoolMoves.bringBack`: the file at `path` in `area` gets its outbox name `file` back.
     package func bringBack(_ path: RelativePath, from area: Spool.Area, to file: RelativePath) throws {
-        let outbox = spool.directory(.outbox)
-        let dir = spool.directory(area)
-        try link(path, in: dir, to: file, in: outbox)
-        try spool.syncDirectory(of: file, in: .outbox)
-        try fs.unlink(path, in: dir)
-        // The file's name there goes durably before its record's: without a journal a power cut
-        // could otherwise keep the record's removal and not the file's, and leave it there alone.
-        try spool.syncDirectory(of: path, in: area)
-        let record = Spool.manifestName(for: path)
-        if try sameFileIfPresent(Spool.manifestName(for: file), in: outbox, record, in: dir) {
-            try fs.unlink(record, in: dir)
-            try spool.syncDirectory(of: path, in: area)
-        }
-    }
-
-    /// Removes the outbox name `target` of the record of `path` in retry/ (a move back's link of
-    /// it, there before a producer dropped another file under the name), durably; true if it was
-    /// that record. Left beside the other file, its claim would take the record for the file's own.
-    @discardableResult
-    private func dropRecordLinkedBack(_ path: RelativePath, to target: RelativePath) throws -> Bool {
-        let there = Spool.manifestName(for: target)
-        let outbox = spool.directory(.outbox)
-        guard try sameFileIfPresent(there, in: outbox, Spool.manifestName(for: path), in: spool.directory(.retry)) else { return false }
-        try fs.unlink(there, in: outbox)
-        try spool.syncDirectory(of: target, in: .outbox)
-        return true
+        try plan { disk throws(PlanStop) in try SpoolMoves.bringBack(SpoolPlace(area, path), to: file, on: &disk) }
     }
 
     /// A record in retry/ whose file is in neither retry/ nor the outbox: a move into retry/ cut by
@@ -436,148 +298,13 @@ package struct FileLifecycle: Sendable {
         package var description: String { "\(path): an old record of a file the outbox has a later one of (removed)" }
     }
 
-    /// The numbered outbox name (`a.2.bin`, …) where a move back of the file with `id`, cut short,
-    /// already put its `queued` record (`recorded`), or the file itself (a power cut may keep
-    /// either link without the other): the names `freeName` would have tried, while taken.
-    private func earlierTarget(of path: RelativePath, id: String, fileHere: Bool) throws -> (name: RelativePath, recorded: Bool)? {
-        let outbox = spool.directory(.outbox)
-        var n = 2
-        var candidate = Spool.numbered(path, n)
-        while fs.exists(candidate, in: outbox) || fs.exists(Spool.manifestName(for: candidate), in: outbox) {
-            if case .success(let there) = spool.readManifest(for: candidate, in: .outbox), there.id == id,
-               there.state == .queued || there.state == .uploading {
-                return (candidate, true)
-            }
-            if try fileHere && sameFileIfPresent(path, in: spool.directory(.retry), candidate, in: outbox) { return (candidate, false) }
-            n += 1
-            candidate = Spool.numbered(path, n)
-        }
-        return nil
-    }
-
-    /// A move into retry/ under a numbered name (another file had the name there) cut before its
-    /// last steps leaves its record, and maybe the file, under the outbox name the file had (the
-    /// record's own `path`), not under its name in retry/: that move is finished first, as one
-    /// under the same name is, or the file would be queued twice — under the name it comes back
-    /// to, and under the old one, whose claim would finish the move into retry/ once more.
-    private func finishCutMoveUnderAnotherName(of path: RelativePath, manifest: Manifest, fileHere: inout Bool) throws {
-        let origin = manifest.outboxPath, outbox = spool.directory(.outbox), retryDir = spool.directory(.retry)
-        guard origin != path, [.retry, .failed].contains(manifest.state),
-              case .success(let there) = spool.readManifest(for: origin, in: .outbox), there.id == manifest.id,
-              [.retry, .failed].contains(there.state), there.storedAs == spool.storedAs(path, in: .retry) else { return }
-        if fs.exists(origin, in: outbox), try !fileHere || sameFileIfPresent(path, in: retryDir, origin, in: outbox) {
-            try completeMove(origin, manifest: there, to: .retry, as: path)
-            fileHere = true
-        } else {
-            // Another file has the old name (or none does): only the record's name there goes,
-            // its name in retry/ durable first.
-            try spool.syncDirectory(of: path, in: .retry)
-            try fs.unlink(Spool.manifestName(for: origin), in: outbox)
-            try spool.syncDirectory(of: origin, in: .outbox)
-        }
-    }
-
-    /// Steps 6–8: puts a file from retry/ back into the outbox as `queued`.
+    /// Steps 6–8 (`SpoolMoves.moveBack`): puts a file from retry/ back into the outbox as `queued`.
     /// `resetBackoff` (for `uploader retry`) starts the attempt count and the backoff afresh; the history stays.
-    ///
-    /// Order: the `queued` manifest in retry/, its link into the outbox, fsync; the file's link,
-    /// fsync (so the outbox never holds the file without its manifest, which would claim it
-    /// afresh under a new id); then the file leaves retry/, fsync, and the manifest. Run again on
-    /// what a crash left (start-up recovery does), it finishes the same move.
     @discardableResult
     package func moveBack(fromRetry path: RelativePath, resetBackoff: Bool) throws -> RelativePath {
-        let retryDir = spool.directory(.retry)
-        let outbox = spool.directory(.outbox)
-        guard case .success(var manifest) = spool.readManifest(for: path, in: .retry) else {
-            throw SystemError("read manifest", path: Spool.manifestName(for: path).displayed(in: retryDir), code: .noEntry)
+        let naming = spool.storedAsNaming
+        return try plan { disk throws(PlanStop) in
+            try SpoolMoves.moveBack(fromRetry: path, resetBackoff: resetBackoff, naming: naming, on: &disk)
         }
-        var fileHere = fs.exists(path, in: retryDir)
-        if !fileHere {
-            // The file may have left retry/ in a move back killed right after that unlink, before
-            // the directory's fsync: its absence is made durable before its record goes, or without
-            // a journal a power cut could bring the file back alone, an orphan beside the copy in
-            // the outbox that goes on to sent/.
-            try spool.syncDirectory(of: path, in: .retry)
-        }
-        // A move back cut short left its `queued` record (and maybe the file) in the outbox under
-        // the same name: it is finished. A record of this file in a final state there belongs to a
-        // move into retry/ cut before its last steps: that move is finished first, so the file
-        // leaves the outbox before it comes back (without a journal the manifest's new name can
-        // persist while the file's does not, and a file still in the outbox under its old name
-        // would be claimed afresh). A different file under that name
-        // (dropped since) is not this one: only the old record goes. A `queued` record here whose
-        // file has left retry/ is a move back that got as far as the outbox, where a later attempt
-        // has since finished: a power cut brought the old record back. It
-        // goes; the outbox's record is the file's, and its claim finishes whatever it records.
-        try finishCutMoveUnderAnotherName(of: path, manifest: manifest, fileHere: &fileHere)
-        var resumed = false
-        if case .success(let there) = spool.readManifest(for: path, in: .outbox), there.id == manifest.id {
-            if there.state == .queued || there.state == .uploading {
-                // Unless a producer dropped another file under the name after our record got there:
-                // then the file goes to a free name (that file's claim settles the record beside it).
-                let nameTaken = try fileHere && fs.exists(path, in: outbox) && !sameFileIfPresent(path, in: retryDir, path, in: outbox)
-                resumed = !nameTaken
-                if nameTaken { try dropRecordLinkedBack(path, to: path) }
-            } else if manifest.state == .queued && !fileHere {
-                try fs.unlink(Spool.manifestName(for: path), in: retryDir)
-                try spool.syncDirectory(of: path, in: .retry)
-                throw SupersededRecord(path: path.displayed(in: retryDir))
-            } else if fs.exists(path, in: outbox), try !fileHere || sameFileIfPresent(path, in: retryDir, path, in: outbox) {
-                try completeMove(path, manifest: there, to: .retry, as: path)
-                fileHere = true
-            } else {
-                // The record's name in retry/ (a cut move's link, maybe never fsynced) durable
-                // first: without a journal a power cut could keep this removal and lose that link.
-                try spool.syncDirectory(of: path, in: .retry)
-                try fs.unlink(Spool.manifestName(for: path), in: outbox)
-            }
-        }
-        // Cut after its record reached the outbox under a numbered name (another file had taken
-        // the name): finished there, or the file would come back under a second name as well.
-        let earlier = resumed ? nil : try earlierTarget(of: path, id: manifest.id, fileHere: fileHere)
-        if earlier?.recorded == true { resumed = true }
-        let sameFileThere = try fileHere && sameFileIfPresent(path, in: retryDir, path, in: outbox)
-        let target = earlier?.name ?? (resumed || sameFileThere ? path : spool.freeName(for: path, in: .outbox))
-        if !resumed {
-            guard fileHere else { throw RecordWithoutFile(path: path.displayed(in: retryDir)) }
-            manifest.state = .queued
-            manifest.nextAttemptAt = nil
-            manifest.storedAs = spool.storedAs(path, in: .retry)
-            // The record names the outbox name it goes to: a hook's run and retention find the
-            // record of a move from there by it.
-            manifest.setOutboxPath(target)
-            if resetBackoff { manifest.attemptsBeforeRetry = manifest.attempts.count }
-            // Durable in retry/ before its outbox name exists: without a journal, a power cut could
-            // otherwise keep the outbox's `queued` record and bring back the old `failed` one in
-            // retry/, which would then outlive its file there.
-            try spool.writeManifest(manifest, for: path, in: .retry, syncDirectory: true)
-            try makeDurableParents(of: target, in: .outbox)
-            try link(Spool.manifestName(for: path), in: retryDir, to: Spool.manifestName(for: target), in: outbox)
-            try spool.syncDirectory(of: target, in: .outbox)
-        }
-        if fileHere {
-            do {
-                do {
-                    try link(path, in: retryDir, to: target, in: outbox)
-                    try spool.syncDirectory(of: target, in: .outbox)
-                    try fs.unlink(path, in: retryDir)
-                } catch let error as SystemError where error.code == .notPermitted {
-                    // Another user's file we may neither link nor read (as in `moveTogether`): renamed.
-                    try fs.rename(path, in: retryDir, to: target, in: outbox, replace: false)
-                    try spool.syncDirectory(of: target, in: .outbox)
-                }
-            } catch let error as SystemError where error.code == .exists {
-                // A producer dropped another file under the name after our record got there: our
-                // record's name goes again (left beside that file, its claim would take it for the
-                // file's own, key and resumable upload included), and the move starts over, to a free name.
-                guard try dropRecordLinkedBack(path, to: target) else { throw error }
-                return try moveBack(fromRetry: path, resetBackoff: resetBackoff)
-            }
-            try spool.syncDirectory(of: path, in: .retry)
-        }
-        try fs.unlink(Spool.manifestName(for: path), in: retryDir)
-        // Else a power cut could bring this `queued` record back to retry/ long after its file left.
-        try spool.syncDirectory(of: path, in: .retry)
-        return target
     }
 }

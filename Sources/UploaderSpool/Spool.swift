@@ -6,7 +6,7 @@ import UploaderConfig
 
 /// One profile's spool on disk: its directories, manifest names, and free-name picking.
 package struct Spool: Sendable {
-    package static let manifestSuffix = ".manifest.json"
+    package static let manifestSuffix = SpoolPlace.recordSuffix
 
     /// The three directories a file can sit in (`SpoolArea`, a value the core decides with).
     package typealias Area = SpoolArea
@@ -281,22 +281,7 @@ package struct Spool: Sendable {
         fs.exists(FileAdoption.leftoverName(of: path), in: directory(.outbox))
     }
 
-    package static func numbered(_ path: RelativePath, _ n: Int) -> RelativePath {
-        let name = path.name.bytes
-        let number = Array(".\(n)".utf8)
-        var renamed: [UInt8]
-        if let dot = name.lastIndex(of: UInt8(ascii: ".")), dot > 0 {
-            renamed = Array(name[..<dot]) + number + Array(name[dot...])
-        } else {
-            renamed = name + number
-        }
-        if renamed.count > 255 - manifestSuffix.utf8.count {
-            // Keep the sidecar within NAME_MAX: shorten the stem, keep the suffix.
-            renamed = Array(renamed.suffix(255 - manifestSuffix.utf8.count))
-        }
-        let newName = RelativePath(bytes: renamed)
-        return path.parent.map { $0.appending(newName) } ?? newName
-    }
+    package static func numbered(_ path: RelativePath, _ n: Int) -> RelativePath { SpoolPlace.numbered(path, n) }
 }
 
 /// Names for the temporary files of manifest writes: `.upl-tmp-` and a number, counted from a

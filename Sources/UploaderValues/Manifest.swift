@@ -236,3 +236,10 @@ extension Manifest.Remote {
         return w
     }
 }
+
+extension Manifest {
+    /// The file's name in the outbox, as it was claimed (exact bytes when the name is not UTF-8).
+    package var outboxPath: RelativePath {
+        pathBase64.flatMap { Data(base64Encoded: $0) }.map { RelativePath(bytes: Array($0)) } ?? RelativePath(path)
+    }
+}

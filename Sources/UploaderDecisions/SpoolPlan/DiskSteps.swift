@@ -24,6 +24,10 @@ package enum PlanStop: Error, Equatable, Sendable {
     case supersededRecord(RelativePath)
     /// The move back found the name taken by a file dropped meanwhile: planned again.
     case startOver
+    /// The name chosen for the file in sent/ or retry/ holds another file.
+    case targetTaken(RelativePath)
+    /// The record a plan starts from is not there (or cannot be read).
+    case recordMissing(SpoolPlace)
 }
 
 extension DiskSteps {
