@@ -64,9 +64,13 @@ extension DiskSteps {
         }
     }
 
+    /// The record beside `place`'s file; a read the disk refuses is `unreadable`, never absent.
     mutating func readRecord(_ place: SpoolPlace) -> RecordRead {
-        guard case .record(let read) = perform(.readRecord(place.record)) else { preconditionFailure("readRecord answered otherwise") }
-        return read
+        switch perform(.readRecord(place.record)) {
+        case .record(let read): return read
+        case .refused: return .unreadable
+        default: preconditionFailure("readRecord answered otherwise")
+        }
     }
 
     mutating func name(_ step: DiskStep) throws(PlanStop) -> RelativePath {

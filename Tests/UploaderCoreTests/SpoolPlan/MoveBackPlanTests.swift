@@ -1,0 +1,143 @@
+import Testing
+import UploaderDecisions
+import UploaderValues
+
+/// The decisions of a move back from retry/ and of a delivered file written to after its upload
+/// (`SpoolMoves`), as a table over names: what the spool holds, what others do meanwhile, where the
+/// file and its record end.
+@Suite struct MoveBackPlanTests {
+    let a = RelativePath("a.bin")
+    let naming = StoredAsNaming(prefixes: [.outbox: "outbox/", .sent: "sent/", .retry: "retry/"])
+
+    /// `a.bin` and its record (in `state`) in retry/.
+    func inRetry(_ state: Manifest.State = .retry) -> PlanNames {
+        var names = PlanNames()
+        names.names[SpoolPlace(.retry, a)] = PlanNames.file
+        names.names[SpoolPlace(.retry, a, .record)] = PlanNames.record
+        var record = PlanNames.manifest(a, state)
+        record.storedAs = "retry/a.bin"
+        names.records[PlanNames.record] = record
+        return names
+    }
+
+    func record(_ names: PlanNames, _ place: SpoolPlace) -> Manifest? {
+        names.names[place.record].flatMap { names.records[$0] }
+    }
+
+    @Test func aFileComesBackUnderItsNameWithAQueuedRecordAndLeavesRetry() throws {
+        var names = inRetry()
+        let back = try SpoolMoves.moveBack(fromRetry: a, resetBackoff: true, naming: naming, on: &names)
+        #expect(back == a)
+        #expect(names.names[SpoolPlace(.outbox, a)] == PlanNames.file)
+        #expect(record(names, SpoolPlace(.outbox, a))?.state == .queued)
+        #expect(names.names[SpoolPlace(.retry, a)] == nil && names.names[SpoolPlace(.retry, a, .record)] == nil)
+        // The record reaches the outbox before the file does, and retry/ is fsynced after the file leaves it.
+        let recordLink = names.performed.firstIndex { if case .link(let from, let to, _) = $0 { from.kind == .record && to.area == .outbox } else { false } }
+        let fileLink = names.performed.firstIndex { if case .link(let from, let to, _) = $0 { from.kind == .file && to.area == .outbox } else { false } }
+        #expect(recordLink! < fileLink!)
+        #expect(names.performed.suffix(2) == [.unlink(SpoolPlace(.retry, a, .record), move: 0), .syncDirectory(SpoolPlace(.retry, a), moves: [0])])
+    }
+
+    @Test func aNameTakenByAnotherFileSendsItToTheNextFreeName() throws {
+        var names = inRetry()
+        names.names[SpoolPlace(.outbox, a)] = PlanNames.another
+        let back = try SpoolMoves.moveBack(fromRetry: a, resetBackoff: false, naming: naming, on: &names)
+        #expect(back == RelativePath("a.2.bin"))
+        #expect(names.names[SpoolPlace(.outbox, a)] == PlanNames.another)
+        #expect(names.names[SpoolPlace(.outbox, a, .record)] == nil)
+        #expect(record(names, SpoolPlace(.outbox, back))?.state == .queued)
+    }
+
+    @Test func aFileDroppedUnderTheNameDuringTheMoveBackKeepsItAndTheMoveStartsOver() throws {
+        var names = inRetry()
+        var dropped = false
+        names.meanwhile = { step, names in
+            if !dropped, case .link(let from, let to, _) = step, from.kind == .file, to.area == .outbox {
+                dropped = true
+                names[to] = PlanNames.another
+            }
+        }
+        let back = try SpoolMoves.moveBack(fromRetry: a, resetBackoff: false, naming: naming, on: &names)
+        #expect(back == RelativePath("a.2.bin"))
+        #expect(names.names[SpoolPlace(.outbox, a)] == PlanNames.another)
+        #expect(names.names[SpoolPlace(.outbox, a, .record)] == nil, "our record is not left beside the new file")
+        #expect(names.names[SpoolPlace(.outbox, back)] == PlanNames.file)
+    }
+
+    @Test func aMoveBackCutAfterItsRecordReachedTheOutboxIsResumed() throws {
+        var names = inRetry()
+        var queued = PlanNames.manifest(a, .queued)
+        queued.storedAs = "retry/a.bin"
+        let linked = FileIdentity(device: 1, inode: 500)
+        names.records[linked] = queued
+        names.names[SpoolPlace(.retry, a, .record)] = linked
+        names.names[SpoolPlace(.outbox, a, .record)] = linked
+        let back = try SpoolMoves.moveBack(fromRetry: a, resetBackoff: false, naming: naming, on: &names)
+        #expect(back == a)
+        #expect(!names.performed.contains { if case .writeRecord = $0 { true } else { false } }, "the record is not written again")
+        #expect(names.names[SpoolPlace(.outbox, a)] == PlanNames.file)
+        #expect(names.names[SpoolPlace(.retry, a)] == nil)
+    }
+
+    @Test func anOldQueuedRecordWhoseFileLeftIsSupersededByTheOutboxsLaterOne() {
+        var names = inRetry(.queued)
+        names.names[SpoolPlace(.retry, a)] = nil
+        let later = FileIdentity(device: 1, inode: 600)
+        names.records[later] = PlanNames.manifest(a, .sent)
+        names.names[SpoolPlace(.outbox, a, .record)] = later
+        #expect(throws: PlanStop.supersededRecord(a)) { try SpoolMoves.moveBack(fromRetry: a, resetBackoff: false, naming: naming, on: &names) }
+        #expect(names.names[SpoolPlace(.retry, a, .record)] == nil)
+        #expect(names.names[SpoolPlace(.outbox, a, .record)] == later)
+    }
+
+    @Test func aRecordWhoseFileIsNowhereIsSaidNeverMovedBack() {
+        var names = inRetry()
+        names.names[SpoolPlace(.retry, a)] = nil
+        #expect(throws: PlanStop.recordWithoutFile(a)) { try SpoolMoves.moveBack(fromRetry: a, resetBackoff: false, naming: naming, on: &names) }
+        #expect(names.names[SpoolPlace(.outbox, a, .record)] == nil)
+    }
+
+    // MARK: Written to after its upload
+
+    /// A delivery cut after its links: the `sent` record in the outbox, the file and a second name
+    /// of the record in sent/, the file at `version` there.
+    func deliveredThenWritten(changed: Bool) -> (PlanNames, Manifest) {
+        var names = PlanNames()
+        var sent = PlanNames.manifest(a, .sent)
+        sent.storedAs = "sent/a.bin"
+        names.names[SpoolPlace(.sent, a)] = PlanNames.file
+        names.names[SpoolPlace(.sent, a, .record)] = PlanNames.record
+        names.names[SpoolPlace(.outbox, a, .record)] = PlanNames.record
+        names.records[PlanNames.record] = sent
+        names.versions[PlanNames.file] = changed ? (2, "t1") : (1, "t0")
+        return (names, sent)
+    }
+
+    @Test func aDeliveryWrittenToAfterItsUploadComesBackQueuedUnderItsName() throws {
+        var (names, sent) = deliveredThenWritten(changed: true)
+        let requeued = try SpoolMoves.requeueIfChangedAfterUpload(a, manifest: sent, at: SpoolPlace(.sent, a), on: &names)
+        #expect(requeued == .underItsName)
+        #expect(names.names[SpoolPlace(.outbox, a)] == PlanNames.file)
+        #expect(record(names, SpoolPlace(.outbox, a))?.state == .queued)
+        #expect(names.names[SpoolPlace(.sent, a)] == nil && names.names[SpoolPlace(.sent, a, .record)] == nil)
+    }
+
+    @Test func aChangedDeliveryWhoseNameANewFileTookComesBackBesideIt() throws {
+        var (names, sent) = deliveredThenWritten(changed: true)
+        names.names[SpoolPlace(.outbox, a)] = PlanNames.another
+        let requeued = try SpoolMoves.requeueIfChangedAfterUpload(a, manifest: sent, at: SpoolPlace(.sent, a), on: &names)
+        #expect(requeued == .beside(RelativePath("a.2.bin")))
+        #expect(names.names[SpoolPlace(.outbox, a)] == PlanNames.another)
+        #expect(names.names[SpoolPlace(.outbox, RelativePath("a.2.bin"))] == PlanNames.file)
+        #expect(names.names[SpoolPlace(.outbox, a, .record)] == nil, "the old record goes: beside the new file it would be taken for its own")
+        #expect(names.names[SpoolPlace(.sent, a)] == nil)
+    }
+
+    @Test func anUnchangedDeliveryIsLeftToBeFiled() throws {
+        var (names, sent) = deliveredThenWritten(changed: false)
+        let before = names.names
+        #expect(try SpoolMoves.requeueIfChangedAfterUpload(a, manifest: sent, at: SpoolPlace(.sent, a), on: &names) == nil)
+        #expect(names.names == before)
+        #expect(names.performed == [.inspect(SpoolPlace(.sent, a))])
+    }
+}
