@@ -1,3 +1,4 @@
+import Foundation
 import UploaderSupport
 import UploaderDecisions
 
@@ -12,9 +13,13 @@ struct DiskStepPerformer: DiskSteps {
     /// The last error the disk gave each move, by index.
     private(set) var errors: [Int: any Error] = [:]
 
-    init(lifecycle: FileLifecycle, moves: [PendingMove]) {
+    /// The time a record moved aside is named by (`quarantineRecord`), from the caller's clock.
+    let now: Date?
+
+    init(lifecycle: FileLifecycle, moves: [PendingMove], now: Date? = nil) {
         self.lifecycle = lifecycle
         self.moves = moves
+        self.now = now
     }
 
     private var spool: Spool { lifecycle.spool }
@@ -65,6 +70,12 @@ struct DiskStepPerformer: DiskSteps {
                 return .name(spool.freeName(for: place.path, in: place.area))
             case .besideName(let path, let bringingBack):
                 return .name(try spool.besideName(for: path, bringingBack: bringingBack.path, from: bringingBack.area))
+            case .quarantineRecord(let place):
+                guard let now else { preconditionFailure("a plan that moves records aside is run with the time to name them by") }
+                return .name(RelativePath(try spool.quarantineManifest(for: place.path, in: place.area, now: now)))
+            case .note(let note):
+                let error = note.withError ? [("error", errors[0].map { "\($0)" } ?? "unknown")] : []
+                lifecycle.logger.log(note.level, note.message, pairs: Array(zip(note.fields, note.values)) + error)
             }
             return .done
         } catch {

@@ -24,7 +24,7 @@ extension FileLifecycle {
     /// True when this move's file leaves sent/ in step 5 itself: `delete`, a delivery, and no hook
     /// due (a hook's run removes the file after it).
     package func deletesAfterMove(_ manifest: Manifest, in area: Spool.Area) -> Bool {
-        afterSend == .delete && area == .sent && manifest.state == .sent && manifest.dueHook == nil
+        SpoolMoves.deletesAfterMove(manifest, in: area, afterSendDeletes: afterSend == .delete)
     }
 
     /// Unlinks a delivered file from sent/ and then its manifest, each made durable (fsync of sent/)
@@ -60,46 +60,25 @@ extension FileLifecycle {
         try endPlanned(path, manifest: manifest, to: area, as: target, namesMayBeUnsynced: true)
     }
 
-    /// A delivered file's record alone in the outbox, its file gone from sent/: with
-    /// `after_send = delete` a deletion cut before the record went. Its manifest's name in sent/
-    /// (if the cut came between the two unlinks) goes, the absence of both is made durable (the
-    /// unlinks may not be, after a kill -9, and without a journal a power cut would bring them
-    /// back with no record left to say they were due), then the record goes; true when it was such.
-    package func finishDeletion(of path: RelativePath, manifest: Manifest) throws -> Bool {
-        guard let stored = manifest.storedAs, let (area, _) = spool.resolveStoredAs(stored),
-              deletesAfterMove(manifest, in: area) else { return false }
-        try dropSecondNames(of: path, recordedAs: stored)
-        try fs.unlink(Spool.manifestName(for: path), in: spool.directory(.outbox))
-        return true
-    }
 }
 
 extension FileLifecycle {
     /// What became of the record of a file that has left both the outbox and the place it names.
-    package enum LeftFileRecord {
-        /// A deletion (`after_send = delete`) cut before its end, finished: the record is gone too.
-        case deletionFinished
-        /// The deletion could not be finished: the record stays, for the next start.
-        case kept
-        /// Not a deletion: the record's second name a cut move left goes; the record is to be moved aside.
-        case toMoveAside
-    }
+    package typealias LeftFileRecord = UploaderDecisions.LeftFileRecord
 
     /// Settles the record at `path` in the outbox whose file is not there (gone, or another entry
-    /// under the name) and has left the place the record names, and logs what it did.
+    /// under the name) and has left the place the record names (`SpoolMoves.settleRecordOfLeftFile`).
     package func settleRecordOfLeftFile(_ path: RelativePath, manifest: Manifest) -> LeftFileRecord {
-        do {
-            if try finishDeletion(of: path, manifest: manifest) {
-                logger.info("finished removing a delivered file (after_send = delete)", ["file": path.logSafe])
-                return .deletionFinished
-            }
-        } catch {
-            logger.error("cannot finish removing a delivered file", ["file": path.logSafe, "error": "\(error)"])
-            return .kept
+        let naming = spool.storedAsNaming, deletes = afterSend == .delete
+        return run { disk in
+            SpoolMoves.settleRecordOfLeftFile(path, manifest: manifest, naming: naming, afterSendDeletes: deletes, on: &disk)
         }
-        do { try dropSecondNames(of: path, recordedAs: manifest.storedAs) } catch {
-            logger.warn("cannot remove a stale second name of a manifest", ["file": path.logSafe, "error": "\(error)"])
-        }
-        return .toMoveAside
+    }
+
+    /// A record in the outbox whose file is not beside it, settled as start-up does
+    /// (`SpoolMoves.settleOrphan`); `now` names a record moved aside.
+    package func settleOrphan(_ path: RelativePath, now: Date) -> OrphanSettlement {
+        let naming = spool.storedAsNaming, deletes = afterSend == .delete
+        return run(now: now) { disk in SpoolMoves.settleOrphan(path, naming: naming, afterSendDeletes: deletes, on: &disk) }
     }
 }

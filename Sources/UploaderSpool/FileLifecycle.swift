@@ -230,13 +230,19 @@ package struct FileLifecycle: Sendable {
     }
 
     /// Runs a planner over this spool's interpreter; a stop is thrown as the error it stands for.
-    func plan<T>(_ body: (inout DiskStepPerformer) throws(PlanStop) -> T) throws -> T {
-        var performer = DiskStepPerformer(lifecycle: self, moves: [])
+    func plan<T>(now: Date? = nil, _ body: (inout DiskStepPerformer) throws(PlanStop) -> T) throws -> T {
+        var performer = DiskStepPerformer(lifecycle: self, moves: [], now: now)
         do throws(PlanStop) {
             return try body(&performer)
         } catch {
             throw performer.error(of: error)
         }
+    }
+
+    /// Runs a planner that ends on its own (its failures are outcomes, said in the log).
+    func run<T>(now: Date? = nil, _ body: (inout DiskStepPerformer) -> T) -> T {
+        var performer = DiskStepPerformer(lifecycle: self, moves: [], now: now)
+        return body(&performer)
     }
 
     /// `SpoolMoves.dropSecondNames` for the place the record's `stored_as` names.
@@ -257,22 +263,12 @@ package struct FileLifecycle: Sendable {
         try plan { disk throws(PlanStop) in try SpoolMoves.holdsOwnRecord(file, manifest: manifest, at: SpoolPlace(area, target), on: &disk) }
     }
 
-    /// `SpoolMoves.requeueIfChangedAfterUpload`, said in the log.
+    /// `SpoolMoves.requeueIfChangedAfterUpload`.
     package func requeueIfChangedAfterUpload(_ file: RelativePath, manifest: Manifest, in area: Spool.Area,
                                             as target: RelativePath) throws -> Requeued? {
-        let requeued = try plan { disk throws(PlanStop) in
+        try plan { disk throws(PlanStop) in
             try SpoolMoves.requeueIfChangedAfterUpload(file, manifest: manifest, at: SpoolPlace(area, target), on: &disk)
         }
-        switch requeued {
-        case .beside(let beside):
-            logger.warn("file changed after its upload was recorded; uploading it again beside the new file under its name",
-                        ["file": file.logSafe, "queued_as": beside.logSafe])
-        case .underItsName:
-            logger.warn("file changed after its upload was recorded; uploading it again", ["file": file.logSafe])
-        case nil:
-            break
-        }
-        return requeued
     }
 
     /// Where `requeueIfChangedAfterUpload` put a changed file back in the outbox.

@@ -134,77 +134,21 @@ package struct Recovery: Sendable {
         }
     }
 
-    /// A manifest in the outbox whose file is not there. Returns the file's path if it was brought back.
+    /// A manifest in the outbox whose file is not there, settled by its planner
+    /// (`SpoolMoves.settleOrphan`). Returns the file's path if it was brought back.
     private func resolveOrphan(_ file: RelativePath, into result: inout Result) -> RelativePath? {
-        switch spool.readManifest(for: file, in: .outbox) {
-        case .failure(.missing):
+        switch lifecycle.settleOrphan(file, now: clock.now) {
+        case .nothing:
             return nil
-        case .failure(let problem):
-            // Not a manifest we could have written (ours are renamed into place whole): a file
-            // that merely ends in `.manifest.json`. Such names are ignored, so it stays put.
-            logger.debug("ignored: a name ending in .manifest.json that is no manifest, with no file beside it",
-                         ["file": Spool.manifestName(for: file).logSafe, "error": "\(problem)"])
+        case .broughtBack(let path, let beside):
+            if let beside { result.files.append(beside) }
+            return path
+        case .moved(let place, let manifest):
+            result.moved.append((place.area, place.path))
+            if manifest.state == .retry {
+                result.retries.append((place.path, manifest.nextAttemptAt.flatMap(Timestamp.parse) ?? clock.now))
+            }
             return nil
-        case .success(let manifest):
-            guard let stored = manifest.storedAs, let (area, target) = spool.resolveStoredAs(stored),
-                  area != .outbox, fs.exists(target, in: spool.directory(area)) else {
-                // A cut move may have given the record a second name in sent/ or retry/: it goes
-                // (the record itself is kept, moved aside).
-                guard lifecycle.settleRecordOfLeftFile(file, manifest: manifest) == .toMoveAside else { return nil }
-                quarantine(file, because: "manifest with no file (the file vanished)")
-                return nil
-            }
-            let dir = spool.directory(area)
-            do {
-                // Into or out of retry/: under the retry-move lock, as the live moves (`RetryMoveLock`).
-                return try RetryMoveLock(spool: spool).around(.shared, when: area == .retry) { () throws -> RelativePath? in
-                    // `uploader retry` may have moved the file back while this waited for the lock:
-                    // the record read above names no move any more, and the file is claimed as it is now.
-                    if area == .retry, !spool.outboxRecordStill(manifest, of: file) {
-                        return fs.exists(file, in: spool.directory(.outbox)) ? file : nil
-                    }
-                    switch manifest.state {
-                    case .sent, .retry, .failed:
-                        let targetManifest = Spool.manifestName(for: target)
-                        let ours = try lifecycle.holdsOwnRecord(file, manifest: manifest, at: target, in: area)
-                        switch try lifecycle.requeueIfChangedAfterUpload(file, manifest: manifest, in: area, as: target) {
-                        case .underItsName?: return file
-                        case .beside(let beside)?:
-                            result.files.append(beside)
-                            return file
-                        case nil: break
-                        }
-                        if fs.exists(targetManifest, in: dir) {
-                            if ours {
-                                // Step 4 was done, step 5 was not: the record is in place; this is its old name.
-                                // A move cut before its fsync of `area` (kill -9) left those names unsynced:
-                                // made durable first, or a power cut could keep the record alone; so the
-                                // removal of the file's outbox name.
-                                try lifecycle.dropOutboxRecord(of: file, manifest: manifest, movedTo: target, in: area)
-                                return nil
-                            }
-                            quarantine(file, because: "duplicate manifest; \(stored) already has one")
-                            return nil
-                        }
-                        // The file has its new name, the manifest not yet: it follows its file.
-                        try lifecycle.completeMove(file, manifest: manifest, to: area, as: target)
-                        logger.info("paired a moved file with its manifest", ["file": file.logSafe, "stored_as": stored])
-                        result.moved.append((area, target))
-                        if manifest.state == .retry {
-                            result.retries.append((target, manifest.nextAttemptAt.flatMap(Timestamp.parse) ?? clock.now))
-                        }
-                        return nil
-                    case .queued, .uploading:
-                        // A move back cut before the file's link: the file follows its manifest.
-                        try lifecycle.bringBack(target, from: area, to: file)
-                        logger.info("brought a file back from \(area.rawValue)/ to its manifest", ["file": file.logSafe])
-                        return file
-                    }
-                }
-            } catch {
-                logger.error("cannot finish an interrupted move", ["file": file.logSafe, "error": "\(error)"])
-                return nil
-            }
         }
     }
 

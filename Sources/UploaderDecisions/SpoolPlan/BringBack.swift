@@ -121,6 +121,8 @@ extension SpoolMoves {
             try disk.syncDirectory(of: target)
             try disk.unlink(outboxFile.record)
             try disk.syncDirectory(of: outboxFile)
+            disk.note(PlanNote(.warn, "file changed after its upload was recorded; uploading it again beside the new file under its name",
+                               ["file": file.logSafe, "queued_as": beside.path.logSafe]))
             return .beside(beside.path)
         }
         try disk.syncDirectory(of: outboxFile)
@@ -134,6 +136,7 @@ extension SpoolMoves {
         // Its attempts delivered another version: none counts toward `max_attempts` now.
         again.attemptsBeforeRetry = again.attempts.count
         try disk.run(.writeRecord(again, at: outboxFile.record, syncDirectory: false))
+        disk.note(PlanNote(.warn, "file changed after its upload was recorded; uploading it again", ["file": file.logSafe]))
         return .underItsName
     }
 }

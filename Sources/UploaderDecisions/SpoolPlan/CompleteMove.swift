@@ -15,8 +15,20 @@ package enum SpoolMoves {
         case .failed(.removedFromOutbox): throw .changedDuringMove("removed from the outbox", broughtBackAs: nil)
         case .failed(.refused): throw .refused(.other)
         }
-        var end = MoveEndPlan(path: path, area: area, target: target, deletesAfter: deletesAfter, namesMayBeUnsynced: false)
+        try endMove(path, area: area, target: target, deletesAfter: deletesAfter, namesMayBeUnsynced: false, on: &disk)
+    }
+
+    /// `MoveEndPlan` over `DiskSteps`.
+    package static func endMove<D: DiskSteps>(_ path: RelativePath, area: SpoolArea, target: RelativePath, deletesAfter: Bool,
+                                              namesMayBeUnsynced: Bool, on disk: inout D) throws(PlanStop) {
+        var end = MoveEndPlan(path: path, area: area, target: target, deletesAfter: deletesAfter, namesMayBeUnsynced: namesMayBeUnsynced)
         while let step = end.next() { end.took(disk.perform(step)) }
         if end.failure != nil { throw .refused(.other) }
+    }
+
+    /// True when a move's file leaves sent/ in its last step itself: `after_send = delete`, a
+    /// delivery, and no hook due (a hook's run removes the file after it).
+    package static func deletesAfterMove(_ manifest: Manifest, in area: SpoolArea, afterSendDeletes: Bool) -> Bool {
+        afterSendDeletes && area == .sent && manifest.state == .sent && manifest.dueHook == nil
     }
 }

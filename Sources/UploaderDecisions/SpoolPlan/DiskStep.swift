@@ -74,12 +74,17 @@ package enum DiskStep: Equatable, Sendable {
     /// A name beside `path` in the outbox for the file at `bringingBack`, coming back there: a
     /// free one, or one that already leads to that very file with no record of its own: `name(_)`.
     case besideName(RelativePath, bringingBack: SpoolPlace)
+    /// The record beside `place`'s file moved aside into `.quarantine/`, never deleted (linked
+    /// there, fsynced, then unlinked): `name(_)` is where it went.
+    case quarantineRecord(SpoolPlace)
+    /// A line in the daemon's log: what a plan did or could not do, said where the operator looks.
+    case note(PlanNote)
 
     /// The moves whose outcome this step decides.
     package var moves: [Int] {
         switch self {
         case .syncDirectory(_, let moves), .recordDeliveries(_, let moves): return moves
-        case .inspect, .readRecord, .writeRecord, .freeName, .besideName: return [0]
+        case .inspect, .readRecord, .writeRecord, .freeName, .besideName, .quarantineRecord, .note: return [0]
         case .makeParents(_, let move), .lookUp(_, let move), .markHookDue(_, _, let move), .link(_, _, let move),
              .rename(_, _, let move), .unlink(_, let move):
             return [move]
@@ -147,4 +152,22 @@ package enum DiskRefusal: Equatable, Sendable {
     case noEntry
     /// Anything else (EIO, ENOSPC, EACCES…): the move it serves stops here.
     case other
+}
+
+/// A line a plan has the daemon log: its level, its message and its fields, in order.
+package struct PlanNote: Equatable, Sendable {
+    package var level: LogLevel
+    package var message: String
+    package var fields: [String]
+    package var values: [String]
+    /// The interpreter adds an `error` field: the last error the disk gave the plan.
+    package var withError: Bool
+
+    package init(_ level: LogLevel, _ message: String, _ pairs: KeyValuePairs<String, String> = [:], withError: Bool = false) {
+        self.level = level
+        self.message = message
+        fields = pairs.map(\.key)
+        values = pairs.map(\.value)
+        self.withError = withError
+    }
 }

@@ -11,6 +11,8 @@ struct PlanNames: DiskSteps {
     var records: [FileIdentity: Manifest] = [:]
     /// Identities handed to records written.
     var nextInode: UInt64 = 1000
+    /// The log lines the plan had written.
+    var notes: [PlanNote] = []
     /// Every step performed, in order.
     var performed: [DiskStep] = []
     /// The refusal a step gets instead of being performed, when this says so.
@@ -83,6 +85,13 @@ struct PlanNames: DiskSteps {
                 candidate = Self.numbered(path, n)
                 n += 1
             }
+        case .quarantineRecord(let place):
+            guard let record = names.removeValue(forKey: place.record) else { return .refused(.noEntry) }
+            let aside = SpoolPlace(.outbox, RelativePath(".quarantine/" + place.path.display + SpoolPlace.recordSuffix), .file)
+            names[aside] = record
+            return .name(aside.path)
+        case .note(let note):
+            notes.append(note)
         case .syncDirectory, .makeParents, .markHookDue, .recordDeliveries:
             break
         }
