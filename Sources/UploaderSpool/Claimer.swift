@@ -1,6 +1,7 @@
 import Foundation
 import UploaderSupport
 import UploaderConfig
+import UploaderDecisions
 
 /// Turns a path in the outbox into a `ClaimedFile`: opens it safely, checks what it is,
 /// and pairs it with its manifest (reused when the file is unchanged, made afresh otherwise).
@@ -142,8 +143,8 @@ package struct Claimer: Sendable {
                 // Recorded as sent, then written to before the move finished: what is here now was
                 // never uploaded. It is claimed afresh below instead of being filed as sent.
                 logger.warn("file changed after its upload was recorded; uploading it again", ["file": path.logSafe, "id": manifest.id])
-                requeueChangedSecondName(of: path, manifest: manifest)
-                dropStaleName(of: path, recordedAs: manifest.storedAs)
+                let naming = spool.storedAsNaming
+                lifecycle.run { disk in SpoolMoves.settleChangedDelivery(path, manifest: manifest, naming: naming, on: &disk) }
             } else if manifest.state != .sent, let moved = movedAnotherFile(path, manifest: manifest, file: status, now: now) {
                 fs.close(fd)
                 return moved
@@ -269,152 +270,61 @@ package struct Claimer: Sendable {
         return now != recorded
     }
 
-    /// A move cut after its links leaves the file's and the record's new names behind (second
-    /// names for these very files): they go, so the file is in one place when it is uploaded again.
-    /// The record's second name in sent/ leads to another file than this one (a new file took the
-    /// outbox name after the move's link): when that file is not what was sent either (written to
-    /// during the move), it comes back to the outbox beside this one (`requeueIfChangedAfterUpload`),
-    /// found by the next scan; sent/ never keeps bytes that were not sent.
-    private func requeueChangedSecondName(of path: RelativePath, manifest: Manifest) {
-        guard let stored = manifest.storedAs, let (area, target) = spool.resolveStoredAs(stored), area != .outbox else { return }
-        do {
-            _ = try lifecycle.requeueIfChangedAfterUpload(path, manifest: manifest, in: area, as: target)
-        } catch {
-            logger.warn("cannot bring back a changed file from \(area.rawValue)/", ["file": path.logSafe, "name": stored, "error": "\(error)"])
-        }
-    }
-
     /// A record of a move into retry/ whose file already has its new name there, and whose outbox
-    /// name leads to another file: the move was cut after the file's outbox name went, and the
-    /// producer put a new file under it. That move ends (its record leaves the outbox) and the
-    /// new file is a file of its own, never filed under the old record as if it had failed. Nil
-    /// when the record is no such move. (A move into sent/ is told by its file's size and mtime.)
+    /// name leads to another file (`SpoolMoves.settleMoveOfReplacedFile`): that move ends and the
+    /// new file is a file of its own. Nil when the record is no such move.
     private func movedAnotherFile(_ path: RelativePath, manifest: Manifest, file: FileSystem.Status, now: Date) -> Outcome? {
-        guard [.retry, .failed].contains(manifest.state), let stored = manifest.storedAs,
-              let (area, target) = spool.resolveStoredAs(stored), area == .retry else { return nil }
-        do {
-            return try RetryMoveLock(spool: spool).around(.shared) {
-                // A record `uploader retry` has replaced meanwhile names no move any more (`finishRecorded` says so).
-                guard spool.outboxRecordStill(manifest, of: path), let there = try fs.statusIfPresent(target, in: spool.directory(area)),
-                      there.inode != file.inode || there.device != file.device,
-                      try lifecycle.holdsOwnRecord(path, manifest: manifest, at: target, in: area) else { return nil }
-                try lifecycle.dropOutboxRecord(of: path, manifest: manifest, movedTo: target, in: area)
-                logger.info("finished an interrupted move; the new file under its name is claimed on its own",
-                            ["file": path.logSafe, "id": manifest.id, "stored_as": stored])
-                let due = manifest.state == .retry ? (manifest.nextAttemptAt.flatMap(Timestamp.parse) ?? now) : nil
-                return .finishedByRecovery(area, target, retryDue: due, anotherFileUnderName: true)
-            }
-        } catch {
+        let naming = spool.storedAsNaming, identity = FileIdentity(device: file.device, inode: file.inode)
+        let (settled, error) = lifecycle.run(now: now) { disk in
+            (SpoolMoves.settleMoveOfReplacedFile(path, manifest: manifest, file: identity, naming: naming, on: &disk), disk.lastError)
+        }
+        switch settled {
+        case .finished(let place, let record):
+            return .finishedByRecovery(place.area, place.path, retryDue: retryDue(record, now: now), anotherFileUnderName: true)
+        case .cannotFinish:
             return .refused("cannot finish recorded move: \(error)")
+        case .notSuch, .vanished, .cameBack, .claimAfresh:
+            return nil
         }
     }
 
-    private func dropStaleName(of path: RelativePath, recordedAs stored: String?) {
-        do {
-            try lifecycle.dropSecondNames(of: path, recordedAs: stored)
-        } catch {
-            logger.warn("cannot remove a stale second name of a file", ["file": path.logSafe, "name": stored ?? "", "error": "\(error)"])
-        }
+    /// When a file filed in retry/ by recovery is due (nil for sent/ and failed).
+    private func retryDue(_ manifest: Manifest, now: Date) -> Date? {
+        manifest.state == .retry ? (manifest.nextAttemptAt.flatMap(Timestamp.parse) ?? now) : nil
     }
 
-    /// No file under this name. A manifest left beside it that records a final state, whose file
-    /// already has its new name (a move cut after the file's step), is not garbage: the move is
-    /// finished. Anything else is a vanished file (its manifest goes with it).
+    /// No file under this name (`SpoolMoves.settleVanished`): a record naming a move whose file
+    /// already has its new name is finished; anything else is a vanished file.
     private func vanished(_ path: RelativePath, now: Date, cancellation: CancellationFlag?, round: Int) -> Outcome {
-        guard case .success(let manifest) = spool.readManifest(for: path, in: .outbox),
-              [.sent, .retry, .failed].contains(manifest.state),
-              let stored = manifest.storedAs, let (area, target) = spool.resolveStoredAs(stored), area != .outbox else {
-            return dropRecordOfVanished(path, now: now, cancellation: cancellation, round: round)
+        let naming = spool.storedAsNaming, deletes = lifecycle.afterSend == .delete
+        let (settled, error) = lifecycle.run(now: now) { disk in
+            (SpoolMoves.settleVanished(path, naming: naming, afterSendDeletes: deletes, on: &disk), disk.lastError)
         }
-        guard fs.exists(target, in: spool.directory(area)) else {
-            // Removed by the producer during a move cut after the record's link: the record's new name goes with the file, as its outbox name will.
-            dropStaleName(of: path, recordedAs: stored)
-            return dropRecordOfVanished(path, now: now, cancellation: cancellation, round: round)
-        }
-        do {
-            // Written to through its second name after its upload: uploaded again.
-            if try lifecycle.requeueIfChangedAfterUpload(path, manifest: manifest, in: area, as: target) != nil {
-                // With a new file under the name, the changed one came back beside it: the next
-                // rescan (or start) queues that one.
-                return claim(path, now: now)
-            }
-            try RetryMoveLock(spool: spool).around(.shared, when: area == .retry) {
-                if !fs.exists(Spool.manifestName(for: target), in: spool.directory(area)) {
-                    try lifecycle.completeMove(path, manifest: manifest, to: area, as: target)
-                } else {
-                    // The new names may be unsynced (a move cut before its fsync): durable before the old goes.
-                    try lifecycle.dropOutboxRecord(of: path, manifest: manifest, movedTo: target, in: area)
-                }
-            }
-            logger.info("finished an interrupted move", ["file": path.logSafe, "id": manifest.id, "stored_as": stored])
-            let due = manifest.state == .retry ? (manifest.nextAttemptAt.flatMap(Timestamp.parse) ?? now) : nil
-            return .finishedByRecovery(area, target, retryDue: due)
-        } catch {
+        switch settled {
+        case .finished(let place, let record):
+            return .finishedByRecovery(place.area, place.path, retryDue: retryDue(record, now: now))
+        case .cameBack:
+            return round < Self.rehashRounds ? claim(path, now: now, cancellation: cancellation, round: round + 1) : .vanished
+        case .claimAfresh:
+            // With a new file under the name, the changed one came back beside it: the next
+            // rescan (or start) queues that one.
+            return claim(path, now: now)
+        case .cannotFinish:
             return .refused("cannot finish recorded move: \(error)")
+        case .vanished, .notSuch:
+            return .vanished
         }
     }
 
-    /// The file is gone: its record goes with it. Under the retry-move lock, and only while the
-    /// name is still empty: `uploader retry` (another process) puts a file back under a name
-    /// record first, then file, holding that lock, and such a file, found there now, is claimed
-    /// with the record it came back with (its attempts and key), never left without it. A record
-    /// that cannot be removed stays (the start-up moves a record without its file aside).
-    private func dropRecordOfVanished(_ path: RelativePath, now: Date, cancellation: CancellationFlag?, round: Int) -> Outcome {
-        let outbox = spool.directory(.outbox), record = Spool.manifestName(for: path)
-        do {
-            let cameBack = try RetryMoveLock(spool: spool).around(.shared) { () throws -> Bool in
-                if try fs.statusIfPresent(path, in: outbox) != nil { return true }
-                if fs.exists(record, in: outbox) { try fs.unlink(record, in: outbox) }
-                return false
-            }
-            if cameBack && round < Self.rehashRounds { return claim(path, now: now, cancellation: cancellation, round: round + 1) }
-        } catch {
-            logger.warn("cannot remove the manifest of a vanished file", ["file": record.logSafe, "error": "\(error)"])
-        }
-        return .vanished
-    }
-
-    /// Refuses a non-regular entry. A manifest beside it belongs to a file that was swapped out
-    /// (e.g. for a symlink during its upload): it is moved aside, never deleted.
+    /// Refuses a non-regular entry. A record beside it belongs to a file that was swapped out
+    /// (e.g. for a symlink during its upload): settled or moved aside, never deleted
+    /// (`SpoolMoves.settleRecordBesideEntry`).
     private func refuse(_ path: RelativePath, _ status: FileSystem.Status, now: Date) -> Outcome {
-        if fs.exists(Spool.manifestName(for: path), in: spool.directory(.outbox)) {
-            if settledMoveOfAnotherFile(path) || broughtBackChangedDelivery(path) { return .refused(Claimer.refusal(status)) }
-            do {
-                let aside = try spool.quarantineManifest(for: path, in: .outbox, now: now)
-                logger.warn("the file of this manifest was replaced by a \(status.formatName); manifest moved aside",
-                            ["file": path.logSafe, "manifest": aside])
-            } catch {
-                logger.warn("the file of this manifest was replaced by a \(status.formatName); cannot move the manifest aside",
-                            ["file": path.logSafe, "error": "\(error)"])
-            }
+        let naming = spool.storedAsNaming, deletes = lifecycle.afterSend == .delete
+        lifecycle.run(now: now) { disk in
+            SpoolMoves.settleRecordBesideEntry(path, what: status.formatName, naming: naming, afterSendDeletes: deletes, on: &disk)
         }
         return .refused(Claimer.refusal(status))
-    }
-
-    /// The record beside a non-regular entry is that of a move whose file has left the place it
-    /// names (with `after_send = delete`, a deletion cut before its end): it is settled as a record
-    /// alone in the outbox is; true when nothing is left to move aside.
-    private func settledMoveOfAnotherFile(_ path: RelativePath) -> Bool {
-        guard case .success(let manifest) = spool.readManifest(for: path, in: .outbox), let stored = manifest.storedAs,
-              let (area, target) = spool.resolveStoredAs(stored), area != .outbox,
-              !fs.exists(target, in: spool.directory(area)) else { return false }
-        return lifecycle.settleRecordOfLeftFile(path, manifest: manifest) != .toMoveAside
-    }
-
-    /// The record beside a non-regular entry is that of a delivery whose move into sent/ was cut
-    /// after its links, and whose file was written to after its upload through the name the move
-    /// had not yet taken away: that version, never sent, comes back beside the entry to be sent
-    /// (the next scan queues it) and the record goes. True when the record is dealt with: so too
-    /// when this failed (it stays, and the next claim tries again), never moved aside.
-    private func broughtBackChangedDelivery(_ path: RelativePath) -> Bool {
-        guard case .success(let manifest) = spool.readManifest(for: path, in: .outbox), manifest.state == .sent,
-              let stored = manifest.storedAs, let (area, target) = spool.resolveStoredAs(stored), area == .sent else { return false }
-        do {
-            return try lifecycle.requeueIfChangedAfterUpload(path, manifest: manifest, in: area, as: target) != nil
-        } catch {
-            logger.error("cannot bring back a delivered file changed after its upload", ["file": path.logSafe, "error": "\(error)"])
-            return true
-        }
     }
 
     /// Why a non-regular entry is not uploaded, in words for the one warning line.

@@ -25,6 +25,9 @@ struct DiskStepPerformer: DiskSteps {
     private var spool: Spool { lifecycle.spool }
     private var fs: any SpoolFileSystem { spool.fs }
 
+    /// The last error the disk gave a single-file plan, said in the line that reports its end.
+    var lastError: String { errors[0].map { "\($0)" } ?? "unknown error" }
+
     /// Runs `next`/`took` until the plan has no step left.
     mutating func run(_ next: () -> DiskStep?, _ took: (StepOutcome) -> Void) {
         while let step = next() { took(perform(step)) }
