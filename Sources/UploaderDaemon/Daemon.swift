@@ -65,7 +65,7 @@ package final class Daemon {
         Signals.blockHandled()
         MallocArenas.limit(to: 2, environment: environment)
         // Signals, network changes, the owners' deadlines and the reporter's rounds: one thread.
-        let service = ServiceLoop()
+        let service = ServiceLoop(clock: clock)
         guard service.takeSignals(Signals.handled, received: { [events] signal in events.send(.signal(signal)) }) else {
             fail("cannot take signals (signalfd): \(Errno.current.description)")
             return ExitCode.software

@@ -8,7 +8,8 @@ import UploaderSupport
 /// (a signalfd), the kernel's network changes (the rtnetlink socket), every profile's deadlines
 /// (its owner's `.tick`) and the service reporter's rounds. It waits in poll(2) on those
 /// descriptors and a pipe that wakes it when a deadline moves sooner or the loop stops, with the
-/// next deadline as its timeout (CLOCK_MONOTONIC, the system clock's `monotonic`).
+/// next deadline as its timeout. Deadlines are kept on the daemon's clock (`monotonic`, which is
+/// CLOCK_MONOTONIC for the system's), the one the owners compute them on.
 ///
 /// What it runs must not block: a signal is posted to the main thread, a network change and a
 /// tick step an owner (whose steps never block), a reporter's round writes small files.
@@ -31,8 +32,10 @@ package final class ServiceLoop: DeadlineTickers {
     private let wakeRead: Int32
     private let wakeWrite: Int32
     private let ended = Latch()
+    private let clock: any Clock
 
-    package init() {
+    package init(clock: any Clock = SystemClock()) {
+        self.clock = clock
         var ends: [Int32] = [-1, -1]
         // A pipe is all a wake-up needs; without one the daemon cannot run at all.
         precondition(pipe(&ends) == 0, "cannot make the service loop's wake pipe: \(Errno.current.description)")
@@ -44,12 +47,8 @@ package final class ServiceLoop: DeadlineTickers {
         wakeWrite = ends[1]
     }
 
-    /// The monotonic seconds deadlines are kept in.
-    static var monotonic: Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-    }
+    /// The monotonic seconds deadlines are kept in: the daemon's clock.
+    package var monotonic: Double { clock.monotonic }
 
     /// Calls `readable` on the loop's thread whenever `fd` has something to read (or fails); once
     /// it returns false the descriptor is no longer watched.
@@ -135,7 +134,7 @@ package final class ServiceLoop: DeadlineTickers {
             if stopping { return }
             var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
                 + sources.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
-            let timeout = due.map { Int32(clamping: Int(max(0, ($0 - Self.monotonic) * 1000).rounded(.up))) } ?? -1
+            let timeout = due.map { Int32(clamping: Int(max(0, ($0 - monotonic) * 1000).rounded(.up))) } ?? -1
             let ready = poll(&fds, nfds_t(fds.count), timeout)
             if ready < 0 && Errno.current != .interrupted {
                 preconditionFailure("poll in the service loop: \(Errno.current.description)")
@@ -158,7 +157,7 @@ package final class ServiceLoop: DeadlineTickers {
 
     /// Ticks every deadline that has come, each once (its due cleared before its tick, which may set the next).
     private func runDue() {
-        let now = Self.monotonic
+        let now = monotonic
         let due = state.withLock { s -> [@Sendable () -> Void] in
             var ticks: [@Sendable () -> Void] = []
             for (id, deadline) in s.deadlines {
@@ -183,7 +182,7 @@ package final class ServiceLoop: DeadlineTickers {
 
         func start(name: String, tick: @escaping @Sendable () -> Void) { loop.set(id, due: nil, tick: tick) }
 
-        func wake(in seconds: Double?) { loop.set(id, due: seconds.map { ServiceLoop.monotonic + $0 }) }
+        func wake(in seconds: Double?) { loop.set(id, due: seconds.map { [loop] in loop.monotonic + $0 }) }
 
         func stop() { loop.remove(id) }
     }

@@ -12,6 +12,12 @@ import Glibc
 package enum PlantedBug: UInt8, CaseIterable, Sendable {
     /// `ResponseHead` drops the `Retry-After` header of a 429 or 503.
     case retryAfterDropped = 1
+    /// The owner's `DeadlineTimer` lets its first deadline pass without a tick.
+    case timerMissesFirstDeadline = 2
+    /// A running daemon's rescan (`ProfileExecutor.rescan`) tells the owner of none of the files it found.
+    case rescanForgetsFound = 3
+    /// `HookRunner` queues one run beside the one running, and drops (as if queued) any handed over past it.
+    case hookQueueOfOne = 4
 
     /// The bug switched on for the calling thread, or nil.
     package static var active: PlantedBug? {

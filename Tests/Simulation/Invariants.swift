@@ -43,7 +43,8 @@ enum Invariant: String, CaseIterable, Sendable {
     case everyFileSettles
     /// Once the faults stop, no half-written temporary manifest is left anywhere in the spool.
     case noLeftoverTemporaries
-    /// A SIGTERM stop ends within `shutdown_grace` (plus one second).
+    /// A SIGTERM stop ends within `shutdown_grace` (plus one second): by then the owner has
+    /// stopped and every worker has finished its job and exited.
     case shutdownWithinGrace
     /// An attempt is written down only by a file that holds a transfer slot: no file is given a
     /// slot while its record on the disk still holds an attempt this process opened.
@@ -84,6 +85,9 @@ enum Invariant: String, CaseIterable, Sendable {
     /// largest; ties by name): no file ready beside it ranks before it, by what the world told
     /// the daemon of each (size and mtime), among files whose facts never changed.
     case orderWithinSlots
+    /// The owner's timer keeps its deadlines: once the clock has passed the deadline the owner
+    /// last set and no thread is left to run (the timer had its turn), a tick came for it.
+    case deadlinesKept
 
     static let atTheEnd: [Invariant] = [.manifestsParse, .noFileLost, .noFileInTwoPlaces, .filesAndManifestsPaired,
                                         .attemptsMatchRequests, .sentOnlyWithExactBytes, .duplicatesShareKey,
@@ -171,7 +175,7 @@ extension Simulation {
         case .s3PartsSentOnce, .tusOffsetForward, .sftpFinalNameWhole:
             checkProtocol(invariant)
         case .shutdownWithinGrace, .hooksNeverAfterFinished, .sentRemovedOnlyAsAllowed, .orderWithinSlots:
-            break  // judged as it happens (`stoppedCleanly`, `hookStarted`, `daemonUnlinks`, `checkOrder`)
+            break  // judged as it happens (`restartIfStopped`, `hookStarted`, `daemonUnlinks`, `checkOrder`)
         case .uploadsWithinWindows:
             checkWindowAtRequest()
         case .recordsWithinSlots:
@@ -181,6 +185,8 @@ extension Simulation {
             quarantineWatch.look(disk)
         case .slotBeforeAttempt:
             break
+        case .deadlinesKept:
+            checkDeadlinesKept()
         default:
             checkSpool(invariant, view ?? SpoolView(disk: disk, paths: profile.spool))
         }
@@ -237,16 +243,28 @@ extension Simulation {
         }
     }
 
+    /// Checked whenever nothing but the world can run: a deadline the owner set that the clock has
+    /// passed (give or take the timer's tolerance) must have ticked by then, since the timer's
+    /// thread woke as the clock moved.
+    func checkDeadlinesKept() {
+        guard !process.view.dead, let due = process.ticker.due, let by = process.ticker.wakesBy, clock.monotonic >= by,
+              process.scheduler.runnable.workers == 0 else { return }
+        fail(.deadlinesKept, "the owner's deadline came \(LogNumbers.fixed(clock.monotonic - due, places: 3)) s ago and its timer never ticked")
+    }
+
     /// Judged from what the world saw the owner start and end (`WorkSeen`) and from what it told
-    /// the daemon of each file, with the owner's own view of whether it may start (the link, the
-    /// windows, the credentials): a free slot may wait only for a claim still running for a file
+    /// the daemon of each file, and whether it may start from what its jobs reported of the
+    /// destination and the configured windows, never the core's own state: a free slot may wait only for a claim still running for a file
     /// that ranks before the first ready one (`order` holds at the server, and claims finish in
     /// any order), or for a settle to rewrite a record that still says `uploading`.
     func checkOnlineMeansWorking() {
         let seen = process.seen, slots = process.configured.concurrency
         guard !seen.ready.isEmpty, seen.slots.count < slots, seen.openRecords < slots else { return }
-        let s = process.state
-        guard s.mayStart(process.policy), s.phase == .running, !s.closed, !claimRunningForABetterFile(seen) else { return }
+        // Whether the owner may start, from the world: no stop sent, the destination heard up and
+        // our credentials not in doubt (`WorkSeen`), and an upload window open by the configured
+        // ones (the owner has just stepped at this time).
+        guard process.stopRequested == nil, seen.destinationHeardUp, !seen.credentialsRefused,
+              process.configured.windows.phase(at: clock.now, in: .gmt).open, !claimRunningForABetterFile(seen) else { return }
         fail(.onlineMeansWorking, "online with \(seen.slots.count) of \(slots) slots busy and \(seen.ready.count) claimed files waiting")
     }
 
@@ -359,7 +377,7 @@ extension Simulation {
             }
         case .neverTwoUploadsAtOnce, .onlineMeansWorking, .shutdownWithinGrace, .slotBeforeAttempt, .recordsWithinSlots,
              .noAttemptBeforeDue, .quarantineKeepsRecords, .s3PartsSentOnce, .tusOffsetForward, .sftpFinalNameWhole,
-             .hooksNeverAfterFinished, .uploadsWithinWindows, .sentRemovedOnlyAsAllowed, .orderWithinSlots:
+             .hooksNeverAfterFinished, .uploadsWithinWindows, .sentRemovedOnlyAsAllowed, .orderWithinSlots, .deadlinesKept:
             break
         }
     }

@@ -78,8 +78,9 @@ package enum Plant: String, CaseIterable, Sendable {
     /// Another version's bytes cut short there stay in front of the new version's rest, the size
     /// matches, and mixed bytes are renamed onto the final name (`sftpFinalNameWhole`).
     case sftpTemporaryKept = "sftp-temporary-kept"
-    /// A hook queue of one: a run handed over while another waits is dropped, so its hook never
-    /// runs (until a restart, which the end of a schedule does not bring) (`hooksRunAtLeastOnce`).
+    /// Production's hook queue (`HookRunner`) of one: a run handed over while another waits is
+    /// dropped, so its hook never runs (until a restart, which the end of a schedule does not
+    /// bring) (`hooksRunAtLeastOnce`).
     case hookJobsLost = "hook-jobs-lost"
     /// The ledger trusted without its manifests: a marker is never removed, and a run's end is not
     /// read back (`ended_at` dropped on reading a manifest), so each start runs every hook again
@@ -92,6 +93,12 @@ package enum Plant: String, CaseIterable, Sendable {
     /// `order` misread as its opposite (oldest as newest, smallest as largest): claimed files
     /// take their slots last first (`orderWithinSlots`).
     case orderReversed = "order-reversed"
+    /// The owner's timer (production's `DeadlineTimer`) lets its first deadline pass without a
+    /// tick: a retry, a probe, a window's edge or a stop's grace waits for some other event (`deadlinesKept`).
+    case timerMissesFirstDeadline = "timer-misses-first-deadline"
+    /// Production's rescan of a running daemon (an inotify overflow, `rescan`) forgets the files
+    /// it found: one only a rescan finds is never taken (`everyFileSettles`).
+    case rescanForgetsFound = "rescan-forgets-found"
 
     /// The invariant that must catch this plant.
     var target: Invariant {
@@ -105,7 +112,7 @@ package enum Plant: String, CaseIterable, Sendable {
         case .successFor5xx: return .sentOnlyWithExactBytes
         case .mtimeShiftsPerBoot: return .duplicatesShareKey
         case .oneSlotShort: return .onlineMeansWorking
-        case .listingDropsLast, .maxAttemptsOne: return .everyFileSettles
+        case .listingDropsLast, .maxAttemptsOne, .rescanForgetsFound: return .everyFileSettles
         case .temporariesKept: return .noLeftoverTemporaries
         case .requeueRecordSkipped: return .slotBeforeAttempt
         case .maxAttemptsPlusTwo: return .maxAttemptsRespected
@@ -121,6 +128,7 @@ package enum Plant: String, CaseIterable, Sendable {
         case .windowIgnored: return .uploadsWithinWindows
         case .keepSentTenth: return .sentRemovedOnlyAsAllowed
         case .orderReversed: return .orderWithinSlots
+        case .timerMissesFirstDeadline: return .deadlinesKept
         }
     }
 
@@ -131,6 +139,9 @@ package enum Plant: String, CaseIterable, Sendable {
     var inProduction: PlantedBug? {
         switch self {
         case .retryAfterIgnored: return .retryAfterDropped
+        case .timerMissesFirstDeadline: return .timerMissesFirstDeadline
+        case .rescanForgetsFound: return .rescanForgetsFound
+        case .hookJobsLost: return .hookQueueOfOne
         default: return nil
         }
     }
@@ -143,7 +154,7 @@ package enum Plant: String, CaseIterable, Sendable {
             return true
         case .silentResend, .connectFailureAsReset, .cancelLeavesRequest, .successFor5xx, .oneSlotShort, .maxAttemptsPlusTwo, .oneSlotExtra,
              .retryAfterIgnored, .maxAttemptsOne, .stopOutlastsGrace, .listPartsReadEmpty, .headOffsetReadZero, .sftpTemporaryKept, .hookJobsLost,
-             .windowIgnored, .keepSentTenth, .orderReversed:
+             .windowIgnored, .keepSentTenth, .orderReversed, .timerMissesFirstDeadline, .rescanForgetsFound:
             return false
         }
     }

@@ -38,10 +38,19 @@ final class SimClock: Clock {
     }
     private let latest = Mutex(Date.distantPast)
 
-    /// How many threads wait on this clock now.
-    var sleeping: Int { sleepers.count }
+    /// How many threads wait on this clock now, the owners' timers aside (`SimTicker`: the
+    /// world moves time to their deadlines itself).
+    var sleeping: Int { sleepers.count - timersSleeping.withLock { $0 } }
+    private let timersSleeping = Mutex(0)
+
+    /// Marks the calling thread as an owner's timer.
+    static func markTimerThread() { Thread.current.threadDictionary[timerKey] = true }
+    private static let timerKey = "sim-owner-timer"
 
     func wait(for latch: Latch?, until deadline: Double) -> Bool {
-        sleepers.wait(for: latch, until: deadline) { monotonic }
+        let timer = Thread.current.threadDictionary[Self.timerKey] != nil
+        if timer { timersSleeping.withLock { $0 += 1 } }
+        defer { if timer { timersSleeping.withLock { $0 -= 1 } } }
+        return sleepers.wait(for: latch, until: deadline) { monotonic }
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The options of DESIGN §8 and §9 a schedule draws beside the ones `SimConfig` always writes:
-/// hooks, upload windows, `max_rate`, `after_send` and the retention of sent/ — each in some
+/// hooks, upload windows, `max_rate`, `after_send`, the retention of sent/ and the periodic rescan — each in some
 /// schedules, as INI lines for production's loader.
 extension SimConfig {
     /// The hooks' commands, names looked up in PATH when spawned (so the loader does not look for
@@ -26,6 +26,8 @@ extension SimConfig {
             if choices.chance(15) { lines.append("keep_sent = \(5 + choices.below(116))s") }
             if choices.chance(15) { lines.append("keep_sent_bytes = \(300 + choices.below(3000))") }
         }
+        // Production's periodic rescan, a job of the owner's (`rescan` effect) on the workers.
+        if choices.chance(15) { lines.append("rescan = \(1 + choices.below(60))s") }
         return lines
     }
 

@@ -33,16 +33,14 @@ final class SimHookHost: HookHost, @unchecked Sendable {
     private let baton: BatonScheduler
     private let choices: ChoiceSource
     private let boot: Int
-    private let plant: Plant?
     /// Hears each command as it starts: the world's hook log and its checks.
     var ran: (SimHookRun) -> Void = { _ in }
 
     /// `enabled`: the profile has hooks, so the process has a thread for them.
-    init(baton: BatonScheduler, choices: ChoiceSource, boot: Int, plant: Plant?, enabled: Bool) {
+    init(baton: BatonScheduler, choices: ChoiceSource, boot: Int, enabled: Bool) {
         self.baton = baton
         self.choices = choices
         self.boot = boot
-        self.plant = plant
         line = Monitor(Line(running: enabled), scheduler: baton)
         guard enabled else { return }
         baton.startThread(named: "hooks") { [line] in
@@ -57,10 +55,8 @@ final class SimHookHost: HookHost, @unchecked Sendable {
     }
 
     func async(_ job: @escaping @Sendable () -> Void) {
-        let lost = plant == .hookJobsLost
         line.update { line in
-            // The planted bug: a queue of one, which drops a run handed over while another waits.
-            guard !line.closed, !(lost && !line.jobs.isEmpty) else { return }
+            guard !line.closed else { return }
             line.jobs.append(job)
         }
     }

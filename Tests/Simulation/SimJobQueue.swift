@@ -35,6 +35,8 @@ final class SimJobQueue: JobQueue, @unchecked Sendable {
 
     /// The process's hooks, which end with it.
     var hooks: SimHookHost?
+    /// The owner's timer, which ends with the process.
+    var timer: SimTicker?
     /// The wall clock, to tell when each job was ordered.
     var now: () -> Date = { .distantPast }
     /// When the job each thread runs now was handed over (as the core ordered it), by thread.
@@ -96,6 +98,7 @@ final class SimJobQueue: JobQueue, @unchecked Sendable {
         wire.releaseAll()
         shutDown()
         hooks?.shutDown()
+        timer?.finish()
         probes = []
     }
 
@@ -107,5 +110,6 @@ final class SimJobQueue: JobQueue, @unchecked Sendable {
         requestLeaves = {}
         newJob = { 0 }
         hooks = nil
+        timer = nil
     }
 }

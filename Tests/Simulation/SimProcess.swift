@@ -22,8 +22,16 @@ final class SimProcess: @unchecked Sendable {
     let spool: Spool
     let lifecycle: FileLifecycle
     var executor: ProfileExecutor!
-    var state: ProfileState
-    private let inbox = Mutex<[ProfileEvent]>([])
+    /// Production's owner: its serial loop, stepped on the senders' threads, and its timer.
+    private(set) var loop: ProfileLoop!
+    /// The owner's timer (production's `DeadlineTimer`) and the deadline it waits for.
+    let ticker: SimTicker
+    /// The owner's state after its last step, as the loop's observer saw it.
+    private(set) var state: ProfileState
+    /// What the world checks as the owner takes an event in, hands an effect on, and ends a step.
+    var taking: (ProfileEvent) -> Void = { _ in }
+    var performing: (ProfileEffect) -> Void = { _ in }
+    var stepped: () -> Void = {}
     private let finishedEffects = Mutex<[ProfileEffect]>([])
     /// When SIGTERM was taken in (monotonic) and its grace, to check the stop keeps to it.
     var stopRequested: (at: Double, grace: Double)?
@@ -75,6 +83,8 @@ final class SimProcess: @unchecked Sendable {
         spool = Spool(paths: profile.spool, fs: fs, temporaries: TemporaryNames(start: seed >> 8), scheduler: baton)
         lifecycle = FileLifecycle(spool: spool, logger: logger, afterSend: profile.afterSend, scheduler: baton)
         state = ProfileState(seed: seed)
+        ticker = SimTicker(clock: clock, baton: baton)
+        scheduler.timer = ticker
         let view = self.view, scheduler = self.scheduler
         scheduler.makeTransport = {
             SimTransport(server: server, choices: choices, disk: view, scheduler: scheduler, plant: plant)
@@ -90,7 +100,7 @@ final class SimProcess: @unchecked Sendable {
                                           threads: DestinationThreads(scheduler: baton, makeTransport: { scheduler.makeTransport() },
                                                                       remoteFileSession: { SimRemoteFileSession(transport: $0, plant: plant) }))
         hookHost = previous?.hookHost
-            ?? SimHookHost(baton: baton, choices: choices, boot: boot, plant: plant, enabled: profile.onSent != nil || profile.onFailed != nil)
+            ?? SimHookHost(baton: baton, choices: choices, boot: boot, enabled: profile.onSent != nil || profile.onFailed != nil)
         hookRunner = previous?.hookRunner ?? HookRunner(clock: clock, host: hookHost)
         scheduler.hooks = hookHost
         scheduler.now = { clock.now }
@@ -100,22 +110,41 @@ final class SimProcess: @unchecked Sendable {
                                    clock: clock, report: { [weak self] event in self?.post(event) },
                                    finished: { [weak self] effect in self?.finishedEffects.withLock { $0.append(effect) } })
         scheduler.startWorkers(ProfileRunner.workerCount(for: policy))
+        loop = ProfileLoop(policy: policy, clock: clock, scheduler: baton, ticker: ticker, observer: Observer(process: self))
     }
 
-    /// An event for the owner (from a job, the watcher, netlink, a signal); dropped once the process is dead.
+    /// Starts the owner, as the runner does: the start-up's findings first, then whatever comes.
+    func start(_ recovered: ProfileEvent) {
+        loop.send(recovered)
+        loop.start(state, name: "sim") { [weak self] effect in
+            guard let self, !view.dead else { return }
+            performing(effect)
+            executor.perform(effect)
+        }
+    }
+
+    /// Hands the loop's steps to the world's checks (none once the process is dead).
+    private struct Observer: ProfileLoopObserver, @unchecked Sendable {
+        unowned let process: SimProcess
+
+        func taking(_ event: ProfileEvent) {
+            guard !process.view.dead else { return }
+            process.taking(event)
+        }
+
+        func stepped(_ state: ProfileState) {
+            process.state = state
+            guard !process.view.dead else { return }
+            process.stepped()
+        }
+    }
+
+    /// An event for the owner (from a job, the watcher, netlink, a signal), stepped at once by
+    /// the sender unless another thread is stepping; dropped once the process is dead.
     func post(_ event: ProfileEvent) {
         guard !view.dead else { return }
-        inbox.withLock { $0.append(event) }
-        if !scheduler.baton.worldHolds { stepOnSender() }
+        loop.send(event)
     }
-
-    /// Called when a job's thread posts an event: the owner may be stepped there and then, as
-    /// the daemon's loop steps it on the reporting thread.
-    var stepOnSender: () -> Void = {}
-
-    var pendingEvents: Int { inbox.withLock { $0.count } }
-
-    func takeEvent() -> ProfileEvent? { inbox.withLock { $0.isEmpty ? nil : $0.removeFirst() } }
 
     /// Takes `.drained`/`.stopped` effects seen so far.
     func takeFinished() -> [ProfileEffect] {

@@ -61,9 +61,7 @@ final class Simulation {
     /// Seconds the wall clock was set back in all, over the schedule: due times and passes over
     /// sent/ the daemon set before a jump back come that much later in simulated time.
     var wallClockSetBack: Double = 0
-    /// The owner is being stepped (by the world or a job's thread): an event posted meanwhile waits.
-    private var stepping = false
-    /// The owner stopped on a job's thread: the world starts the next process at its next step.
+    /// The owner stopped (on whichever thread stepped it): the world starts the next process at its next step.
     private var restartPending = false
     /// The disk's fault count when this process started: a record the disk refused to rewrite
     /// since may still say `uploading` (the daemon logs it and goes on), so the checks that read
@@ -192,7 +190,9 @@ final class Simulation {
         process.view.locks = fileLocks
         // Crashes during start-up recovery are part of the game.
         if !settling && !process.view.armed && choices.chance(8) { armCrash() }
-        process.stepOnSender = { [unowned self] in stepOnSender() }
+        process.taking = { [unowned self] event in taking(event) }
+        process.performing = { [unowned self] effect in checkBefore(effect) }
+        process.stepped = { [unowned self] in stepped() }
         process.view.splitInside = { [choices] n in choices.below(n) }
         // The one moment a record may newly say `uploading` with a request behind it.
         process.scheduler.requestLeaves = { [unowned self] in
@@ -217,7 +217,7 @@ final class Simulation {
         // As the runner does: after recovery (which finishes cut moves and writes their markers), before any claim.
         process.executor.queueDueHooks()
         if process.view.dead { return crashed() }
-        process.post(.recovered(files: process.spool.queuedFiles(retries.requeued + scan.files),
+        process.start(.recovered(files: process.spool.queuedFiles(retries.requeued + scan.files),
                                 retries: (retries.due + scan.retries).map { RetryEntry(path: $0.path, due: $0.at) },
                                 ignoredDirectories: []))
         check(.manifestsParse)
@@ -267,20 +267,18 @@ final class Simulation {
     // MARK: Steps
 
     enum Action: Int, CaseIterable {
-        case deliverEvent, runJob, advanceClock, produce, network, serverMood, operatorAction, crash
+        case runJob, advanceClock, produce, network, serverMood, operatorAction, crash
     }
 
-    static let weights = [30, 30, 10, 10, 4, 0, 3, 3]
+    static let weights = [30, 10, 10, 4, 0, 3, 3]
 
     private func act() {
         if restartIfStopped() { return }
         let runnable = process.scheduler.runnable
         var weights = Self.weights
-        if process.pendingEvents == 0 || stepping { weights[Action.deliverEvent.rawValue] = 0 }
         if runnable.workers + runnable.probes == 0 { weights[Action.runJob.rawValue] = 0 }
         if process.view.armed || process.stopRequested != nil { weights[Action.crash.rawValue] = 0 }
         switch Action(rawValue: choices.pick(weights))! {
-        case .deliverEvent: deliverEvent()
         case .runJob: runJob()
         case .advanceClock:
             if choices.chance(4) { jumpWallClock() } else { advanceClock(limit: Double(choices.below(6000)) / 1000) }
@@ -297,10 +295,8 @@ final class Simulation {
         }
     }
 
-    func deliverEvent() {
-        guard !stepping, let event = process.takeEvent() else { return }
-        stepping = true
-        defer { stepping = false }
+    /// Production's owner (`ProfileLoop`) takes an event in, on whichever thread steps it.
+    private func taking(_ event: ProfileEvent) {
         note("event \(Self.describe(event))")
         checkOnTaking(event)
         if case .stop(let grace) = event, process.stopRequested == nil || process.stopTaken == false {
@@ -308,11 +304,10 @@ final class Simulation {
             process.stopRequested = (clock.monotonic, grace)
             process.stopTaken = true
         }
-        let effects = ProfileCore.step(&process.state, event, policy: process.policy, now: clock.current)
-        for effect in effects {
-            checkBefore(effect)
-            process.executor.perform(effect)
-        }
+    }
+
+    /// The owner has stepped an event and handed its effects on.
+    private func stepped() {
         for finished in process.takeFinished() where finished == .stopped { stoppedCleanly() }
         checkOnlineMeansWorking()
     }
@@ -333,18 +328,19 @@ final class Simulation {
         }
     }
 
-    /// A job posted an event: half the time the owner is stepped on the job's thread, every
-    /// event waiting, as the daemon's loop does when no one else steps it (so the jobs its effects
-    /// start may stay with that worker: `JobKeeping`); else the event waits for the world.
-    private func stepOnSender() {
-        guard !stepping, !restartPending, choices.chance(50) else { return }
-        while process.pendingEvents > 0, !restartPending, !process.view.dead, violation == nil { deliverEvent() }
-    }
-
-    /// Starts the next process if the owner stopped on a job's thread; true if it did.
+    /// Once the owner has stopped: as `ProfileRunner.stop` goes on, the workers finish the jobs
+    /// they hold and exit, and the stop is over only then — what must keep to the grace is that,
+    /// not the owner's `stopped`. Then the next process (or runner) starts. True if the owner had stopped.
     private func restartIfStopped() -> Bool {
         guard restartPending, !process.view.dead else { return false }
         restartPending = false
+        process.scheduler.shutDown()
+        // A crash armed in a job's last disk calls: the world restarts the process as after any crash.
+        if process.view.dead { return true }
+        if let stop = process.stopRequested, clock.monotonic - stop.at > stop.grace + 1 {
+            fail(.shutdownWithinGrace, "the workers exited \(clock.monotonic - stop.at) s after SIGTERM with a \(stop.grace) s grace")
+            return true
+        }
         note("stopped; restarting")
         restart()
         return true
@@ -362,25 +358,26 @@ final class Simulation {
             } else if clock.sleeping > 0 {
                 // A job waiting on the clock (the rate limiter's short sleeps) still moves in its own time.
                 limit = min(limit, 0.1)
-            } else if process.scheduler.runnable.workers > 0 || process.pendingEvents > 0 {
+            } else if process.scheduler.runnable.workers > 0 {
                 return
             }
         }
-        let deadline = [ProfileCore.nextDeadline(process.state, policy: process.policy, now: clock.current),
-                        process.scheduler.wire.nextDeadline.map { max(0, $0 - clock.monotonic) }].compactMap { $0 }.min()
+        // The owner's timer (production's) wakes as the clock passes its deadline, and ticks when it runs.
+        let deadline = [process.ticker.wakesBy, process.scheduler.wire.nextDeadline].compactMap { $0 }.min().map { max(0, $0 - clock.monotonic) }
         let step = min(limit, deadline ?? limit)
         clock.advance(by: step)
         note("clock +\(LogNumbers.fixed(step, places: 3)) s")
-        process.post(.tick)
     }
 
     private func produce() {
         if let path = disk.withoutFaults({ producer.act(note: { note($0) }) }) {
-            // The watcher: an event for the name, unless inotify's queue overflowed (then a rescan, later).
+            // The watcher: an event for the name, unless inotify's queue overflowed: then the
+            // watcher asks the runner for production's rescan (`ProfileExecutor.rescan`), on its thread.
             if choices.chance(90) {
                 process.post(.found(process.spool.queuedFiles([path])))
             } else {
-                note("inotify overflow")
+                note("inotify overflow: rescan")
+                process.executor.rescan()
             }
         }
     }
@@ -404,10 +401,9 @@ final class Simulation {
             reloadConfig()
         default:
             guard process.stopRequested == nil else { return }
-            note("operator: rescan")
-            let recovery = Recovery(spool: process.spool, lifecycle: process.lifecycle, ignore: IgnoreRules(patterns: profile.ignore),
-                                    recursive: profile.recursive, logger: logger, clock: clock)
-            rescan(recovery)
+            // Another overflow of inotify's queue, with no file of the producer's lost in it.
+            note("inotify overflow: rescan")
+            process.executor.rescan()
         }
     }
 
@@ -444,20 +440,11 @@ final class Simulation {
         boot(continuing: process)
     }
 
-    /// The owner stopped after SIGTERM or SIGHUP: check it kept to the grace; after SIGTERM
-    /// systemd starts it again once the jobs running now (if any) have returned.
+    /// The owner stopped after SIGTERM or SIGHUP, mid-step (on the world's thread or a job's):
+    /// at its next step the world waits for the workers to exit, checks the stop kept to the
+    /// grace, and starts the next process or runner (`restartIfStopped`).
     private func stoppedCleanly() {
-        if let stop = process.stopRequested, clock.monotonic - stop.at > stop.grace + 1 {
-            fail(.shutdownWithinGrace, "stopped \(clock.monotonic - stop.at) s after SIGTERM with a \(stop.grace) s grace")
-            return
-        }
-        guard baton.worldHolds else {
-            // On a job's thread, which the process's end waits for: the world restarts it.
-            restartPending = true
-            return
-        }
-        note("stopped; restarting")
-        restart()
+        restartPending = true
     }
 
     private func afterStep() {
@@ -465,6 +452,7 @@ final class Simulation {
         if process.view.dead { return crashed() }
         check(.neverTwoUploadsAtOnce)
         check(.noAttemptBeforeDue)
+        check(.deadlinesKept)
         checkProtocols()
         if trace.count % 25 == 0 { check(.maxAttemptsRespected) }
     }
@@ -484,32 +472,28 @@ final class Simulation {
         // With upload windows or retention the owner always has a deadline (a window's edge, the
         // next pass over sent/), so the quiet below may never come: one look now finds what an
         // overflowed inotify queue left unseen.
-        rescan(Recovery(spool: process.spool, lifecycle: process.lifecycle, ignore: IgnoreRules(patterns: profile.ignore),
-                        recursive: profile.recursive, logger: logger, clock: clock))
+        process.executor.rescan()
         var rescans = 0
         var failedTrial: EndChecksInput?
         // Outside its windows the owner sleeps until the next day's; a retry's due time is on the
         // wall clock, which jumps may have set back (by up to two hours each). Each pass over sent/ due
         // meanwhile (every 0.7 s with `keep_sent = 7s`) takes a few steps.
+        // A periodic rescan (`rescan`) walks the outbox as a job, a score of steps each.
         var budget = profile.uploadWindows.isAlways ? 20_000 : 100_000
-        if let every = process.policy.retention?.every {
-            let horizon: Double = (profile.uploadWindows.isAlways ? 3_600 : 86_400) + wallClockSetBack
-            budget += Int(6 * horizon / max(every, 0.5))
-        }
+        let horizon: Double = (profile.uploadWindows.isAlways ? 3_600 : 86_400) + wallClockSetBack
+        if let every = process.policy.retention?.every { budget += Int(6 * horizon / max(every, 0.5)) }
+        if profile.rescan > 0 { budget += Int(20 * horizon / max(profile.rescan, 1)) }
         for _ in 0..<budget where violation == nil {
             hearRetryCommand()
             if process.view.dead { crashed(); continue }
             if restartIfStopped() { continue }
             let runnable = process.scheduler.runnable
-            if process.pendingEvents > 0 && !stepping {
-                deliverEvent()
-            } else if runnable.workers + runnable.probes > 0 {
+            if runnable.workers + runnable.probes > 0 {
                 runJob()
             } else if clock.sleeping > 0 {
                 // A job waits on the clock (the rate limiter's short sleeps): time moves for it, in small steps.
                 advanceClock(limit: 0.1)
-            } else if ProfileCore.nextDeadline(process.state, policy: process.policy, now: clock.current) != nil
-                        || process.scheduler.wire.nextDeadline != nil {
+            } else if process.ticker.due != nil || process.scheduler.wire.nextDeadline != nil {
                 // Nothing runs and every end check holds already: what is left is window edges and
                 // passes over sent/ with nothing to do, which could go on for simulated years.
                 if process.scheduler.wire.nextDeadline == nil, process.stopRequested == nil, endChecksPassNow(failedOn: &failedTrial) { break }
@@ -518,13 +502,12 @@ final class Simulation {
                 // Quiet: a last look or two, as a periodic rescan would (inotify may have overflowed).
                 rescans += 1
                 if rescans > 2 { break }
-                let recovery = Recovery(spool: process.spool, lifecycle: process.lifecycle, ignore: IgnoreRules(patterns: profile.ignore),
-                                        recursive: profile.recursive, logger: logger, clock: clock)
-                rescan(recovery)
+                process.executor.rescan()
                 continue
             }
             check(.neverTwoUploadsAtOnce)
             check(.noAttemptBeforeDue)
+            check(.deadlinesKept)
             checkProtocols()
         }
         guard violation == nil else { return }
@@ -537,14 +520,6 @@ final class Simulation {
         let moved = command.takeMoved()
         if !moved.isEmpty { process.post(.found(process.spool.queuedFiles(moved))) }
         if command.finished { retryCommand = nil }
-    }
-
-    /// A rescan, as the watcher asks for one: the files, and the retries it finished moving. As in
-    /// production, a running daemon's rescan leaves the temporary directory and adoptions alone.
-    private func rescan(_ recovery: Recovery) {
-        let scan = recovery.scanOutbox(atStartUp: false)
-        process.post(.found(process.spool.queuedFiles(scan.files)))
-        if !scan.retries.isEmpty { process.post(.retriesFound(scan.retries.map { RetryEntry(path: $0.path, due: $0.at) })) }
     }
 
     // MARK: Bookkeeping

@@ -18,6 +18,19 @@ struct WorkSeen {
     /// Records that may say `uploading`: every slot's, and those of settles not yet past their rewrite.
     var openRecords: Int { slots.count + recordsOpenAfterAttempt.count }
 
+    /// Whether the owner has heard the destination is there, judged from its jobs' reports alone
+    /// (not the core's own reachability): down from an attempt that found it unreachable or a
+    /// probe that failed; up again only from a probe that succeeded and was sent after the
+    /// destination was last heard down (an answer from before says nothing of this outage).
+    private(set) var destinationHeardUp = true
+    /// Times the destination was heard going down.
+    private var downsHeard = 0
+    /// For each probe sent, by its number: `downsHeard` when it was sent.
+    private var probesSent: [Int: Int] = [:]
+    /// The destination refused our credentials (or the host key) since it last accepted a file:
+    /// the owner may hold its files for them.
+    private(set) var credentialsRefused = false
+
     mutating func note(_ effect: ProfileEffect) {
         switch effect {
         case .upload(let path, _):
@@ -25,6 +38,7 @@ struct WorkSeen {
             slots.insert(path)
         case .claimAndUpload(let path, _): slots.insert(path)
         case .claim(let path): claimsAhead.insert(path)
+        case .probe(let ticket): probesSent[ticket.number] = downsHeard
         case .release(let path):
             ready.remove(path)
             recordsOpenAfterAttempt.remove(path)
@@ -33,6 +47,7 @@ struct WorkSeen {
     }
 
     mutating func note(_ event: ProfileEvent) {
+        noteDestination(event)
         switch event {
         case .claimed(let path, let report):
             if claimsAhead.remove(path) != nil {
@@ -49,5 +64,30 @@ struct WorkSeen {
             recordsOpenAfterAttempt.remove(path)
         default: break
         }
+    }
+
+    private mutating func noteDestination(_ event: ProfileEvent) {
+        switch event {
+        case .attempted(_, let report):
+            switch report.outcome {
+            case .unreachable: heardDown()
+            case .rejected, .hostKeyMismatch: credentialsRefused = true
+            case .delivered: credentialsRefused = false
+            default: break
+            }
+        case .probed(let ticket, let problem):
+            if problem != nil {
+                heardDown()
+            } else if !destinationHeardUp, probesSent[ticket.number] == downsHeard {
+                destinationHeardUp = true
+            }
+        default: break
+        }
+    }
+
+    private mutating func heardDown() {
+        guard destinationHeardUp else { return }
+        destinationHeardUp = false
+        downsHeard += 1
     }
 }

@@ -17,11 +17,11 @@ import Testing
         let late = loop.makeTicker(), soon = loop.makeTicker()
         late.start(name: "late") { ticks.send("late") }
         soon.start(name: "soon") { ticks.send("soon") }
-        let started = ServiceLoop.monotonic
+        let started = loop.monotonic
         late.wake(in: 30)
         soon.wake(in: 0.05)
         #expect(ticks.take(timeout: 10) == "soon")
-        #expect(ServiceLoop.monotonic - started < 5, "the sooner deadline woke the loop waiting for the later one")
+        #expect(loop.monotonic - started < 5, "the sooner deadline woke the loop waiting for the later one")
         #expect(ticks.take(timeout: 0.2) == nil, "each deadline ticks once; the later one is not due")
         late.wake(in: 0)
         #expect(ticks.take(timeout: 10) == "late", "a deadline moved sooner ticks then")

@@ -36,11 +36,13 @@ package final class HookRunner: Sendable {
 
     /// Queues `job` (one hook's whole run); false when the backlog is full.
     func enqueue(_ job: @escaping @Sendable () -> Void) -> Bool {
-        let accepted = backlog.withLock { count -> Bool in
+        let accepted = backlog.withLock { count -> Bool? in
+            if count >= 2 && PlantedBug.hookQueueOfOne.isActive { return nil }
             guard count < Self.maxBacklog else { return false }
             count += 1
             return true
         }
+        guard let accepted else { return true }
         guard accepted else { return false }
         host.async { [self] in
             job()

@@ -182,7 +182,8 @@ package final class ProfileExecutor: Sendable {
     package func rescan() {
         let scan = recovery.scanOutbox(atStartUp: false)
         queueHooks(finishedBy: scan)
-        report(.found(spool.queuedFiles(scan.files)))
+        let found = PlantedBug.rescanForgetsFound.isActive ? [] : scan.files
+        report(.found(spool.queuedFiles(found)))
         if !scan.retries.isEmpty { report(.retriesFound(scan.retries.map { RetryEntry(path: $0.path, due: $0.at) })) }
     }
 

@@ -15,8 +15,9 @@ import UploaderWatch
 /// costs no wake-up of another thread, and the state still has one owner at a time. Steps never
 /// block (blocking work is an effect, handed to the worker pool), so a sender is held only for
 /// as long as the decisions take. Its `DeadlineTicker` — the daemon's service loop, or else a timer
-/// thread of its own — sends `.tick` at the next deadline (computed on the injected clock):
-/// retries, probes, windows, passes over sent/, rescans, a stop's grace.
+/// thread of its own (`DeadlineTimer`, waiting on the injected clock) — sends `.tick` at the next
+/// deadline (computed on the injected clock): retries, probes, windows, passes over sent/,
+/// rescans, a stop's grace.
 package final class ProfileLoop: Sendable {
     /// The events waiting, and the state while no one steps it.
     private struct Inbox: ~Copyable {
@@ -41,12 +42,17 @@ package final class ProfileLoop: Sendable {
     private let scheduler: any Scheduler
     private let timer: any DeadlineTicker
 
-    /// `ticker`: where the deadlines come from (nil: a timer thread of the loop's own).
-    package init(policy: ProfilePolicy, clock: any Clock, scheduler: any Scheduler = .system, ticker: (any DeadlineTicker)? = nil) {
+    private let observer: (any ProfileLoopObserver)?
+
+    /// `ticker`: where the deadlines come from (nil: a timer thread of the loop's own, waiting on
+    /// `clock` with `scheduler`'s wake-ups). `observer`: sees each step (the simulator's checks).
+    package init(policy: ProfilePolicy, clock: any Clock, scheduler: any Scheduler = .system, ticker: (any DeadlineTicker)? = nil,
+                 observer: (any ProfileLoopObserver)? = nil) {
         self.policy = policy
         self.clock = clock
         self.scheduler = scheduler
-        timer = ticker ?? DeadlineTimer(scheduler: scheduler)
+        timer = ticker ?? DeadlineTimer(clock: clock, scheduler: scheduler)
+        self.observer = observer
     }
 
     package func send(_ event: ProfileEvent) {
@@ -78,10 +84,12 @@ package final class ProfileLoop: Sendable {
         }
         while true {
             for event in events {
+                observer?.taking(event)
                 let effects = ProfileCore.step(&owned.state, event, policy: policy, now: clock.instant)
                 owned.steps += 1
                 published.withLock { $0 = ProfileSnapshot(owned.state, steps: owned.steps) }
                 for effect in effects { owned.perform(effect) }
+                observer?.stepped(owned.state)
                 if owned.state.phase == .stopped {
                     inbox.withLock { $0.events.removeAll() }
                     timer.stop()
@@ -110,64 +118,6 @@ package final class ProfileLoop: Sendable {
 
     /// Blocks until the owner has stopped (after a `.stop` event).
     package func waitUntilEnded() { ended.wait(scheduler: scheduler) }
-}
-
-/// Sends the owner a tick when its next deadline comes: a thread of its own that waits on a
-/// `Monitor` until then (where no `ServiceLoop` waits for every owner's deadlines).
-///
-/// Moving the deadline later or away costs nothing (the thread wakes at the old one, finds it
-/// not yet due, and waits again); only an earlier one wakes it to wait less.
-private final class DeadlineTimer: DeadlineTicker {
-    private struct Plan: Sendable {
-        /// When to tick (nil: not at all); in Dispatch's uptime.
-        var due: DispatchTime?
-        var stopped = false
-        /// Counts the changes the thread must see at once: a sooner deadline, the stop.
-        var nudges = 0
-    }
-
-    private let plan: Monitor<Plan>
-
-    private let scheduler: any Scheduler
-
-    init(scheduler: any Scheduler) {
-        plan = Monitor(Plan(), scheduler: scheduler)
-        self.scheduler = scheduler
-    }
-
-    func start(name: String, tick: @escaping @Sendable () -> Void) {
-        scheduler.startThread(named: name) { [self] in
-            while true {
-                let (due, stopped, nudges) = plan.read { ($0.due, $0.stopped, $0.nudges) }
-                if stopped { return }
-                if let due, DispatchTime.now() >= due {
-                    plan.update { if $0.due == due { $0.due = nil } }
-                    tick()
-                    continue
-                }
-                _ = plan.wait(until: due) { $0.nudges != nudges ? () : nil }
-            }
-        }
-    }
-
-    /// Ticks `seconds` from now (nil: no deadline).
-    func wake(in seconds: Double?) {
-        let due = seconds.map { DispatchTime.now() + $0 }
-        plan.update { plan in
-            // A deadline recomputed a moment later comes out the same give or take a little: only
-            // one at least a millisecond sooner is worth a wake-up.
-            let sooner = due.map { new in plan.due.map { new + .milliseconds(1) < $0 } ?? true } ?? false
-            plan.due = due
-            if sooner { plan.nudges += 1 }
-        }
-    }
-
-    func stop() {
-        plan.update { plan in
-            plan.stopped = true
-            plan.nudges += 1
-        }
-    }
 }
 
 /// A profile's state as other threads may read it: counts for status lines and metrics.
@@ -200,4 +150,11 @@ package struct ProfileSnapshot: Sendable, Equatable {
         refused = state.refused.count
         totals = state.totals
     }
+}
+
+/// What a test sees of the owner's steps: each event as it is taken in, and the state once its
+/// effects are handed on. The simulator checks its invariants there; the daemon has none.
+package protocol ProfileLoopObserver: Sendable {
+    func taking(_ event: ProfileEvent)
+    func stepped(_ state: ProfileState)
 }
