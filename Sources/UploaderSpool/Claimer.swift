@@ -150,15 +150,8 @@ package struct Claimer: Sendable {
                 return moved
             } else if [.sent, .retry, .failed].contains(manifest.state) {
                 defer { fs.close(fd) }
-                // Sent content must still be the content filed: a producer writing in place while the
-                // file has both names would change the copy in sent/ too.
-                let unchanged: (() -> String?)? = manifest.state != .sent ? nil : {
-                    let now: FileSystem.Status
-                    do { now = try fs.status(fd: fd, path: display) } catch { return "cannot stat it: \(error)" }
-                    return now.size == manifest.size && now.mtimeText == manifest.mtime ? nil : "modified"
-                }
                 do {
-                    let (area, target) = try finishRecorded(path, manifest: manifest, unchanged: unchanged, file: status)
+                    let (area, target) = try finishRecorded(path, manifest: manifest, fd: fd, display: display, file: status, now: now)
                     let due = manifest.state == .retry ? (manifest.nextAttemptAt.flatMap(Timestamp.parse) ?? now) : nil
                     return .finishedByRecovery(area, target, retryDue: due)
                 } catch is FileLifecycle.ChangedDuringMove {
@@ -341,43 +334,22 @@ package struct Claimer: Sendable {
     /// move first). The move that record named is over; the claim reads the record again.
     package struct RecordChangedMeanwhile: Error {}
 
-    /// Completes a move whose manifest already says sent/retry/failed (steps 3–5 of `FileLifecycle`).
-    /// `file` is what the claim's descriptor found (the file may lose its outbox name meanwhile).
-    /// Throws `RecordChangedMeanwhile` when, under the lock, the record is not `manifest` any more.
-    @discardableResult
-    package func finishRecorded(_ path: RelativePath, manifest: Manifest, unchanged: (() -> String?)? = nil,
-                                file: FileSystem.Status) throws -> (Spool.Area, RelativePath) {
-        let area: Spool.Area = manifest.state == .sent ? .sent : .retry
-        // Into retry/: under the retry-move lock, as the live moves (`RetryMoveLock`).
-        return try RetryMoveLock(spool: spool).around(.shared, when: area == .retry) {
-            if area == .retry, !spool.outboxRecordStill(manifest, of: path) { throw RecordChangedMeanwhile() }
-            return try finishRecorded(path, manifest: manifest, to: area, unchanged: unchanged, file: file)
+    /// Completes a move whose record already says sent/retry/failed (`SpoolMoves.finishRecorded`)
+    /// for the file the claim holds open (`fd`, whose lstat was `file`): a delivery's content must
+    /// still be the content filed, as the descriptor tells. Throws `RecordChangedMeanwhile` when,
+    /// under the lock, the record is not `manifest` any more, and `ChangedDuringMove` when the file
+    /// changed (it is back in the outbox).
+    private func finishRecorded(_ path: RelativePath, manifest: Manifest, fd: Int32, display: String, file: FileSystem.Status,
+                                now: Date) throws -> (Spool.Area, RelativePath) {
+        let naming = spool.storedAsNaming, deletes = lifecycle.afterSend == .delete
+        let identity = FileIdentity(device: file.device, inode: file.inode)
+        let placed = try lifecycle.plan(now: now, heldFacts: { [fs] in
+            let held = try fs.status(fd: fd, path: display)
+            return FileFacts(identity: FileIdentity(device: held.device, inode: held.inode), size: held.size, mtime: held.mtimeText)
+        }) { disk throws(PlanStop) in
+            try SpoolMoves.finishRecorded(path, manifest: manifest, file: identity, naming: naming, afterSendDeletes: deletes, on: &disk)
         }
-    }
-
-    /// `finishRecorded` into `area`.
-    private func finishRecorded(_ path: RelativePath, manifest: Manifest, to area: Spool.Area, unchanged: (() -> String?)?,
-                                file: FileSystem.Status) throws -> (Spool.Area, RelativePath) {
-        var target = spool.freeName(for: path, in: area)
-        let dir = spool.directory(area)
-        if let stored = manifest.storedAs, let (storedArea, storedPath) = spool.resolveStoredAs(stored), storedArea == area {
-            let there = try fs.statusIfPresent(storedPath, in: dir)
-            // Free, or already a name of this very file (the move was cut after its link) — known by
-            // the claim's descriptor, not by the outbox name a producer may remove right now.
-            if there == nil || (there?.inode == file.inode && there?.device == file.device) { target = storedPath }
-        }
-        var updated = manifest
-        updated.storedAs = spool.storedAs(target, in: area)
-        // The record must be durable in the outbox before the file gets a new name: a crash may
-        // have cut its write before the outbox fsync.
-        if updated != manifest {
-            try spool.writeManifest(updated, for: path, in: .outbox, syncDirectory: true)
-        } else {
-            try spool.syncDirectory(of: path, in: .outbox)
-        }
-        try lifecycle.completeMove(path, manifest: updated, to: area, as: target, unchanged: unchanged, file: file)
-        logger.info("finished an interrupted move", ["file": path.logSafe, "id": manifest.id, "stored_as": updated.storedAs ?? ""])
-        return (area, target)
+        return (placed.area, placed.path)
     }
 
     package func freshManifest(_ path: RelativePath, status: FileSystem.Status?, sha256: String?, now: Date) -> Manifest {

@@ -16,10 +16,14 @@ struct DiskStepPerformer: DiskSteps {
     /// The time a record moved aside is named by (`quarantineRecord`), from the caller's clock.
     let now: Date?
 
-    init(lifecycle: FileLifecycle, moves: [PendingMove], now: Date? = nil) {
+    /// What an fstat of the file the caller holds open says (`inspectHeld`).
+    let heldFacts: (() throws -> FileFacts)?
+
+    init(lifecycle: FileLifecycle, moves: [PendingMove], now: Date? = nil, heldFacts: (() throws -> FileFacts)? = nil) {
         self.lifecycle = lifecycle
         self.moves = moves
         self.now = now
+        self.heldFacts = heldFacts
     }
 
     private var spool: Spool { lifecycle.spool }
@@ -76,6 +80,9 @@ struct DiskStepPerformer: DiskSteps {
             case .quarantineRecord(let place):
                 guard let now else { preconditionFailure("a plan that moves records aside is run with the time to name them by") }
                 return .name(RelativePath(try spool.quarantineManifest(for: place.path, in: place.area, now: now)))
+            case .inspectHeld:
+                guard let heldFacts else { preconditionFailure("a plan asked about a held file its caller does not hold") }
+                return .facts(try heldFacts())
             case .note(let note):
                 let error = note.withError ? [("error", errors[0].map { "\($0)" } ?? "unknown")] : []
                 lifecycle.logger.log(note.level, note.message, pairs: Array(zip(note.fields, note.values)) + error)
@@ -114,6 +121,7 @@ struct DiskStepPerformer: DiskSteps {
         case .supersededRecord(let path):
             return FileLifecycle.SupersededRecord(path: path.displayed(in: spool.directory(.retry)))
         case .startOver: return SystemError("move back", path: "", code: .exists)
+        case .recordChangedMeanwhile: return Claimer.RecordChangedMeanwhile()
         case .targetTaken(let target): return FileLifecycle.TargetTaken(target: target)
         case .recordMissing(let place):
             return errors[0] ?? SystemError("read manifest", path: Spool.manifestName(for: place.path).displayed(in: spool.directory(place.area)),

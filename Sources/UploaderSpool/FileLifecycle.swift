@@ -230,8 +230,9 @@ package struct FileLifecycle: Sendable {
     }
 
     /// Runs a planner over this spool's interpreter; a stop is thrown as the error it stands for.
-    func plan<T>(now: Date? = nil, _ body: (inout DiskStepPerformer) throws(PlanStop) -> T) throws -> T {
-        var performer = DiskStepPerformer(lifecycle: self, moves: [], now: now)
+    func plan<T>(now: Date? = nil, heldFacts: (() throws -> FileFacts)? = nil,
+                 _ body: (inout DiskStepPerformer) throws(PlanStop) -> T) throws -> T {
+        var performer = DiskStepPerformer(lifecycle: self, moves: [], now: now, heldFacts: heldFacts)
         do throws(PlanStop) {
             return try body(&performer)
         } catch {

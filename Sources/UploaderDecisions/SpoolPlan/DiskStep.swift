@@ -79,12 +79,15 @@ package enum DiskStep: Equatable, Sendable {
     case quarantineRecord(SpoolPlace)
     /// A line in the daemon's log: what a plan did or could not do, said where the operator looks.
     case note(PlanNote)
+    /// fstat of the file the caller holds open (a claim's descriptor): `facts(_)`, whatever name
+    /// it has now.
+    case inspectHeld
 
     /// The moves whose outcome this step decides.
     package var moves: [Int] {
         switch self {
         case .syncDirectory(_, let moves), .recordDeliveries(_, let moves): return moves
-        case .inspect, .readRecord, .writeRecord, .freeName, .besideName, .quarantineRecord, .note: return [0]
+        case .inspect, .readRecord, .writeRecord, .freeName, .besideName, .quarantineRecord, .note, .inspectHeld: return [0]
         case .makeParents(_, let move), .lookUp(_, let move), .markHookDue(_, _, let move), .link(_, _, let move),
              .rename(_, _, let move), .unlink(_, let move):
             return [move]

@@ -28,6 +28,9 @@ package enum PlanStop: Error, Equatable, Sendable {
     case targetTaken(RelativePath)
     /// The record a plan starts from is not there (or cannot be read).
     case recordMissing(SpoolPlace)
+    /// The outbox record is no longer the one the plan was given (`uploader retry` moved the
+    /// file back meanwhile): the move it named is over.
+    case recordChangedMeanwhile
 }
 
 extension DiskSteps {

@@ -11,6 +11,8 @@ struct PlanNames: DiskSteps {
     var records: [FileIdentity: Manifest] = [:]
     /// Identities handed to records written.
     var nextInode: UInt64 = 1000
+    /// The file the caller holds open, whatever name it has.
+    var held: FileIdentity?
     /// The log lines the plan had written.
     var notes: [PlanNote] = []
     /// Every step performed, in order.
@@ -92,6 +94,8 @@ struct PlanNames: DiskSteps {
             return .name(aside.path)
         case .note(let note):
             notes.append(note)
+        case .inspectHeld:
+            return .facts(held.map { FileFacts(identity: $0, size: versions[$0]?.size ?? 1, mtime: versions[$0]?.mtime ?? "t0") })
         case .syncDirectory, .makeParents, .markHookDue, .recordDeliveries:
             break
         }
