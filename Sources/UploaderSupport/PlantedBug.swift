@@ -12,6 +12,14 @@ import Glibc
 package enum PlantedBug: UInt8, CaseIterable, Sendable {
     /// `ResponseHead` drops the `Retry-After` header of a 429 or 503.
     case retryAfterDropped = 1
+    /// The file layer's write loop takes a short write for the whole (`FileLayer.writeAll`).
+    case shortWriteTakenWhole = 2
+    /// The file layer skips the fsync of a file it creates whole (`FileLayer.createFile`): a
+    /// manifest is renamed into place with its content not yet durable.
+    case fileSyncSkipped = 3
+    /// `DirectorySyncer` counts as covered every request made before its fsync ended, not only
+    /// those made before it began.
+    case groupCommitOvercounts = 4
 
     /// The bug switched on for the calling thread, or nil.
     package static var active: PlantedBug? {
