@@ -16,6 +16,11 @@ package enum FileSystem {
         try kernel.openForReading(path, in: directory)
     }
 
+    /// pread: up to `buffer.count` bytes of `fd` at `offset`; 0 at the end.
+    package static func read(fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, path: String?) throws -> Int {
+        try kernel.read(fd: fd, into: buffer, at: offset, path: path)
+    }
+
     package static func status(fd: Int32, path: String) throws -> Status { try kernel.status(fd: fd, path: path) }
 
     /// `lstat`: never follows a symlink, not even in a directory on the way.
