@@ -61,14 +61,10 @@ extension FileLayer {
 
     /// `mkdir -p` with the given mode for what it creates.
     package func makeDirectories(_ path: String, mode: UInt32) throws {
-        do {
-            let found = try calls.status(path, at: .workingDirectory, followLast: true)
+        // Anything that cannot be looked at is made below, parents first (the mkdir says why not).
+        if let found = try? calls.status(path, at: .workingDirectory, followLast: true) {
             if found.kind == .directory { return }
             throw SystemError("mkdir", path: path, code: .notDirectory)
-        } catch let error as Errno where error == .noEntry {
-            // Made below, parents first.
-        } catch let error as Errno {
-            throw SystemError("stat", path: path, code: error)
         }
         let parent = (path as NSString).deletingLastPathComponent
         if !parent.isEmpty && parent != path { try makeDirectories(parent, mode: mode) }
