@@ -1,4 +1,3 @@
-@preconcurrency import Glibc
 import Foundation
 import Synchronization
 
@@ -97,7 +96,9 @@ final class DirectorySyncGroup: Sendable {
             }
             requests.update { requests in
                 requests.running = false
-                requests.completed = target
+                // The planted bug: every request made so far counted as covered, those made while
+                // the fsync ran (after it began) too.
+                requests.completed = PlantedBug.groupCommitOvercounts.isActive ? requests.requested : target
                 requests.error = failure
             }
             if let failure { throw failure }

@@ -1,4 +1,3 @@
-@preconcurrency import Glibc
 import Foundation
 
 /// Walks the tree below a root directory, depth first in listing order, and reports every

@@ -1,5 +1,4 @@
 @preconcurrency import Glibc
-import CSysShims
 import Foundation
 
 /// The calls that let the daemon make a producer's file its own: with `fs.protected_hardlinks = 1`
@@ -24,66 +23,20 @@ extension FileSystem {
         return path.withCString(in: directory) { faccessat(AT_FDCWD, $0, R_OK | W_OK, AT_EACCESS) } == 0
     }
 
+    /// Whether this process may create and remove names in the directory holding `path`.
+    package static func mayWriteDirectory(of path: RelativePath, in directory: String) -> Bool {
+        let parent = path.parent.map { $0.displayed(in: directory) } ?? directory
+        return faccessat(AT_FDCWD, parent, W_OK | X_OK, AT_EACCESS) == 0
+    }
+
     /// Creates `name` (never over an existing one), copies into it every byte of the open file
     /// `fd` (`status` its fstat), gives it that file's permission bits and mtime, and fsyncs it.
-    /// The kernel copies (`copy_file_range`); where it cannot, a 1 MiB buffer does. A failure
-    /// removes the half-made copy.
     package static func copyFile(from fd: Int32, status: Status, to name: RelativePath, in directory: String) throws {
-        let display = name.displayed(in: directory)
-        let out = try FileDescriptor.open(name, in: directory, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode: 0o600,
-                                          operation: "create")
-        do {
-            try copyBytes(from: fd, size: status.size, to: out.rawValue, display: display)
-            try retryingEINTR("chmod", path: display) { fchmod(out.rawValue, mode_t(status.permissions & 0o666)) }
-            let mtime = timespec(tv_sec: Int(status.mtimeNanos / 1_000_000_000), tv_nsec: Int(status.mtimeNanos % 1_000_000_000))
-            var times = [mtime, mtime]
-            try retryingEINTR("utimens", path: display) { futimens(out.rawValue, &times) }
-            try out.sync(display: display)
-            out.close()
-        } catch {
-            out.close()
-            _ = name.withCString(in: directory) { Glibc.unlink($0) }
-            throw error
-        }
-    }
-
-    /// `size` bytes from the start of `input` to the end of `output`.
-    private static func copyBytes(from input: Int32, size: Int64, to output: Int32, display: String) throws {
-        var offset: Int64 = 0
-        while offset < size {
-            let left = UInt(min(size - offset, 1 << 30))
-            let n = uploader_copy_file_range(input, &offset, output, left)
-            if n > 0 { continue }
-            if n == 0 { break }  // shorter than it was: the caller's check sees the change
-            switch Errno.current {
-            case .interrupted: continue
-            case .crossDevice, .invalid, .noSystemCall, .notSupported: return try copyByBuffer(from: input, at: offset, to: output, display: display)
-            default: throw SystemError("copy_file_range", path: display)
-            }
-        }
-    }
-
-    private static func copyByBuffer(from input: Int32, at start: Int64, to output: Int32, display: String) throws {
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        var offset = start
-        while true {
-            let n = try buffer.withUnsafeMutableBytes { raw in
-                try retryingEINTR("read", path: display) { pread(input, raw.baseAddress, raw.count, off_t(offset)) }
-            }
-            if n == 0 { return }
-            try buffer.withUnsafeBytes { try writeAll(UnsafeRawBufferPointer(rebasing: $0[0..<n]), to: output, path: display) }
-            offset += Int64(n)
-        }
+        try kernel.copyFile(from: fd, status: status, to: name, in: directory)
     }
 
     /// renameat2(RENAME_EXCHANGE): `a` and `b` swap the files they name, in one step.
     package static func exchange(_ a: RelativePath, in aDir: String, with b: RelativePath, in bDir: String) throws {
-        try a.withCString(in: aDir) { pa in
-            try b.withCString(in: bDir) { pb in
-                _ = try retryingEINTR("exchange", path: "\(a.displayed(in: aDir)) with \(b.displayed(in: bDir))") {
-                    uploader_rename_exchange(AT_FDCWD, pa, AT_FDCWD, pb)
-                }
-            }
-        }
+        try kernel.exchange(a, in: aDir, with: b, in: bDir)
     }
 }

@@ -18,6 +18,14 @@ package enum PlantedBug: UInt8, CaseIterable, Sendable {
     case rescanForgetsFound = 3
     /// `HookRunner` queues one run beside the one running, and drops (as if queued) any handed over past it.
     case hookQueueOfOne = 4
+    /// The file layer's write loop takes a short write for the whole (`FileLayer.writeAll`).
+    case shortWriteTakenWhole = 5
+    /// The file layer skips the fsync of a file it creates whole (`FileLayer.createFile`): a
+    /// manifest is renamed into place with its content not yet durable.
+    case fileSyncSkipped = 6
+    /// `DirectorySyncer` counts as covered every request made before its fsync ended, not only
+    /// those made before it began.
+    case groupCommitOvercounts = 7
 
     /// The bug switched on for the calling thread, or nil.
     package static var active: PlantedBug? {

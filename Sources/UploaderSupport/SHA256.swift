@@ -1,4 +1,3 @@
-@preconcurrency import Glibc
 import COpenSSL
 import Foundation
 
@@ -52,7 +51,7 @@ package struct SHA256: ~Copyable {
     package mutating func update(readingFrom fd: Int32, offset: Int64, length: Int64, path: String?,
                                  cancellation: CancellationFlag? = nil) throws {
         try update(length: length, path: path, cancellation: cancellation) { buffer, at in
-            try retryingEINTR("read", path: path) { pread(fd, buffer.baseAddress, buffer.count, off_t(offset + at)) }
+            try FileSystem.read(fd: fd, into: buffer, at: offset + at, path: path)
         }
     }
 

@@ -1,6 +1,4 @@
-@preconcurrency import Glibc
 import Foundation
-import Synchronization
 
 /// The file-system calls the spool's code makes — claims, manifests, the lifecycle's moves,
 /// recovery, census, retention — as one protocol, so that a model of a disk can stand in.
@@ -83,110 +81,20 @@ extension SpoolFileSystem {
     }
 }
 
-/// The kernel's file system: each call is the `FileSystem` function of the same name.
-package struct LocalFileSystem: SpoolFileSystem {
-    package init() {}
+/// The kernel's file system: the file layer on the kernel's system calls.
+package typealias LocalFileSystem = FileLayer<KernelCalls>
 
-    /// The directory is opened once and each file looked up relative to it: the kernel then walks
-    /// one name per file, not the spool's whole path (a third of a 100,000-file start-up).
-    package func statuses(_ paths: [RelativePath], in directory: String) -> [FileSystem.Status?] {
-        let opened = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard opened >= 0 else { return paths.map { try? status($0, in: directory) } }  // a hint, as below
-        let directoryFD = FileDescriptor(adopting: opened)
-        let dir = directoryFD.rawValue
-        let lookUp = { @Sendable (path: RelativePath) -> FileSystem.Status? in
-            // Below a subdirectory, the careful way (no symlinked directory on the way).
-            // A hint for `order` only: nil (gone, or cannot be looked at) ranks as zeros, and the
-            // file's claim says what is wrong with it.
-            guard path.parent == nil else { return try? status(path, in: directory) }
-            var st = stat()
-            let result = (path.bytes + [0]).withUnsafeBufferPointer { name in
-                name.baseAddress!.withMemoryRebound(to: CChar.self, capacity: name.count) { fstatat(dir, $0, &st, AT_SYMLINK_NOFOLLOW) }
-            }
-            return result == 0 ? FileSystem.Status(st) : nil
-        }
-        // A big backlog is looked up on every core at once: it stands between start-up and the
-        // first upload (`order` ranks by what each lstat says).
-        let parts = min(ProcessInfo.processInfo.activeProcessorCount, paths.count / 4096)
-        guard parts > 1 else { return paths.map(lookUp) }
-        let found = Mutex<[Int: [FileSystem.Status?]]>([:])
-        DispatchQueue.concurrentPerform(iterations: parts) { part in
-            let chunk = paths[(paths.count * part / parts)..<(paths.count * (part + 1) / parts)]
-            let statuses = chunk.map(lookUp)
-            found.withLock { $0[part] = statuses }
-        }
-        return found.withLock { found in (0..<parts).flatMap { found[$0] ?? [] } }
-    }
-
-    package func status(_ path: RelativePath, in directory: String) throws -> FileSystem.Status {
-        try FileSystem.status(path, in: directory)
-    }
-
-    package func status(fd: Int32, path: String) throws -> FileSystem.Status { try FileSystem.status(fd: fd, path: path) }
-
-    package func exists(_ path: RelativePath, in directory: String) -> Bool { FileSystem.exists(path, in: directory) }
-
-    package func openForReading(_ path: RelativePath, in directory: String) throws -> Int32 {
-        try FileSystem.openForReading(path, in: directory)
-    }
-
-    package func close(_ fd: Int32) { _ = Glibc.close(fd) }
-
-    package func read(fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, path: String?) throws -> Int {
-        try retryingEINTR("read", path: path) { pread(fd, buffer.baseAddress, buffer.count, off_t(offset)) }
-    }
-
-    package func readAll(_ path: RelativePath, in directory: String) throws -> [UInt8] { try FileSystem.readAll(path, in: directory) }
-
-    package func createFile(_ data: [UInt8], named name: RelativePath, in directory: String, sync: Bool) throws {
-        try FileSystem.createFile(data, named: name, in: directory, sync: sync)
-    }
-
-    package func rename(_ from: RelativePath, in fromDir: String, to: RelativePath, in toDir: String, replace: Bool) throws {
-        try FileSystem.rename(from, in: fromDir, to: to, in: toDir, replace: replace)
-    }
-
-    package func link(_ existing: RelativePath, in fromDir: String, to new: RelativePath, in toDir: String) throws {
-        try FileSystem.link(existing, in: fromDir, to: new, in: toDir)
-    }
-
-    package func unlink(_ path: RelativePath, in directory: String) throws { try FileSystem.unlink(path, in: directory) }
+/// The spool's calls on the kernel: the file layer's, and the permission checks and locks that
+/// only the kernel makes (a simulated disk makes its own).
+extension FileLayer: SpoolFileSystem where Calls == KernelCalls {
+    package init() { self.init(calls: KernelCalls()) }
 
     package func mayLink(_ path: RelativePath, in directory: String, status: FileSystem.Status) -> Bool {
         FileSystem.mayLink(path, in: directory, status: status)
     }
 
-    package func copyFile(from fd: Int32, status: FileSystem.Status, to name: RelativePath, in directory: String) throws {
-        try FileSystem.copyFile(from: fd, status: status, to: name, in: directory)
-    }
-
-    package func exchange(_ a: RelativePath, in aDir: String, with b: RelativePath, in bDir: String) throws {
-        try FileSystem.exchange(a, in: aDir, with: b, in: bDir)
-    }
-
     package func mayWriteDirectory(of path: RelativePath, in directory: String) -> Bool {
-        let parent = path.parent.map { $0.displayed(in: directory) } ?? directory
-        return faccessat(AT_FDCWD, parent, W_OK | X_OK, AT_EACCESS) == 0
-    }
-
-    package func syncDirectory(of name: RelativePath, in directory: String) throws {
-        try FileSystem.syncDirectoryOf(name, in: directory)
-    }
-
-    package func makeDirectories(_ path: String) throws { try FileSystem.makeDirectories(path) }
-
-    package func makeParents(of path: RelativePath, in directory: String) throws { try FileSystem.makeParents(of: path, in: directory) }
-
-    package func list(_ path: RelativePath, in directory: String) throws -> [FileSystem.Entry] {
-        try FileSystem.list(path, in: directory)
-    }
-
-    package func forEachEntry(_ path: RelativePath, in directory: String, _ body: (FileSystem.Entry) throws -> Void) throws {
-        try FileSystem.forEachEntry(path, in: directory, body)
-    }
-
-    package func append(_ data: [UInt8], to name: RelativePath, in directory: String) throws {
-        try FileSystem.append(data, to: name, in: directory)
+        FileSystem.mayWriteDirectory(of: path, in: directory)
     }
 
     package func withLock<T>(_ name: RelativePath, in directory: String, exclusive: Bool, _ body: () throws -> T) throws -> T {

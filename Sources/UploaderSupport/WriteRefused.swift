@@ -1,4 +1,3 @@
-@preconcurrency import Glibc
 
 /// A write refused for good — a read-only file system (`EROFS`) or no permission (`EACCES`) —
 /// on a directory the daemon must write to, and which directory that is.
@@ -21,8 +20,12 @@ package struct WriteRefused: Error, CustomStringConvertible, Equatable {
         guard cause.code == .readOnlyFileSystem || cause.code == .permissionDenied else { return nil }
         self.cause = cause
         self.directory = directory
-        var info = stat()
-        directoryMissing = stat(directory, &info) != 0 && Errno.current == .noEntry
+        do {
+            _ = try FileSystem.statusFollowingLinks(path: directory)
+            directoryMissing = false
+        } catch {
+            directoryMissing = (error as? SystemError)?.isNotFound ?? false
+        }
     }
 
     /// `error` as a `WriteRefused` when it is a refusal; otherwise `error` unchanged.

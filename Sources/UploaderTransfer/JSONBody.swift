@@ -1,4 +1,3 @@
-@preconcurrency import Glibc
 import Foundation
 import UploaderSupport
 import UploaderConfig
@@ -32,7 +31,7 @@ package enum JSONBody {
         var done = 0
         try content.withUnsafeMutableBytes { raw in
             while done < raw.count {
-                let n = try retryingEINTR("read", path: path) { pread(fd, raw.baseAddress! + done, raw.count - done, off_t(done)) }
+                let n = try FileSystem.read(fd: fd, into: UnsafeMutableRawBufferPointer(rebasing: raw[done...]), at: Int64(done), path: path)
                 if n == 0 { throw SystemError("read", path: path, code: .io) }
                 done += n
             }

@@ -1,4 +1,3 @@
-@preconcurrency import Glibc
 import Foundation
 import UploaderSupport
 import UploaderConfig
@@ -25,7 +24,7 @@ package struct UploadSource: Sendable {
     package var currentStatus: @Sendable (Int32, String) throws -> FileSystem.Status
     /// pread of `fd` (the kernel's, or a simulated disk's): what a range's digest is read with.
     package var read: @Sendable (Int32, UnsafeMutableRawBufferPointer, Int64, String) throws -> Int = { fd, buffer, offset, path in
-        try retryingEINTR("read", path: path) { pread(fd, buffer.baseAddress, buffer.count, off_t(offset)) }
+        try FileSystem.read(fd: fd, into: buffer, at: offset, path: path)
     }
 
     package init(fd: Int32, status: FileSystem.Status, path: RelativePath, id: String, sha256: String?, contentType: String,

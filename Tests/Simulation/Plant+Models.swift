@@ -6,7 +6,7 @@ extension Plant {
     /// or clock jump between) meets it sooner without a journal, and is checked there first.
     package var models: [String] {
         switch self {
-        case .quarantineUnsynced: return ["noJournal"]
+        case .quarantineUnsynced, .groupCommitOvercounts: return ["noJournal"]
         case .retryAfterIgnored: return ["noJournal", "journalled"]
         default: return SimulationRunner.models
         }

@@ -22,9 +22,18 @@ package enum Plant: String, CaseIterable, Sendable {
     /// A move that forgets the manifest: its link into sent/ or retry/ reports success and makes
     /// nothing, then its outbox name is unlinked (`filesAndManifestsPaired`).
     case manifestDroppedInMove = "manifest-dropped-in-move"
-    /// A short write taken for the whole: a manifest's temporary file gets only the first half of
-    /// its bytes, and is renamed into place all the same (`manifestsParse`).
+    /// A short write taken for the whole: production's write loop (`FileLayer.writeAll`) returns
+    /// after the first write(2) whatever it took, so a manifest written while the disk takes part
+    /// of a write is renamed into place cut short (`manifestsParse`).
     case shortManifestWrite = "short-manifest-write"
+    /// A lost fsync in production's file layer: `FileLayer.createFile` skips the file's fsync, so a
+    /// manifest's temporary is renamed into place before its content is durable, and a power cut
+    /// can leave the record empty (`manifestsParse`).
+    case manifestFsyncSkipped = "manifest-fsync-skipped"
+    /// A group-commit bookkeeping error in production's `DirectorySyncer`: an fsync that ends counts
+    /// every request made so far as covered, those made while it ran too, so a move's link can be
+    /// taken for durable when it is not, and a power cut loses the file (`noFileLost`).
+    case groupCommitOvercounts = "group-commit-overcounts"
     /// A cancelled upload whose connection is not closed: the job returns, but its request stays
     /// under way at the server, and the file's next upload runs beside it (`neverTwoUploadsAtOnce`).
     /// Jobs themselves run one at a time here, so this invariant sees only a request that outlives
@@ -107,7 +116,8 @@ package enum Plant: String, CaseIterable, Sendable {
         case .moveDeletes: return .noFileLost
         case .outboxNameKept: return .noFileInTwoPlaces
         case .manifestDroppedInMove: return .filesAndManifestsPaired
-        case .shortManifestWrite: return .manifestsParse
+        case .shortManifestWrite, .manifestFsyncSkipped: return .manifestsParse
+        case .groupCommitOvercounts: return .noFileLost
         case .cancelLeavesRequest: return .neverTwoUploadsAtOnce
         case .successFor5xx: return .sentOnlyWithExactBytes
         case .mtimeShiftsPerBoot: return .duplicatesShareKey
@@ -142,6 +152,9 @@ package enum Plant: String, CaseIterable, Sendable {
         case .timerMissesFirstDeadline: return .timerMissesFirstDeadline
         case .rescanForgetsFound: return .rescanForgetsFound
         case .hookJobsLost: return .hookQueueOfOne
+        case .shortManifestWrite: return .shortWriteTakenWhole
+        case .manifestFsyncSkipped: return .fileSyncSkipped
+        case .groupCommitOvercounts: return .groupCommitOvercounts
         default: return nil
         }
     }
@@ -149,12 +162,13 @@ package enum Plant: String, CaseIterable, Sendable {
     /// Whether the plant lives in the spool's file system (`PlantedFileSystem` wraps it).
     var wrapsFileSystem: Bool {
         switch self {
-        case .moveDeletes, .outboxNameKept, .manifestDroppedInMove, .shortManifestWrite, .mtimeShiftsPerBoot, .listingDropsLast,
+        case .moveDeletes, .outboxNameKept, .manifestDroppedInMove, .mtimeShiftsPerBoot, .listingDropsLast,
              .temporariesKept, .requeueRecordSkipped, .quarantineUnsynced, .hookRerunAfterFinish:
             return true
         case .silentResend, .connectFailureAsReset, .cancelLeavesRequest, .successFor5xx, .oneSlotShort, .maxAttemptsPlusTwo, .oneSlotExtra,
              .retryAfterIgnored, .maxAttemptsOne, .stopOutlastsGrace, .listPartsReadEmpty, .headOffsetReadZero, .sftpTemporaryKept, .hookJobsLost,
-             .windowIgnored, .keepSentTenth, .orderReversed, .timerMissesFirstDeadline, .rescanForgetsFound:
+             .windowIgnored, .keepSentTenth, .orderReversed, .timerMissesFirstDeadline, .rescanForgetsFound,
+             .shortManifestWrite, .manifestFsyncSkipped, .groupCommitOvercounts:
             return false
         }
     }

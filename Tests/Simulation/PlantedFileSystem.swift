@@ -52,8 +52,7 @@ struct PlantedFileSystem: SpoolFileSystem {
     }
 
     func createFile(_ data: [UInt8], named name: RelativePath, in directory: String, sync: Bool) throws {
-        let short = plant == .shortManifestWrite && isTemporary(name)
-        try inner.createFile(short ? Array(data.prefix(data.count / 2)) : data, named: name, in: directory, sync: sync)
+        try inner.createFile(data, named: name, in: directory, sync: sync)
     }
 
     func rename(_ from: RelativePath, in fromDir: String, to: RelativePath, in toDir: String, replace: Bool) throws {

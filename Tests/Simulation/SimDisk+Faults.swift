@@ -52,29 +52,6 @@ extension SimDisk {
     /// How many faults the disk has made so far.
     var faultsDrawn: Int { state.withLock { $0.faultsDrawn } }
 
-    /// write(2) of `data` into `inode` until every byte is in, as `FileSystem.writeAll` loops:
-    /// one operation per call; a short write takes part of the rest, ENOSPC or EIO none of it.
-    func writeAll(_ data: [UInt8], to inode: UInt64, _ display: String) throws {
-        var written = 0
-        repeat {
-            let fault = fault(at: .write)
-            let taken = try operation("write", display) { state -> Int in
-                switch fault {
-                case .noSpace: throw SimErrno(ENOSPC)
-                case .ioError: throw SimErrno(EIO)
-                case .shortWrite where data.count - written > 1: break
-                default:
-                    state.setData(data, of: inode)
-                    return data.count - written
-                }
-                let taken = (data.count - written) / 2
-                state.setData(Array(data[..<(written + taken)]), of: inode)
-                return taken
-            }
-            written += taken
-        } while written < data.count
-    }
-
     /// fsync(2) of `inode`; on EIO its content stays as the disk had it, whatever comes later.
     func fsync(_ inode: UInt64, _ display: String) throws {
         let fault = fault(at: .fsync)

@@ -11,7 +11,7 @@ import UploaderSupport
 /// it, chosen by the simulator's random generator. The simulator drives one disk from one
 /// thread at a time; the state still sits behind a `Mutex`, so the disk is `Sendable` as the
 /// protocol asks without any promise the compiler cannot check.
-final class SimDisk: SpoolFileSystem {
+final class SimDisk: Sendable {
     /// Which power-cut model: docs/architecture.md, "The disk model of the simulator".
     enum Model: String, CaseIterable, Sendable {
         /// ext4, data=ordered: metadata operations persist in order, any fsync commits them all.

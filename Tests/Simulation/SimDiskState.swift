@@ -49,6 +49,11 @@ struct SimDiskState: Sendable {
     /// Open descriptors: fake numbers (from 1000 up, never reused) → inode.
     var openFiles: [Int32: UInt64] = [:]
     var nextDescriptor: Int32 = 1000
+    /// How each open descriptor was opened, and where its next read(2) or write(2) lands.
+    var descriptors: [Int32: SimOpenFile] = [:]
+    /// Open listings (opendir): the entries still to hand out, by stream number.
+    var directoryStreams: [UInt: [FileSystem.Entry]] = [:]
+    var nextStream: UInt = 1
 
     var operations = 0
     var crashPoint: Int?
@@ -82,6 +87,8 @@ struct SimDiskState: Sendable {
     /// The process is gone (kill -9 or power cut): its descriptors close and the crash is disarmed.
     mutating func endProcess() {
         openFiles = [:]
+        descriptors = [:]
+        directoryStreams = [:]
         crashPoint = nil
         crashed = false
     }

@@ -193,7 +193,6 @@ final class Simulation {
         process.taking = { [unowned self] event in taking(event) }
         process.performing = { [unowned self] effect in checkBefore(effect) }
         process.stepped = { [unowned self] in stepped() }
-        process.view.splitInside = { [choices] n in choices.below(n) }
         // The one moment a record may newly say `uploading` with a request behind it.
         process.scheduler.requestLeaves = { [unowned self] in
             check(.recordsWithinSlots)
@@ -225,9 +224,9 @@ final class Simulation {
 
     private func armCrash() {
         let kind: ProcessView.CrashKind = choices.chance(50) ? .powerCut : .kill
-        let after = 1 + choices.below(40)
+        let after = 1 + choices.below(120)
         process.view.arm(after: after, kind: kind)
-        note("crash armed: \(kind.rawValue) at the \(after)th disk call from now")
+        note("crash armed: \(kind.rawValue) at the \(after)th system call from now")
     }
 
     /// The process died at its armed disk call: the threads of the dead process end (their
