@@ -162,7 +162,7 @@ import Testing
             Issue.record("a symlink is refused")
             return
         }
-        let said = log.containing("cannot move the manifest aside")
+        let said = log.containing("replaced by a symlink; cannot move it aside")
         #expect(said.count == 1 && said[0].contains("errno 5"), "\(log.lines.withLock { $0 })")
         #expect(FileSystem.exists(Spool.manifestName(for: name), in: plain.paths.outbox))
     }

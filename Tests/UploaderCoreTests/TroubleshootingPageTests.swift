@@ -59,7 +59,8 @@ import Testing
         Funnel(callee: ".refused", within: ["Claimer.swift"]),
         Funnel(callee: "print", within: ["DirectoryWalker.swift"]),
         Funnel(callee: "StatusProblem", label: "message", within: ["StatusProblem.swift"]),
-        Funnel(callee: "quarantine", label: "because", within: ["Recovery.swift"]),
+        Funnel(callee: "quarantine", label: "because", within: ["Recovery.swift", "UploaderDecisions/SpoolPlan/"]),
+        Funnel(callee: "PlanNote", position: 1, within: ["UploaderDecisions/SpoolPlan/"], leveled: true),
     ]
 
     /// Declarations whose every `return "…"` is a message (a problem, a refusal, an error's
@@ -105,6 +106,7 @@ import Testing
         "Claimer.swift: \"\\(error)\"": "the OS's words",
         "StatusCommand.swift: problem.message": "StatusProblem.swift's StatusProblem(message:)",
         "StatusProblem.swift: reason": "a spool `status` cannot read: DirectoryWalker.swift's print",
+        "DiskStepPerformer.swift: note.message": "the spool planner's log lines: PlanNote in UploaderDecisions/SpoolPlan",
     ]
 
     /// What `fail` and `Daemon.printError` put before a caller's message.

@@ -152,8 +152,7 @@ extension SpoolMoves {
                 }
             }
         }
-        quarantine(file, because: "the file of this manifest was replaced by a \(what)", cannotSay: "cannot move the manifest aside",
-                   failureLevel: .warn, on: &disk)
+        quarantine(file, because: "the file of this manifest was replaced by a \(what)", on: &disk)
     }
 
     private static func naming(_ place: SpoolPlace) -> String { "\(place.area.rawValue)/\(place.path.display)" }

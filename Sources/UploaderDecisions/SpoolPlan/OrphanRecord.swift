@@ -131,12 +131,11 @@ extension SpoolMoves {
     }
 
     /// Moves the record beside `place` aside into `.quarantine/`, saying why.
-    static func quarantine<D: DiskSteps>(_ place: SpoolPlace, because reason: String, cannotSay: String = "cannot move it aside",
-                                         failureLevel: LogLevel = .error, on disk: inout D) {
+    static func quarantine<D: DiskSteps>(_ place: SpoolPlace, because reason: String, on disk: inout D) {
         if case .name(let aside) = disk.perform(.quarantineRecord(place)) {
             disk.note(PlanNote(.warn, "\(reason); manifest moved aside", ["file": place.path.logSafe, "manifest": aside.display]))
         } else {
-            disk.note(PlanNote(failureLevel, "\(reason); \(cannotSay)", ["file": place.path.logSafe], withError: true))
+            disk.note(PlanNote(.error, "\(reason); cannot move it aside", ["file": place.path.logSafe], withError: true))
         }
     }
 }
