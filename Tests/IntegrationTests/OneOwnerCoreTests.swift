@@ -28,7 +28,13 @@ final class OneOwnerCoreTests: XCTestCase {
         defer { _ = daemon.stop() }
         var mostUploading = 0
         try waitUntil(timeout: 30, poll: 0.005, "every file in sent/") {
-            let uploading = fx.files(in: fx.outbox).filter { (try? fx.manifest($0, in: fx.outbox))?.state == .uploading }.count
+            // Records are read one by one, so one pass is no snapshot: a record read as
+            // `uploading` may be rewritten before the next is read. Only those still `uploading`
+            // when read again after the whole pass count: a record goes from `uploading` to its
+            // final state once, so each of them said `uploading` throughout both passes, and
+            // any two of them at once.
+            let saysUploading = { (name: String) in (try? fx.manifest(name, in: fx.outbox))?.state == .uploading }
+            let uploading = fx.files(in: fx.outbox).filter(saysUploading).filter(saysUploading).count
             mostUploading = max(mostUploading, uploading)
             return Set(fx.files(in: fx.sent)) == Set(hashes.keys)
         }
