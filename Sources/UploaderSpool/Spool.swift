@@ -15,7 +15,7 @@ package struct Spool: Sendable {
     /// Every file-system call of the spool's code goes through this (the kernel, or a simulated disk).
     package let fs: any SpoolFileSystem
     /// Shared by every copy of this spool, so concurrent workers share directory fsyncs.
-    package let syncer: DirectorySyncer
+    package let syncer: any DirectorySyncing
 
     /// Numbers the temporary names of manifest writes.
     package let temporaries: TemporaryNames
@@ -23,7 +23,7 @@ package struct Spool: Sendable {
     package let sentLedger: SentLedger
 
     /// `scheduler` runs the waits of threads sharing the spool: for a directory fsync, for the ledger.
-    package init(paths: SpoolPaths, fs: any SpoolFileSystem = LocalFileSystem(), syncer: DirectorySyncer? = nil,
+    package init(paths: SpoolPaths, fs: any SpoolFileSystem = LocalFileSystem(), syncer: (any DirectorySyncing)? = nil,
                  temporaries: TemporaryNames = TemporaryNames(), scheduler: any Scheduler = .system) {
         self.paths = paths
         self.fs = fs

@@ -9,7 +9,7 @@ import Synchronization
 /// only if no later one is due, and the next fsync serves everyone who asked meanwhile.
 /// Each directory has its own `Monitor`: a finished fsync wakes only the callers waiting for
 /// that directory.
-package final class DirectorySyncer: Sendable {
+package final class DirectorySyncer: DirectorySyncing {
     private let groups = Mutex<[[UInt8]: DirectorySyncGroup]>([:])
     /// Entries this process has made durable once (`syncOnce`).
     private let durableOnce = Mutex<Set<[UInt8]>>([])

@@ -88,6 +88,9 @@ enum Invariant: String, CaseIterable, Sendable {
     /// The owner's timer keeps its deadlines: once the clock has passed the deadline the owner
     /// last set and no thread is left to run (the timer had its turn), a tick came for it.
     case deadlinesKept
+    /// A directory fsync that returned to its caller covers every entry change made in that
+    /// directory before the caller asked: what `DirectorySyncer` told durable is durable.
+    case syncMeansDurable
 
     static let atTheEnd: [Invariant] = [.manifestsParse, .noFileLost, .noFileInTwoPlaces, .filesAndManifestsPaired,
                                         .attemptsMatchRequests, .sentOnlyWithExactBytes, .duplicatesShareKey,
@@ -187,6 +190,8 @@ extension Simulation {
             break
         case .deadlinesKept:
             checkDeadlinesKept()
+        case .syncMeansDurable:
+            if let broken = process.syncWitness.firstBroken { fail(invariant, broken) }
         default:
             checkSpool(invariant, view ?? SpoolView(disk: disk, paths: profile.spool))
         }
@@ -377,7 +382,7 @@ extension Simulation {
             }
         case .neverTwoUploadsAtOnce, .onlineMeansWorking, .shutdownWithinGrace, .slotBeforeAttempt, .recordsWithinSlots,
              .noAttemptBeforeDue, .quarantineKeepsRecords, .s3PartsSentOnce, .tusOffsetForward, .sftpFinalNameWhole,
-             .hooksNeverAfterFinished, .uploadsWithinWindows, .sentRemovedOnlyAsAllowed, .orderWithinSlots, .deadlinesKept:
+             .hooksNeverAfterFinished, .uploadsWithinWindows, .sentRemovedOnlyAsAllowed, .orderWithinSlots, .deadlinesKept, .syncMeansDurable:
             break
         }
     }

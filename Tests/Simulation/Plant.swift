@@ -31,8 +31,8 @@ package enum Plant: String, CaseIterable, Sendable {
     /// can leave the record empty (`manifestsParse`).
     case manifestFsyncSkipped = "manifest-fsync-skipped"
     /// A group-commit bookkeeping error in production's `DirectorySyncer`: an fsync that ends counts
-    /// every request made so far as covered, those made while it ran too, so a move's link can be
-    /// taken for durable when it is not, and a power cut loses the file (`noFileLost`).
+    /// every request made so far as covered, those made while it ran too, so a caller whose change
+    /// came after the fsync began is told it is durable when it is not (`syncMeansDurable`).
     case groupCommitOvercounts = "group-commit-overcounts"
     /// A cancelled upload whose connection is not closed: the job returns, but its request stays
     /// under way at the server, and the file's next upload runs beside it (`neverTwoUploadsAtOnce`).
@@ -117,7 +117,7 @@ package enum Plant: String, CaseIterable, Sendable {
         case .outboxNameKept: return .noFileInTwoPlaces
         case .manifestDroppedInMove: return .filesAndManifestsPaired
         case .shortManifestWrite, .manifestFsyncSkipped: return .manifestsParse
-        case .groupCommitOvercounts: return .noFileLost
+        case .groupCommitOvercounts: return .syncMeansDurable
         case .cancelLeavesRequest: return .neverTwoUploadsAtOnce
         case .successFor5xx: return .sentOnlyWithExactBytes
         case .mtimeShiftsPerBoot: return .duplicatesShareKey

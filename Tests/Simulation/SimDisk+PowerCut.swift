@@ -81,6 +81,7 @@ extension SimDiskState {
         newEntries = [:]
         delayedData = []
         dirtyDirectories = []
+        firstUndurableChange = [:]
         dirtyContent = []
         writebackLost = []
     }

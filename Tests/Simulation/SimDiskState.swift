@@ -26,6 +26,11 @@ struct SimDiskState: Sendable {
     var newEntries: [UInt64: UInt64] = [:]
     /// Directories whose entries may differ from their durable entries.
     var dirtyDirectories: Set<UInt64> = []
+    /// Metadata operations made so far (`change`): a mark of "every change up to now".
+    var changesMade = 0
+    /// Each directory with entries not yet durable → the number (`changesMade`) of the first
+    /// operation that changed it since they last were.
+    var firstUndurableChange: [UInt64: Int] = [:]
     /// Inodes whose content may differ from their durable content.
     var dirtyContent: Set<UInt64> = []
     /// `journalled`: inodes with data written since their blocks were last allocated (ext4's
@@ -112,7 +117,9 @@ struct SimDiskState: Sendable {
     /// One metadata operation: applies its entry changes at once, and records them for the power cut.
     mutating func change(_ changes: [SimEntryChange]) {
         let stamp = nanosNow()
+        changesMade += 1
         for change in changes {
+            if firstUndurableChange[change.directory] == nil { firstUndurableChange[change.directory] = changesMade }
             if let old = nodes[change.directory]!.entries[change.name] { nodes[old]!.links -= 1 }
             if let new = change.inode {
                 nodes[new]!.links += 1
@@ -181,6 +188,7 @@ struct SimDiskState: Sendable {
         guard model == .noJournal else { return commit() }
         nodes[directory]!.durableEntries = nodes[directory]!.entries
         dirtyDirectories.remove(directory)
+        firstUndurableChange[directory] = nil
     }
 
     /// A journal commit with data=ordered: every entry, and the content of every file whose
@@ -191,6 +199,7 @@ struct SimDiskState: Sendable {
             nodes[inode]!.durableContent = nodes[inode]!.content
         }
         dirtyDirectories = []
+        firstUndurableChange = [:]
         dirtyContent = dirtyContent.intersection(delayedData)
         journal = []
     }

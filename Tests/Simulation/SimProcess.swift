@@ -20,6 +20,8 @@ final class SimProcess: @unchecked Sendable {
     /// give the core another).
     let configured: ProfilePolicy
     let spool: Spool
+    /// Production's directory fsyncs, each checked as it returns (`syncMeansDurable`).
+    let syncWitness: SyncWitness
     let lifecycle: FileLifecycle
     var executor: ProfileExecutor!
     /// Production's owner: its serial loop, stepped on the senders' threads, and its timer.
@@ -80,7 +82,8 @@ final class SimProcess: @unchecked Sendable {
         if let plant, plant.wrapsFileSystem { fs = PlantedFileSystem(inner: view, plant: plant, paths: profile.spool, boot: boot) }
         // Temporary names counted from the seed, so a run replays exactly.
         // Directory fsyncs grouped, moves batched and ledger lines appended by production's code, its waits under the baton.
-        spool = Spool(paths: profile.spool, fs: fs, temporaries: TemporaryNames(start: seed >> 8), scheduler: baton)
+        syncWitness = SyncWitness(inner: DirectorySyncer(fs: fs, scheduler: baton), disk: disk)
+        spool = Spool(paths: profile.spool, fs: fs, syncer: syncWitness, temporaries: TemporaryNames(start: seed >> 8), scheduler: baton)
         lifecycle = FileLifecycle(spool: spool, logger: logger, afterSend: profile.afterSend, scheduler: baton)
         state = ProfileState(seed: seed)
         ticker = SimTicker(clock: clock, baton: baton)

@@ -452,6 +452,7 @@ final class Simulation {
         check(.neverTwoUploadsAtOnce)
         check(.noAttemptBeforeDue)
         check(.deadlinesKept)
+        check(.syncMeansDurable)
         checkProtocols()
         if trace.count % 25 == 0 { check(.maxAttemptsRespected) }
     }
@@ -507,6 +508,7 @@ final class Simulation {
             check(.neverTwoUploadsAtOnce)
             check(.noAttemptBeforeDue)
             check(.deadlinesKept)
+            check(.syncMeansDurable)
             checkProtocols()
         }
         guard violation == nil else { return }
