@@ -1,4 +1,3 @@
-@preconcurrency import Glibc
 import Foundation
 import Synchronization
 import UploaderSupport
@@ -209,13 +208,7 @@ package final class Daemon {
         group.wait()
     }
 
-    static func hostname() -> String {
-        var buffer = [UInt8](repeating: 0, count: 256)
-        buffer.withUnsafeMutableBufferPointer { raw in
-            raw.baseAddress!.withMemoryRebound(to: CChar.self, capacity: raw.count) { _ = gethostname($0, raw.count - 1) }
-        }
-        return String(decoding: buffer.prefix(while: { $0 != 0 }), as: UTF8.self)
-    }
+    static func hostname() -> String { ProcessIdentity.hostName }
 
     /// An error that stops the daemon: one line, prefixed with the program name (and for the
     /// journal, with its priority).

@@ -1,4 +1,3 @@
-@preconcurrency import Glibc
 import Foundation
 import UploaderSupport
 import UploaderConfig
@@ -65,11 +64,17 @@ package struct ProfileIndex: Codable, Sendable, Equatable {
 
     /// Reads an index; the error is a reason fit for a message (`Permission denied`, `not a profile index`).
     package static func read(_ path: String) -> Result<ProfileIndex, ReadFailure> {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return .failure(ReadFailure(reason: Errno.current.description)) }
+        let handle: FileHandle
+        do {
+            handle = FileHandle(fileDescriptor: try FileDescriptor.open(path, .readOnly).release(), closeOnDealloc: true)
+        } catch let error as SystemError {
+            return .failure(ReadFailure(reason: error.code.description))
+        } catch {
+            return .failure(ReadFailure(reason: "\(error)"))
+        }
         let data: Data
         do {
-            data = try FileHandle(fileDescriptor: fd, closeOnDealloc: true).readToEnd() ?? Data()
+            data = try handle.readToEnd() ?? Data()
         } catch {
             return .failure(ReadFailure(reason: "cannot read it: \(error.localizedDescription)"))
         }

@@ -1,4 +1,3 @@
-@preconcurrency import Glibc
 import Foundation
 import Synchronization
 
@@ -34,17 +33,12 @@ package struct SystemClock: Clock {
 
     package var now: Date { Date() }
 
-    package var monotonic: Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-    }
+    package var monotonic: Double { KernelClock.monotonicSeconds }
 
     package func wait(for latch: Latch?, until deadline: Double) -> Bool {
         guard let latch else {
             // Nothing can end it sooner: one sleep to the deadline, on the clock `monotonic` reads.
-            var until = timespec(tv_sec: Int(deadline.rounded(.down)), tv_nsec: Int((deadline - deadline.rounded(.down)) * 1e9))
-            while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, nil) == Errno.interrupted.rawValue {}
+            KernelClock.sleep(until: deadline)
             return false
         }
         let woken = SystemScheduler.system.makeWakeUp()

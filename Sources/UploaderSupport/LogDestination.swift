@@ -1,4 +1,3 @@
-@preconcurrency import Glibc
 
 /// Where stderr leads, which decides how a log line looks: a terminal or a file gets lines
 /// that carry their own timestamp; the journal gets each line prefixed with its syslog
@@ -13,9 +12,9 @@ package enum LogDestination: Sendable, Equatable {
     /// when it matches `fstat(2)` of fd 2. Read once, where the executable is wired up.
     package static func ofStandardError(environment: [String: String]) -> LogDestination {
         guard let stream = environment["JOURNAL_STREAM"] else { return .stream }
-        var info = stat()
-        guard fstat(2, &info) == 0 else { return .stream }
-        return matching(journalStream: stream, device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        let info: FileSystem.Status
+        do { info = try KernelCalls().status(of: .standardError) } catch { return .stream }  // no stderr: no journal
+        return matching(journalStream: stream, device: info.device, inode: info.inode)
     }
 
     /// `.journal` when `journalStream` is exactly `DEVICE:INODE` of the given file.

@@ -1,4 +1,3 @@
-@preconcurrency import Glibc
 import Foundation
 import Synchronization
 
@@ -37,11 +36,10 @@ package final class Logger: Sendable {
         var bytes = Array(line.utf8)
         bytes.append(0x0A)
         bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = Glibc.write(2, raw.baseAddress! + offset, raw.count - offset)
-                if n <= 0 { if Errno.current == .interrupted { continue }; return }
-                offset += n
+            do {
+                try LocalFileSystem().writeAll(raw, to: .standardError, path: "standard error")
+            } catch {
+                // A log line standard error refuses has nowhere else to go.
             }
         }
     }

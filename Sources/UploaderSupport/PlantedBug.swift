@@ -1,4 +1,3 @@
-import Glibc
 
 /// A bug the simulator can switch on inside production code (`simulate --plant NAME`), at the
 /// very place where such a regression would live, so that the plant check shows production's own
@@ -8,7 +7,7 @@ import Glibc
 /// thread: a schedule's world switches it on for its own thread, and the simulator's scheduler
 /// hands it to every thread the schedule starts, so schedules with and without a plant can run
 /// side by side in one process (the plant check runs its plants in parallel). Each site costs
-/// one `pthread_getspecific`.
+/// one read of a thread-specific word (`ThreadSlot`).
 package enum PlantedBug: UInt8, CaseIterable, Sendable {
     /// `ResponseHead` drops the `Retry-After` header of a 429 or 503.
     case retryAfterDropped = 1
@@ -29,7 +28,7 @@ package enum PlantedBug: UInt8, CaseIterable, Sendable {
 
     /// The bug switched on for the calling thread, or nil.
     package static var active: PlantedBug? {
-        PlantedBug(rawValue: UInt8(truncatingIfNeeded: UInt(bitPattern: pthread_getspecific(threadKey))))
+        PlantedBug(rawValue: UInt8(truncatingIfNeeded: UInt(bitPattern: slot.value)))
     }
 
     /// Whether this bug is switched on for the calling thread.
@@ -38,13 +37,9 @@ package enum PlantedBug: UInt8, CaseIterable, Sendable {
 
     /// Switches `bug` on (nil: none) for the calling thread and the threads it hands it to.
     package static func switchOn(_ bug: PlantedBug?) {
-        pthread_setspecific(threadKey, UnsafeRawPointer(bitPattern: UInt(bug?.rawValue ?? 0)))
+        slot.value = UnsafeMutableRawPointer(bitPattern: UInt(bug?.rawValue ?? 0))
     }
 
-    /// The thread-specific slot that holds the switch.
-    private static let threadKey: pthread_key_t = {
-        var key = pthread_key_t()
-        precondition(pthread_key_create(&key, nil) == 0, "no thread-specific key left for the planted-bug switch")
-        return key
-    }()
+    /// The thread's own word that holds the switch.
+    private static let slot = ThreadSlot("the planted-bug switch")
 }

@@ -1,4 +1,3 @@
-@preconcurrency import Glibc
 import CCurl
 import Foundation
 import UploaderSupport
@@ -69,11 +68,7 @@ final class CurlTransferContext {
 
     var errorDetail: String { String(cString: errorBuffer) }
 
-    static func now() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-    }
+    static func now() -> Double { KernelClock.monotonicSeconds }
 
     /// Called from the progress callback; false when the transfer should stop.
     func progressed(uploaded: Int64, downloaded: Int64) -> Bool {
@@ -110,21 +105,20 @@ final class CurlTransferContext {
             position += Int64(wanted)
             return wanted
         case .file(let fd, let offset, _):
-            while true {
-                let n = pread(fd, buffer, wanted, off_t(offset + within))
-                if n > 0 {
-                    position += Int64(n)
-                    return n
-                }
-                if n < 0 && Errno.current == .interrupted { continue }
-                let where_ = sourcePath.map { " \($0)" } ?? ""
-                if n == 0 {
-                    readError = "read\(where_): file is shorter than expected (changed while uploading?)"
-                } else {
-                    readError = SystemError("read", path: sourcePath).description
-                }
+            let n: Int
+            do {
+                n = try KernelCalls().read(SystemDescriptor(rawValue: fd), into: UnsafeMutableRawBufferPointer(start: buffer, count: wanted),
+                                           at: offset + within)
+            } catch {
+                readError = SystemError("read", path: sourcePath, code: error).description
                 return nil
             }
+            guard n > 0 else {
+                readError = "read\(sourcePath.map { " \($0)" } ?? ""): file is shorter than expected (changed while uploading?)"
+                return nil
+            }
+            position += Int64(n)
+            return n
         }
     }
 

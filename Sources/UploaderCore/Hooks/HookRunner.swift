@@ -1,4 +1,3 @@
-@preconcurrency import Glibc
 import Foundation
 import Synchronization
 import UploaderSupport
@@ -76,7 +75,7 @@ package final class HookRunner: Sendable {
             logger.warn("exiting with hooks still queued or running; killing the running one; they run at the next start",
                         ["profile": runner.profile.name, "hooks": String(left)])
             runner.hooks.exiting.store(true, ordering: .releasing)
-            if let pid = runner.hooks.running.withLock({ $0 }) { kill(-pid, SIGKILL) }
+            if let pid = runner.hooks.running.withLock({ $0 }) { ProcessIdentity.killGroup(pid) }
         }
     }
 }

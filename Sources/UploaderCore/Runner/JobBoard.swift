@@ -1,4 +1,3 @@
-@preconcurrency import Glibc
 import Foundation
 import Synchronization
 import UploaderSupport
@@ -176,21 +175,17 @@ package enum JobKeeping: Sendable {
 /// The board seat of the worker running on this thread, if it is one: how `post(keep:)` knows
 /// the job comes from a worker that will be free for it.
 enum WorkerSeat {
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        // The thread holds its seat until it ends.
-        pthread_key_create(&key) { seat in if let seat { Unmanaged<AnyObject>.fromOpaque(seat).release() } }
-        return key
-    }()
+    // The thread holds its seat until it ends.
+    private static let slot = ThreadSlot("a worker's seat") { seat in if let seat { Unmanaged<AnyObject>.fromOpaque(seat).release() } }
 
     /// Called once by each worker thread, before its first job.
     static func enter(_ seat: AnyObject) {
-        if let old = pthread_getspecific(key) { Unmanaged<AnyObject>.fromOpaque(old).release() }
-        pthread_setspecific(key, Unmanaged.passRetained(seat).toOpaque())
+        if let old = slot.value { Unmanaged<AnyObject>.fromOpaque(old).release() }
+        slot.value = Unmanaged.passRetained(seat).toOpaque()
     }
 
     static var current: AnyObject? {
-        pthread_getspecific(key).map { Unmanaged<AnyObject>.fromOpaque($0).takeUnretainedValue() }
+        slot.value.map { Unmanaged<AnyObject>.fromOpaque($0).takeUnretainedValue() }
     }
 
     /// Runs `body` (the last report of a job) telling the board the worker is free once it returns.
@@ -204,9 +199,9 @@ enum WorkerSeat {
     /// Runs `body` as if on no worker: for a report after which the job goes on for long (an
     /// upload), so that nothing is kept waiting behind it.
     static func withoutKeeping<R>(_ body: () throws -> R) rethrows -> R {
-        let seat = pthread_getspecific(key)
-        pthread_setspecific(key, nil)
-        defer { pthread_setspecific(key, seat) }
+        let seat = slot.value
+        slot.value = nil
+        defer { slot.value = seat }
         return try body()
     }
 }

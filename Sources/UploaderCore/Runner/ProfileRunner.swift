@@ -1,4 +1,3 @@
-@preconcurrency import Glibc
 import Foundation
 import Synchronization
 import UploaderSupport
@@ -205,7 +204,7 @@ package final class ProfileRunner: Sendable {
     package var daemonState: DaemonState {
         let s = snapshot
         let lastError = s.pausedReason == .rejected ? s.refusal : s.online ? nil : s.lastProblem
-        return DaemonState(pid: getpid(), reachable: s.online, lastError: lastError,
+        return DaemonState(pid: ProcessIdentity.processID, reachable: s.online, lastError: lastError,
                            refused: s.refused, updatedAt: Timestamp.format(clock.now), pausedReason: s.pausedReason,
                            inFlight: executor.inFlight.files(at: clock.monotonic))
     }

@@ -54,6 +54,8 @@ package struct SystemDescriptor: RawRepresentable, Hashable, Sendable {
 
     /// AT_FDCWD: a path relative to the working directory (or absolute).
     package static let workingDirectory = SystemDescriptor(rawValue: -100)
+    /// Descriptor 2, where log lines go.
+    package static let standardError = SystemDescriptor(rawValue: 2)
 }
 
 /// An open directory listing (`SystemCalls.openDirectory`): a `DIR *` on the kernel, a number on

@@ -1,4 +1,3 @@
-@preconcurrency import Glibc
 import CCurl
 import Foundation
 import UploaderSupport

@@ -11,4 +11,13 @@ package enum ProcessIdentity {
     package static var isRoot: Bool { geteuid() == 0 }
     /// getpid(2).
     package static var processID: Int32 { getpid() }
+    /// gethostname(2): this machine's name.
+    package static var hostName: String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        _ = gethostname(&buffer, buffer.count - 1)
+        return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+    /// kill(2) of a process group (`group` > 0); false when it is gone or not ours.
+    @discardableResult
+    package static func killGroup(_ group: Int32) -> Bool { kill(-group, SIGKILL) == 0 }
 }
