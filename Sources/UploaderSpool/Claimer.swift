@@ -162,6 +162,9 @@ package struct Claimer: Sendable {
                 } catch {
                     return .refused("cannot finish recorded move: \(error)")
                 }
+            } else if let unfinished = moveBackLeftInRetry(path, manifest: manifest, file: status, now: now) {
+                fs.close(fd)
+                return unfinished
             } else if unchanged && (manifest.sha256 != nil || digest == .none)
                         && !hashMayBeStale(manifest, status: status, fd: fd, display: display, cancellation: cancellation) {
                 if let ended = adopt() { return ended }
@@ -278,6 +281,21 @@ package struct Claimer: Sendable {
             return .refused("cannot finish recorded move: \(error)")
         case .notSuch, .vanished, .cameBack, .claimAfresh:
             return nil
+        }
+    }
+
+    /// A move back from retry/ cut before its record left retry/ (`SpoolMoves.finishCutMoveBack`) is
+    /// finished before the file is claimed: nil to go on; a refusal, leaving the file queued for
+    /// the next look, when the disk refuses a step.
+    private func moveBackLeftInRetry(_ path: RelativePath, manifest: Manifest, file: FileSystem.Status, now: Date) -> Outcome? {
+        let naming = spool.storedAsNaming, identity = FileIdentity(device: file.device, inode: file.inode)
+        do {
+            _ = try lifecycle.plan(now: now) { disk throws(PlanStop) in
+                try SpoolMoves.finishCutMoveBack(path, manifest: manifest, file: identity, naming: naming, on: &disk)
+            }
+            return nil
+        } catch {
+            return .refused("cannot finish the move back from retry/: \(error)")
         }
     }
 

@@ -119,6 +119,35 @@ extension SpoolMoves {
         return target
     }
 
+    /// A claimed file whose `queued` record came back from retry/ (its `stored_as` names the place
+    /// there) in a move back cut after the file left retry/ and before its record did: a failed
+    /// fsync of retry/ stops the move there, and the record's name in retry/ still leads to the
+    /// very record in the outbox. The claim does the move's last steps: the file's name in retry/
+    /// (while it leads to this file) goes durably, then the record's. False when the record is no
+    /// such move.
+    package static func finishCutMoveBack<D: DiskSteps>(_ path: RelativePath, manifest: Manifest, file: FileIdentity,
+                                                        naming: StoredAsNaming, on disk: inout D) throws(PlanStop) -> Bool {
+        guard [.queued, .uploading].contains(manifest.state), let stored = manifest.storedAs.flatMap(naming.place),
+              stored.area == .retry else { return false }
+        let outbox = SpoolPlace(.outbox, path)
+        // Looked at without the lock first: almost every record moved back has left retry/ whole.
+        guard try disk.sameFile(outbox.record, stored.record) else { return false }
+        return try disk.underRetryMoveLock(exclusive: false) { disk throws(PlanStop) -> Bool in
+            guard try disk.sameFile(outbox.record, stored.record) else { return false }
+            if let there = try disk.lookUp(stored) {
+                // Another file under the name in retry/ is not this move's to touch.
+                guard there == file else { return false }
+                try disk.unlink(stored)
+            }
+            // The file's absence there durable before its record's, as in the move itself.
+            try disk.syncDirectory(of: stored)
+            try disk.unlink(stored.record)
+            try disk.syncDirectory(of: stored)
+            disk.note(PlanNote(.info, "finished an interrupted move back from retry/", ["file": path.logSafe, "stored_as": manifest.storedAs ?? ""]))
+            return true
+        }
+    }
+
     /// Whether the outbox name `place` holds the file of a cut move into retry/: a file is there,
     /// and it is the one in retry/ (or that one has left retry/).
     private static func holdsThisFile<D: DiskSteps>(_ place: SpoolPlace, fileHere: Bool, inRetry: SpoolPlace,

@@ -141,3 +141,63 @@ import UploaderValues
         #expect(names.performed == [.inspect(SpoolPlace(.sent, a))])
     }
 }
+
+/// A claim finding a `queued` record that came back from retry/ in a move back cut before its
+/// record left retry/ (`SpoolMoves.finishCutMoveBack`).
+@Suite struct CutMoveBackPlanTests {
+    let a = RelativePath("a.bin")
+    let naming = StoredAsNaming(prefixes: [.outbox: "outbox/", .sent: "sent/", .retry: "retry/"])
+
+    /// `a.bin` back in the outbox with its `queued` record, whose name in retry/ is still there
+    /// (and the file's too, when `fileStillInRetry`).
+    func cutMoveBack(fileStillInRetry: Bool) -> (PlanNames, Manifest) {
+        var names = PlanNames.fileInOutbox()
+        var record = PlanNames.manifest(a, .queued)
+        record.storedAs = "retry/a.bin"
+        names.records[PlanNames.record] = record
+        names.names[SpoolPlace(.retry, a, .record)] = PlanNames.record
+        if fileStillInRetry { names.names[SpoolPlace(.retry, a)] = PlanNames.file }
+        return (names, record)
+    }
+
+    @Test(arguments: [false, true])
+    func theRecordLeavesRetryAfterTheFileDurably(fileStillInRetry: Bool) throws {
+        var (names, record) = cutMoveBack(fileStillInRetry: fileStillInRetry)
+        #expect(try SpoolMoves.finishCutMoveBack(a, manifest: record, file: PlanNames.file, naming: naming, on: &names))
+        #expect(names.names == [SpoolPlace(.outbox, a): PlanNames.file, SpoolPlace(.outbox, a, .record): PlanNames.record])
+        let recordGone = names.performed.firstIndex(of: .unlink(SpoolPlace(.retry, a, .record), move: 0))!
+        let synced = names.performed.firstIndex(of: .syncDirectory(SpoolPlace(.retry, a), moves: [0]))!
+        #expect(synced < recordGone, "the file's absence from retry/ is durable before its record goes")
+        #expect(names.performed.last { if case .note = $0 { false } else { true } } == .syncDirectory(SpoolPlace(.retry, a), moves: [0]))
+        #expect(names.notes.map(\.message) == ["finished an interrupted move back from retry/"])
+    }
+
+    @Test func aMoveBackThatLeftRetryWholeIsNoSuchMove() throws {
+        var (names, record) = cutMoveBack(fileStillInRetry: false)
+        names.names[SpoolPlace(.retry, a, .record)] = nil
+        #expect(try !SpoolMoves.finishCutMoveBack(a, manifest: record, file: PlanNames.file, naming: naming, on: &names))
+        #expect(!names.performed.contains { if case .unlink = $0 { true } else { false } })
+    }
+
+    @Test func anotherFileUnderTheNameInRetryIsLeftAlone() throws {
+        var (names, record) = cutMoveBack(fileStillInRetry: true)
+        names.names[SpoolPlace(.retry, a)] = PlanNames.another
+        #expect(try !SpoolMoves.finishCutMoveBack(a, manifest: record, file: PlanNames.file, naming: naming, on: &names))
+        #expect(names.names[SpoolPlace(.retry, a)] == PlanNames.another && names.names[SpoolPlace(.retry, a, .record)] == PlanNames.record)
+    }
+
+    @Test func aRefusedFsyncStopsThePlanWithTheRecordStillInRetry() {
+        var (names, record) = cutMoveBack(fileStillInRetry: true)
+        names.refuse = { step, _ in if case .syncDirectory = step { .other } else { nil } }
+        #expect(throws: PlanStop.self) {
+            try SpoolMoves.finishCutMoveBack(a, manifest: record, file: PlanNames.file, naming: naming, on: &names)
+        }
+        #expect(names.names[SpoolPlace(.retry, a, .record)] == PlanNames.record, "never the record before the file's absence is durable")
+    }
+
+    @Test func aRecordThatCameBackFromSentIsNoSuchMove() throws {
+        var (names, record) = cutMoveBack(fileStillInRetry: false)
+        record.storedAs = "sent/a.bin"
+        #expect(try !SpoolMoves.finishCutMoveBack(a, manifest: record, file: PlanNames.file, naming: naming, on: &names))
+    }
+}
