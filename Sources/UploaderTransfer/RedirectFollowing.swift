@@ -21,6 +21,10 @@ package enum RedirectFollowing {
             // Before a redirect hop, the earlier requests have reached the destination.
             if request.cancellation.isCancelled { return .failure(.cancelled(bytesSent: 0, connected: hops > 0)) }
             let (result, target) = exchange(url)
+            // A hop cancelled before it connected: the earlier hops reached the destination all the same.
+            if hops > 0, case .failure(.cancelled(let sent, connected: false)) = result {
+                return .failure(.cancelled(bytesSent: sent, connected: true))
+            }
             guard case .success(let response) = result, isRedirect(response.status), hops < maxHops,
                   let target, RedirectPolicy.mayFollow(from: url, to: target)
             else { return result }

@@ -57,4 +57,17 @@ struct RedirectFollowingTests {
         guard case .failure(.cancelled(let bytes, let connected)) = result else { Issue.record("\(result)"); return }
         #expect(bytes == 0 && connected)
     }
+
+    /// The second hop cancelled before it connected: the first reached the destination, so the
+    /// attempt is one the manifest counts (a request the server saw is never unrecorded).
+    @Test func aHopCancelledBeforeItConnectsStillEndsTheRequestAsConnected() {
+        var asked = 0
+        let result = RedirectFollowing.send(request("http://127.0.0.1:8080/a")) { _ in
+            asked += 1
+            return asked == 1 ? answer(307, to: "http://127.0.0.1:8080/b") : (.failure(.cancelled(bytesSent: 0, connected: false)), nil)
+        }
+        #expect(asked == 2)
+        guard case .failure(.cancelled(_, let connected)) = result else { Issue.record("\(result)"); return }
+        #expect(connected)
+    }
 }
