@@ -161,6 +161,20 @@ package struct Recovery: Sendable {
         }
     }
 
+    /// Whether `file` has no name in retry/ (nothing else: a name the disk will not say anything
+    /// about is kept, and its record with it).
+    private func fileLeftRetry(_ file: RelativePath) -> Bool {
+        do {
+            _ = try fs.status(file, in: spool.directory(.retry))
+            return false
+        } catch let error as SystemError where error.code == .noEntry {
+            return true
+        } catch {
+            logger.warn("cannot look at a file in retry/; its manifest stays", ["file": file.logSafe, "error": "\(error)"])
+            return false
+        }
+    }
+
     /// Finds manifests in retry/: `queued` ones (a cut move back) are moved on to the outbox
     /// and returned in `requeued`; `retry` ones are returned with when they are due.
     package func scanRetry() -> (due: [(path: RelativePath, at: Date)], requeued: [RelativePath]) {
@@ -177,6 +191,14 @@ package struct Recovery: Sendable {
             guard Spool.isManifestName(entry.name) else { return false }
             let file = Spool.fileName(forManifest: entry.path)
             guard case .success(let manifest) = spool.readManifest(for: file, in: .retry) else { return false }
+            if manifest.state != .queued && manifest.state != .uploading && fileLeftRetry(file) {
+                // A move into retry/ links the file before its record, and a move back rewrites
+                // the record `queued` before the file goes: a record in another state whose file
+                // is gone was left by a file brought back to the outbox, cut before its record
+                // followed. Moved aside like any orphan; the file is claimed where it is.
+                quarantine(file, in: .retry, because: "manifest in retry/ with no file")
+                return false
+            }
             switch manifest.state {
             case .retry:
                 due.append((file, manifest.nextAttemptAt.flatMap(Timestamp.parse) ?? clock.now))

@@ -200,3 +200,38 @@ import Testing
         #expect(change.hasPrefix("cannot stat it: ") && change.contains("errno 9"), "\(change)")
     }
 }
+
+/// A record in retry/ whose file was brought back to the outbox, cut before the record followed.
+@Suite struct RetryRecordWithoutFileTests {
+    @Test(arguments: [Manifest.State.failed, .retry])
+    func startUpMovesItAsideAndLeavesTheFileQueued(state: Manifest.State) throws {
+        let dir = try TemporaryDirectory()
+        let spool = try SpoolFailureTests.spool(dir)
+        let name = RelativePath("a.bin")
+        try spool.writeManifest(HookBookkeepingTests.manifest(state, path: name), for: name, in: .retry)
+        try SpoolFailureTests.write("the file, back in the outbox", name.display, in: spool.paths.outbox)
+
+        let log = SpoolFailureTests.LogLines()
+        let scan = SpoolFailureTests.recovery(spool, log).scanRetry()
+        #expect(scan.due.isEmpty && scan.requeued.isEmpty)
+        #expect(!FileSystem.exists(Spool.manifestName(for: name), in: spool.paths.retry))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: spool.paths.quarantine).contains { $0.hasPrefix("a.bin.manifest.json") })
+        #expect(FileSystem.exists(name, in: spool.paths.outbox))
+        #expect(log.containing("manifest in retry/ with no file; manifest moved aside").count == 1, "\(log.lines.withLock { $0 })")
+    }
+
+    @Test func aFileTheDiskWillNotSayAnythingAboutKeepsItsRecord() throws {
+        let dir = try TemporaryDirectory()
+        let plain = try SpoolFailureTests.spool(dir)
+        let name = RelativePath("a.bin")
+        try plain.writeManifest(HookBookkeepingTests.manifest(.failed, path: name), for: name, in: .retry)
+        let failing = try SpoolFailureTests.spool(dir, fs: SpoolFailureTests.Failing { call, directory, path in
+            call == "lstat" && directory == plain.paths.retry && path == name ? EIO : nil
+        })
+
+        let log = SpoolFailureTests.LogLines()
+        _ = SpoolFailureTests.recovery(failing, log).scanRetry()
+        #expect(FileSystem.exists(Spool.manifestName(for: name), in: plain.paths.retry))
+        #expect(log.containing("cannot look at a file in retry/; its manifest stays").count == 1, "\(log.lines.withLock { $0 })")
+    }
+}
