@@ -80,6 +80,10 @@ struct DiskStepPerformer: DiskSteps {
             case .quarantineRecord(let place):
                 guard let now else { preconditionFailure("a plan that moves records aside is run with the time to name them by") }
                 return .name(RelativePath(try spool.quarantineManifest(for: place.path, in: place.area, now: now)))
+            case .lookUpHookDue(let place, let hook):
+                let marker = HookLedger.Marker(area: place.area, path: place.path, hook: hook)
+                let status = try fs.statusIfPresent(marker.name, in: spool.paths.hooksDue)
+                return .found(status.map { FileIdentity(device: $0.device, inode: $0.inode) })
             case .inspectHeld:
                 guard let heldFacts else { preconditionFailure("a plan asked about a held file its caller does not hold") }
                 return .facts(try heldFacts())

@@ -1,6 +1,7 @@
 import Foundation
 import UploaderSupport
 import UploaderConfig
+import UploaderDecisions
 
 /// `keep_sent` (age) and `keep_sent_bytes` (size, oldest first): deletes files and their manifests
 /// from sent/.
@@ -36,6 +37,8 @@ package struct Retention: Sendable {
     package let logger: Logger
     /// How many of the oldest files a pass remembers for `keep_sent_bytes`.
     let window: Int
+    /// Performs the deletions it plans.
+    private let lifecycle: FileLifecycle
 
     package init(spool: Spool, keep: TimeInterval, keepBytes: Int64 = 0, logger: Logger, window: Int = 16_384) {
         self.spool = spool
@@ -43,6 +46,7 @@ package struct Retention: Sendable {
         self.keepBytes = keepBytes
         self.logger = logger
         self.window = window
+        lifecycle = FileLifecycle(spool: spool, logger: logger)
     }
 
     /// True when there is anything to enforce.
@@ -151,54 +155,14 @@ package struct Retention: Sendable {
         }
     }
 
-    /// How the file at `file` in sent/ differs from its record (size, mtime), or nil: the same, or
-    /// no file to compare.
-    private func differs(_ file: RelativePath, from record: Manifest) -> String? {
-        let now: FileSystem.Status
-        do {
-            guard let found = try fs.statusIfPresent(file, in: spool.directory(.sent)) else { return nil }
-            now = found
-        } catch {
-            return nil  // the deletion that follows meets the same error and says so
-        }
-        if now.size != record.size { return "size \(record.size) → \(now.size)" }
-        if now.mtimeText != record.mtime { return "mtime \(record.mtime) → \(now.mtimeText)" }
-        return nil
-    }
-
-    /// Whether the move that filed `file` is still to be finished: its record is still in the
-    /// outbox, naming this place. The names here are that move's (a crash cut it after its links),
-    /// and the claim that finishes it may be linking them again right now.
-    private func moveUnfinished(_ record: Manifest, at file: RelativePath) -> Bool {
-        guard case .success(let inOutbox) = spool.readManifest(for: record.outboxPath, in: .outbox), inOutbox.id == record.id,
-              let stored = inOutbox.storedAs, let (area, target) = spool.resolveStoredAs(stored) else { return false }
-        return area == .sent && target == file
-    }
-
-    /// Deletes `file` and then its manifest from sent/, unless its hook is still due, its move is
-    /// unfinished, or it is not what was sent; true when done.
+    /// Deletes `file` and then its manifest from sent/ (`SpoolMoves.retire`, which says when not);
+    /// true when done.
     private func delete(_ file: RelativePath) -> Bool {
-        let sent = spool.directory(.sent)
-        let marker = HookLedger.Marker(area: .sent, path: file, hook: "on_sent")
-        if fs.exists(marker.name, in: spool.paths.hooksDue) { return false }
-        if case .success(let record) = spool.readManifest(for: file, in: .sent) {
-            if let differs = differs(file, from: record) {
-                // Not the bytes that were sent (a power cut brought back an older version of a file its
-                // producer rewrote in place and never fsynced): kept, as the only copy there is.
-                logger.warn("retention: a file in sent/ is not what was sent; it is kept", ["file": file.displayed(in: sent), "change": differs])
-                return false
-            }
-            if moveUnfinished(record, at: file) { return false }
-        }
+        let naming = spool.storedAsNaming
         do {
-            if fs.exists(file, in: sent) { try fs.unlink(file, in: sent) }
-            // The file's absence durable before its manifest goes, also when an earlier pass
-            // removed it and was killed before this fsync (a deletion to finish).
-            try spool.syncDirectory(of: file, in: .sent)
-            try fs.unlink(Spool.manifestName(for: file), in: sent)
-            return true
+            return try lifecycle.plan { disk throws(PlanStop) in try SpoolMoves.retire(file, naming: naming, on: &disk) } == .deleted
         } catch {
-            logger.warn("retention: cannot delete", ["file": file.displayed(in: sent), "error": "\(error)"])
+            logger.warn("retention: cannot delete", ["file": file.displayed(in: spool.directory(.sent)), "error": "\(error)"])
             return false
         }
     }

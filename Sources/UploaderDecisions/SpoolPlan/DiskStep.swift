@@ -82,12 +82,16 @@ package enum DiskStep: Equatable, Sendable {
     /// fstat of the file the caller holds open (a claim's descriptor): `facts(_)`, whatever name
     /// it has now.
     case inspectHeld
+    /// Whether the marker of `hook` for the file at `place` is in `.hooks-due/`: `found(_)`, nil
+    /// when it is not (the hook has run, or was never due).
+    case lookUpHookDue(SpoolPlace, hook: String)
 
     /// The moves whose outcome this step decides.
     package var moves: [Int] {
         switch self {
         case .syncDirectory(_, let moves), .recordDeliveries(_, let moves): return moves
-        case .inspect, .readRecord, .writeRecord, .freeName, .besideName, .quarantineRecord, .note, .inspectHeld: return [0]
+        case .inspect, .readRecord, .writeRecord, .freeName, .besideName, .quarantineRecord, .note, .inspectHeld, .lookUpHookDue:
+            return [0]
         case .makeParents(_, let move), .lookUp(_, let move), .markHookDue(_, _, let move), .link(_, _, let move),
              .rename(_, _, let move), .unlink(_, let move):
             return [move]

@@ -67,6 +67,15 @@ extension DiskSteps {
         }
     }
 
+    /// Whether `hook` is still due for the file at `place` (its marker is in `.hooks-due/`).
+    mutating func hookDue(_ place: SpoolPlace, hook: String) throws(PlanStop) -> Bool {
+        switch perform(.lookUpHookDue(place, hook: hook)) {
+        case .found(let marker): return marker != nil
+        case .refused(let refusal): throw .refused(refusal)
+        default: preconditionFailure("lookUpHookDue answered otherwise")
+        }
+    }
+
     /// The record beside `place`'s file; a read the disk refuses is `unreadable`, never absent.
     mutating func readRecord(_ place: SpoolPlace) -> RecordRead {
         switch perform(.readRecord(place.record)) {

@@ -13,6 +13,8 @@ struct PlanNames: DiskSteps {
     var nextInode: UInt64 = 1000
     /// The file the caller holds open, whatever name it has.
     var held: FileIdentity?
+    /// The places whose `on_sent` (or other) hook is due: their markers in `.hooks-due/`.
+    var hooksDue: Set<SpoolPlace> = []
     /// The log lines the plan had written.
     var notes: [PlanNote] = []
     /// Every step performed, in order.
@@ -94,6 +96,8 @@ struct PlanNames: DiskSteps {
             return .name(aside.path)
         case .note(let note):
             notes.append(note)
+        case .lookUpHookDue(let place, _):
+            return .found(hooksDue.contains(place) ? FileIdentity(device: 1, inode: 500) : nil)
         case .inspectHeld:
             return .facts(held.map { FileFacts(identity: $0, size: versions[$0]?.size ?? 1, mtime: versions[$0]?.mtime ?? "t0") })
         case .syncDirectory, .makeParents, .markHookDue, .recordDeliveries:
