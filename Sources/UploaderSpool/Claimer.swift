@@ -111,7 +111,7 @@ package struct Claimer: Sendable {
         func adopt() -> Outcome? {
             do {
                 let recent = now.timeIntervalSince(status.mtime) < ClaimedFile.timestampGranularity
-                switch try FileAdoption(spool: spool).adoptIfNeeded(path, fd: fd, status: status, writtenJustBefore: recent) {
+                switch try FileAdoption(lifecycle: lifecycle).adoptIfNeeded(path, fd: fd, status: status, writtenJustBefore: recent) {
                 case .notNeeded:
                     return nil
                 case .adopted(let copy, let copyStatus, let original):
@@ -362,8 +362,7 @@ package struct Claimer: Sendable {
         let naming = spool.storedAsNaming, deletes = lifecycle.afterSend == .delete
         let identity = FileIdentity(device: file.device, inode: file.inode)
         let placed = try lifecycle.plan(now: now, heldFacts: { [fs] in
-            let held = try fs.status(fd: fd, path: display)
-            return FileFacts(identity: FileIdentity(device: held.device, inode: held.inode), size: held.size, mtime: held.mtimeText)
+            try fs.status(fd: fd, path: display).facts
         }) { disk throws(PlanStop) in
             try SpoolMoves.finishRecorded(path, manifest: manifest, file: identity, naming: naming, afterSendDeletes: deletes, on: &disk)
         }

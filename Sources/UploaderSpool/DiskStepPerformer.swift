@@ -19,11 +19,16 @@ struct DiskStepPerformer: DiskSteps {
     /// What an fstat of the file the caller holds open says (`inspectHeld`).
     let heldFacts: (() throws -> FileFacts)?
 
-    init(lifecycle: FileLifecycle, moves: [PendingMove], now: Date? = nil, heldFacts: (() throws -> FileFacts)? = nil) {
+    /// The file the caller holds open and what its fstat said when claimed (`copyHeld`).
+    let heldFile: (fd: Int32, status: FileSystem.Status)?
+
+    init(lifecycle: FileLifecycle, moves: [PendingMove], now: Date? = nil, heldFacts: (() throws -> FileFacts)? = nil,
+         heldFile: (fd: Int32, status: FileSystem.Status)? = nil) {
         self.lifecycle = lifecycle
         self.moves = moves
         self.now = now
         self.heldFacts = heldFacts
+        self.heldFile = heldFile
     }
 
     private var spool: Spool { lifecycle.spool }
@@ -59,9 +64,7 @@ struct DiskStepPerformer: DiskSteps {
                 spool.sentLedger.record(manifests, logger: lifecycle.logger)
             case .inspect(let place):
                 let status = try fs.statusIfPresent(name(place), in: spool.directory(place.area))
-                return .facts(status.map {
-                    FileFacts(identity: FileIdentity(device: $0.device, inode: $0.inode), size: $0.size, mtime: $0.mtimeText)
-                })
+                return .facts(status?.facts)
             case .readRecord(let place):
                 switch spool.readManifest(for: place.path, in: place.area) {
                 case .success(let manifest): return .record(.parsed(manifest))
@@ -84,6 +87,19 @@ struct DiskStepPerformer: DiskSteps {
                 let marker = HookLedger.Marker(area: place.area, path: place.path, hook: hook)
                 let status = try fs.statusIfPresent(marker.name, in: spool.paths.hooksDue)
                 return .found(status.map { FileIdentity(device: $0.device, inode: $0.inode) })
+            case .mayLink(let place):
+                let directory = spool.directory(place.area)
+                let status = try fs.status(name(place), in: directory)
+                return .answer(fs.mayLink(name(place), in: directory, status: status))
+            case .copyHeld(let place):
+                guard let heldFile else { preconditionFailure("a plan asked to copy a held file its caller does not hold") }
+                try fs.copyFile(from: heldFile.fd, status: heldFile.status, to: name(place), in: spool.directory(place.area))
+            case .exchange(let a, let b):
+                try fs.exchange(name(a), in: spool.directory(a.area), with: name(b), in: spool.directory(b.area))
+            case .renameOver(let from, let to):
+                try fs.rename(name(from), in: spool.directory(from.area), to: name(to), in: spool.directory(to.area), replace: true)
+            case .sameBytes(let a, let b):
+                return .answer(try FileAdoption.sameBytes(name(a), in: spool.directory(a.area), name(b), in: spool.directory(b.area), fs: fs))
             case .inspectHeld:
                 guard let heldFacts else { preconditionFailure("a plan asked about a held file its caller does not hold") }
                 return .facts(try heldFacts())

@@ -230,9 +230,9 @@ package struct FileLifecycle: Sendable {
     }
 
     /// Runs a planner over this spool's interpreter; a stop is thrown as the error it stands for.
-    func plan<T>(now: Date? = nil, heldFacts: (() throws -> FileFacts)? = nil,
+    func plan<T>(now: Date? = nil, heldFacts: (() throws -> FileFacts)? = nil, heldFile: (fd: Int32, status: FileSystem.Status)? = nil,
                  _ body: (inout DiskStepPerformer) throws(PlanStop) -> T) throws -> T {
-        var performer = DiskStepPerformer(lifecycle: self, moves: [], now: now, heldFacts: heldFacts)
+        var performer = DiskStepPerformer(lifecycle: self, moves: [], now: now, heldFacts: heldFacts, heldFile: heldFile)
         do throws(PlanStop) {
             return try body(&performer)
         } catch {

@@ -1,5 +1,6 @@
 import Foundation
 import UploaderSupport
+import UploaderDecisions
 import UploaderConfig
 
 /// Start-up (and rescan) pass over an outbox: puts every crash state of `FileLifecycle`
@@ -57,7 +58,7 @@ package struct Recovery: Sendable {
                 removeTemporary(entry.path, in: outbox)
                 return false
             }
-            if FileAdoption.adoptedName(ofLeftover: entry.path) != nil {
+            if SpoolPlace.adopted(byLeftover: entry.path) != nil {
                 if atStartUp { reconcileAdoption(entry.path) }
                 return false
             }
@@ -128,7 +129,7 @@ package struct Recovery: Sendable {
     /// An adoption cut by a crash: settled so that the file's newest bytes keep its name.
     private func reconcileAdoption(_ leftover: RelativePath) {
         do {
-            try FileAdoption(spool: spool).reconcileLeftover(leftover)
+            try FileAdoption(lifecycle: lifecycle).reconcileLeftover(leftover)
         } catch {
             logger.warn("cannot settle a copy of another user's file cut short by a crash", ["file": leftover.logSafe, "error": "\(error)"])
         }

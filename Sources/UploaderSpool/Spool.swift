@@ -278,7 +278,7 @@ package struct Spool: Sendable {
     /// it (`FileAdoption.reconcileLeftover`), which may give it that name back over what holds it,
     /// no file of ours is put under the name.
     func adoptionPending(_ path: RelativePath) -> Bool {
-        fs.exists(FileAdoption.leftoverName(of: path), in: directory(.outbox))
+        fs.exists(SpoolPlace.adoptionLeftover(of: path), in: directory(.outbox))
     }
 
     package static func numbered(_ path: RelativePath, _ n: Int) -> RelativePath { SpoolPlace.numbered(path, n) }

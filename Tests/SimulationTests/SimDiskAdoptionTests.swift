@@ -150,7 +150,7 @@ import UploaderSpool
         try scenario.disk.rename(Self.path.displayed(in: outbox), "/spool/retry/theirs.txt")
         #expect(scenario.disk.makeFIFO(Self.path.displayed(in: outbox)))
 
-        try FileAdoption(spool: scenario.spool).reconcileLeftover(leftover)
+        try FileAdoption(lifecycle: scenario.lifecycle).reconcileLeftover(leftover)
         #expect(!scenario.disk.exists(path: leftover.displayed(in: outbox)))
         #expect(scenario.disk.inspect(Self.path.displayed(in: outbox))?.kind == .other, "the producer's FIFO stays")
         #expect(scenario.payloadPlaces == ["/spool/retry/theirs.txt"])

@@ -5,6 +5,7 @@ import Testing
 @testable import UploaderSupport
 @testable import UploaderConfig
 @testable import UploaderSpool
+import UploaderDecisions
 @testable import UploaderTransfer
 @testable import UploaderCore
 
@@ -134,7 +135,7 @@ import Testing
         let dir = try TemporaryDirectory()
         let plain = try Self.spool(dir)
         let name = RelativePath("a.bin")
-        let leftover = FileAdoption.leftoverName(of: name)
+        let leftover = SpoolPlace.adoptionLeftover(of: name)
         try Self.write("the producer's first bytes", leftover.display, in: plain.paths.outbox)
         try Self.write("newer", "a.bin", in: plain.paths.outbox)
         let outbox = plain.paths.outbox
@@ -142,7 +143,7 @@ import Testing
         fs.mayLinkAnything = false
         let failing = try Self.spool(dir, fs: fs)
 
-        #expect(throws: SystemError.self) { try FileAdoption(spool: failing).reconcileLeftover(leftover) }
+        #expect(throws: SystemError.self) { try FileAdoption(lifecycle: FileLifecycle(spool: failing, logger: LogLines().logger)).reconcileLeftover(leftover) }
         #expect(FileSystem.exists(leftover, in: outbox), "the producer's original is kept")
     }
 

@@ -307,7 +307,7 @@ package final class ProfileExecutor: Sendable {
     /// it holds newer bytes, and is claimed afresh.
     private func giveBackAdoptedOriginal(of claimed: ClaimedFile?, _ path: RelativePath) {
         guard let original = claimed?.adoptedOriginal else { return }
-        do { try FileAdoption(spool: spool).giveBack(original) } catch {
+        do { try FileAdoption(lifecycle: lifecycle).giveBack(original) } catch {
             logger.warn("cannot give another user's original its name back; the start-up will",
                         ["profile": profile.name, "file": path.logSafe, "error": "\(error)"])
         }

@@ -85,12 +85,25 @@ package enum DiskStep: Equatable, Sendable {
     /// Whether the marker of `hook` for the file at `place` is in `.hooks-due/`: `found(_)`, nil
     /// when it is not (the hook has run, or was never due).
     case lookUpHookDue(SpoolPlace, hook: String)
+    /// Whether the kernel lets us link the file at `place` (ours, or one we may write; with
+    /// `fs.protected_hardlinks = 1` a producer's `0644` file is neither): `answer(_)`.
+    case mayLink(SpoolPlace)
+    /// The file the caller holds open copied whole to `place` (bytes, permission bits, mtime;
+    /// fsynced), a name nothing has.
+    case copyHeld(to: SpoolPlace)
+    /// renameat2 with RENAME_EXCHANGE: the two names swap their files at once.
+    case exchange(SpoolPlace, SpoolPlace)
+    /// rename(2) of `from` over `to`, replacing what `to` holds.
+    case renameOver(SpoolPlace, to: SpoolPlace)
+    /// Whether the two files hold the same bytes: `answer(_)`.
+    case sameBytes(SpoolPlace, SpoolPlace)
 
     /// The moves whose outcome this step decides.
     package var moves: [Int] {
         switch self {
         case .syncDirectory(_, let moves), .recordDeliveries(_, let moves): return moves
-        case .inspect, .readRecord, .writeRecord, .freeName, .besideName, .quarantineRecord, .note, .inspectHeld, .lookUpHookDue:
+        case .inspect, .readRecord, .writeRecord, .freeName, .besideName, .quarantineRecord, .note, .inspectHeld, .lookUpHookDue,
+             .mayLink, .copyHeld, .exchange, .renameOver, .sameBytes:
             return [0]
         case .makeParents(_, let move), .lookUp(_, let move), .markHookDue(_, _, let move), .link(_, _, let move),
              .rename(_, _, let move), .unlink(_, let move):
@@ -110,6 +123,8 @@ package enum StepOutcome: Equatable, Sendable {
     case record(RecordRead)
     /// A `freeName`'s or `besideName`'s answer.
     case name(RelativePath)
+    /// A question's answer (`mayLink`, `sameBytes`).
+    case answer(Bool)
     case refused(DiskRefusal)
 }
 
@@ -120,12 +135,22 @@ package struct FileFacts: Equatable, Sendable {
     package var size: Int64
     /// The modification time as a record keeps it (`Timestamp.format`).
     package var mtime: String
+    /// The modification time to the nanosecond, as the kernel keeps it: what tells a rewrite that
+    /// the millisecond of `mtime` cannot.
+    package var mtimeNanos: Int64
+    /// A regular file (not a directory, FIFO, socket or symlink).
+    package var isRegular: Bool
 
-    package init(identity: FileIdentity, size: Int64, mtime: String) {
+    package init(identity: FileIdentity, size: Int64, mtime: String, mtimeNanos: Int64 = 0, isRegular: Bool = true) {
         self.identity = identity
         self.size = size
         self.mtime = mtime
+        self.mtimeNanos = mtimeNanos
+        self.isRegular = isRegular
     }
+
+    /// Same size and nanosecond mtime: no write seen since `other` was taken.
+    package func sameVersion(as other: FileFacts) -> Bool { size == other.size && mtimeNanos == other.mtimeNanos }
 
     /// Whether the file is still the version `record` was made of (same size and mtime).
     package func isVersion(of record: Manifest) -> Bool { size == record.size && mtime == record.mtime }

@@ -67,6 +67,20 @@ extension DiskSteps {
         }
     }
 
+    /// Whether the kernel lets us link the file at `place`.
+    mutating func mayLink(_ place: SpoolPlace) throws(PlanStop) -> Bool { try answer(.mayLink(place)) }
+
+    /// Whether the files at `a` and `b` hold the same bytes.
+    mutating func sameBytes(_ a: SpoolPlace, _ b: SpoolPlace) throws(PlanStop) -> Bool { try answer(.sameBytes(a, b)) }
+
+    private mutating func answer(_ step: DiskStep) throws(PlanStop) -> Bool {
+        switch perform(step) {
+        case .answer(let yes): return yes
+        case .refused(let refusal): throw .refused(refusal)
+        default: preconditionFailure("\(step) answered otherwise")
+        }
+    }
+
     /// Whether `hook` is still due for the file at `place` (its marker is in `.hooks-due/`).
     mutating func hookDue(_ place: SpoolPlace, hook: String) throws(PlanStop) -> Bool {
         switch perform(.lookUpHookDue(place, hook: hook)) {

@@ -339,7 +339,7 @@ package struct MoveBatchPlan: Sendable {
         case .recordDeliveries(_, let delivered):
             assert(delivered.allSatisfy { moveState[$0].namesDurable }, "a delivery counted before its record's name in sent/ is durable")
         case .syncDirectory, .makeParents, .lookUp, .markHookDue, .inspect, .readRecord, .writeRecord, .freeName, .besideName,
-             .quarantineRecord, .note, .inspectHeld, .lookUpHookDue:
+             .quarantineRecord, .note, .inspectHeld, .lookUpHookDue, .mayLink, .copyHeld, .exchange, .renameOver, .sameBytes:
             break
         }
     }

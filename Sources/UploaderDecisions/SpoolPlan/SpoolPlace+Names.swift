@@ -23,4 +23,21 @@ extension SpoolPlace {
         let newName = RelativePath(bytes: renamed)
         return path.parent.map { $0.appending(newName) } ?? newName
     }
+
+    /// What the hidden name of an adoption starts with (`.upl-adopt.NAME`).
+    package static let adoptionPrefix = ".upl-adopt."
+
+    /// The hidden name beside `path` its copy is made under (and the original holds after the swap).
+    package static func adoptionLeftover(of path: RelativePath) -> RelativePath {
+        let name = RelativePath(bytes: Array(adoptionPrefix.utf8) + path.name.bytes)
+        return path.parent.map { $0.appending(name) } ?? name
+    }
+
+    /// The file `.upl-adopt.NAME` stands beside, nil for any other name.
+    package static func adopted(byLeftover path: RelativePath) -> RelativePath? {
+        let prefix = Array(adoptionPrefix.utf8)
+        guard path.name.bytes.count > prefix.count, path.name.bytes.starts(with: prefix) else { return nil }
+        let name = RelativePath(bytes: Array(path.name.bytes.dropFirst(prefix.count)))
+        return path.parent.map { $0.appending(name) } ?? name
+    }
 }

@@ -15,6 +15,12 @@ struct PlanNames: DiskSteps {
     var held: FileIdentity?
     /// The places whose `on_sent` (or other) hook is due: their markers in `.hooks-due/`.
     var hooksDue: Set<SpoolPlace> = []
+    /// Files the kernel will not let us link (another user's, `fs.protected_hardlinks`).
+    var theirs: Set<FileIdentity> = []
+    /// Files rewritten in place keeping their size and mtime: their bytes differ from any copy's.
+    var rewritten: Set<FileIdentity> = []
+    /// What the held file is, seen through its descriptor now (nil: as `held` was).
+    var heldNow: (size: Int64, mtime: String)?
     /// The log lines the plan had written.
     var notes: [PlanNote] = []
     /// Every step performed, in order.
@@ -63,7 +69,7 @@ struct PlanNames: DiskSteps {
         case .inspect(let place):
             return .facts(names[place].map { id in
                 let version = versions[id] ?? (1, "t0")
-                return FileFacts(identity: id, size: version.size, mtime: version.mtime)
+                return FileFacts(identity: id, size: version.size, mtime: version.mtime, mtimeNanos: Self.nanos(version.mtime))
             })
         case .readRecord(let place):
             guard let id = names[place] else { return .record(.missing) }
@@ -99,7 +105,29 @@ struct PlanNames: DiskSteps {
         case .lookUpHookDue(let place, _):
             return .found(hooksDue.contains(place) ? FileIdentity(device: 1, inode: 500) : nil)
         case .inspectHeld:
-            return .facts(held.map { FileFacts(identity: $0, size: versions[$0]?.size ?? 1, mtime: versions[$0]?.mtime ?? "t0") })
+            return .facts(held.map { id in
+                let version = heldNow ?? versions[id] ?? (1, "t0")
+                return FileFacts(identity: id, size: version.size, mtime: version.mtime, mtimeNanos: Self.nanos(version.mtime))
+            })
+        case .mayLink(let place):
+            guard let id = names[place] else { return .refused(.noEntry) }
+            return .answer(!theirs.contains(id))
+        case .copyHeld(let place):
+            guard names[place] == nil, let held else { return .refused(.exists) }
+            nextInode += 1
+            let copy = FileIdentity(device: 1, inode: nextInode)
+            names[place] = copy
+            versions[copy] = versions[held]
+        case .exchange(let a, let b):
+            guard let first = names[a], let second = names[b] else { return .refused(.noEntry) }
+            (names[a], names[b]) = (second, first)
+        case .renameOver(let from, let to):
+            guard let file = names.removeValue(forKey: from) else { return .refused(.noEntry) }
+            names[to] = file
+        case .sameBytes(let a, let b):
+            guard let first = names[a], let second = names[b] else { return .refused(.noEntry) }
+            let same = (versions[first] ?? (1, "t0")) == (versions[second] ?? (1, "t0"))
+            return .answer(same && !rewritten.contains(first) && !rewritten.contains(second))
         case .syncDirectory, .makeParents, .markHookDue, .recordDeliveries:
             break
         }
@@ -109,6 +137,9 @@ struct PlanNames: DiskSteps {
     mutating func underRetryMoveLock<T>(exclusive: Bool, _ body: (inout PlanNames) throws(PlanStop) -> T) throws(PlanStop) -> T {
         try body(&self)
     }
+
+    /// A table's mtime ("t5") as nanoseconds (5).
+    static func nanos(_ mtime: String) -> Int64 { Int64(mtime.dropFirst()) ?? 0 }
 
     /// `a.bin` → `a.2.bin` (the spool's numbering, for names with one extension).
     static func numbered(_ path: RelativePath, _ n: Int) -> RelativePath {
