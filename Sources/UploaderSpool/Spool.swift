@@ -178,6 +178,23 @@ package struct Spool: Sendable {
             discard(prepared)
             throw error
         }
+        if temporaries.hasUnremoved { removeUnremovedTemporaries() }
+    }
+
+    /// The temporaries of `.upl-tmp/` an earlier failure could not remove, tried again once a
+    /// manifest write went through (the disk works again): the daemon need not wait for a rescan
+    /// or a restart to clear them. One still refused stays noted.
+    private func removeUnremovedTemporaries() {
+        for path in temporaries.unremovedLeftovers {
+            do {
+                try fs.unlink(path, in: paths.outboxTemporary)
+                temporaries.noteUnremoved(path, true)
+            } catch let error as SystemError where error.isNotFound {
+                temporaries.noteUnremoved(path, true)
+            } catch {
+                // Refused again: noted still, said by the next rescan's try.
+            }
+        }
     }
 
     /// Removes a prepared manifest that will not be committed (a crash leaves it to start-up's sweep).
@@ -208,6 +225,9 @@ package struct Spool: Sendable {
             } catch let error as SystemError where error.isNotFound && inOutbox {
                 // The hidden directory went with its outbox (removed and recreated): make it again.
                 try fs.makeDirectories(dir)
+            } catch let error as SystemError where error.leftBehind != nil && inOutbox {
+                temporaries.noteUnremoved(error.leftBehind!, false)
+                throw error
             }
         }
         throw SystemError("create", path: name.displayed(in: dir), code: .exists)
@@ -308,4 +328,7 @@ package final class TemporaryNames: Sendable {
     }
 
     package var unremovedLeftovers: [RelativePath] { unremoved.withLock { $0.sorted() } }
+
+    /// Whether any leftover waits to be removed again (one lock, on every manifest write).
+    package var hasUnremoved: Bool { unremoved.withLock { !$0.isEmpty } }
 }

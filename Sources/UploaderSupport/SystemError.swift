@@ -6,6 +6,8 @@ package struct SystemError: Error, CustomStringConvertible, Equatable {
     package let operation: String
     package let path: String?
     package let code: Errno
+    /// A half-made file the failed call left behind, its removal refused too (the caller may try again).
+    package var leftBehind: RelativePath?
 
     package init(_ operation: String, path: String? = nil, code: Errno = .current) {
         self.operation = operation
@@ -19,8 +21,9 @@ package struct SystemError: Error, CustomStringConvertible, Equatable {
     package var reasonWithCode: String { "\(reason) (errno \(code.rawValue))" }
 
     package var description: String {
-        if let path { return "\(operation) \(path): \(reasonWithCode)" }
-        return "\(operation): \(reasonWithCode)"
+        let left = leftBehind.map { "; the half-made \($0.logSafe) could not be removed" } ?? ""
+        if let path { return "\(operation) \(path): \(reasonWithCode)\(left)" }
+        return "\(operation): \(reasonWithCode)\(left)"
     }
 
     package var isNotFound: Bool { code == .noEntry }

@@ -63,3 +63,28 @@ import UploaderValues
         #expect(disk.names(in: "/spool/outbox").filter { $0.hasPrefix(".upl-tmp-") }.isEmpty)
     }
 }
+
+/// A manifest write the disk refuses, whose half-made temporary it refuses to remove as well:
+/// the error says so, and the next manifest write that goes through removes it, with no rescan
+/// or restart (found by the long simulator run: a daemon with no `rescan` kept it for good).
+@Suite struct SimDiskUnremovedTemporaryTests {
+    @Test(arguments: SimDisk.Model.allCases)
+    func theNextWriteThatGoesThroughRemovesIt(_ model: SimDisk.Model) throws {
+        let disk = SimDiskTesting.disk(model)
+        let (spool, _, _) = try SimDiskTesting.spool(on: disk)
+        let name = RelativePath("a.bin")
+        let manifest = Manifest(id: "id-a", profile: "p", path: name, size: 1, mtime: "t0", sha256: nil,
+                                contentType: "application/octet-stream", state: .queued, createdAt: "t0")
+        let faults = Mutex<[SimDisk.FaultSite: SimDisk.Fault]>([.write: .noSpace, .unlink: .ioError])
+        disk.injectFaults { site in faults.withLock { $0.removeValue(forKey: site) ?? .none } }
+        let refused = #expect(throws: SystemError.self) { try spool.writeManifest(manifest, for: name, in: .outbox) }
+        #expect(refused?.code == .noSpace && refused?.leftBehind != nil)
+        #expect(refused.map { "\($0)".contains("could not be removed") } == true, "\(String(describing: refused))")
+        #expect(disk.names(in: spool.paths.outboxTemporary).count == 1, "the half-made temporary is still there")
+
+        disk.injectFaults(nil)
+        try spool.writeManifest(manifest, for: name, in: .outbox)
+        #expect(disk.names(in: spool.paths.outboxTemporary).isEmpty)
+        #expect(!spool.temporaries.hasUnremoved)
+    }
+}

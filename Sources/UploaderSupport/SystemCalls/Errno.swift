@@ -30,6 +30,8 @@ package struct Errno: RawRepresentable, Error, Hashable, Sendable, CustomStringC
     package static let notPermitted = Errno(rawValue: EPERM)
     /// EIO: the device failed.
     package static let io = Errno(rawValue: EIO)
+    /// ENOSPC: the disk (or the quota) is full.
+    package static let noSpace = Errno(rawValue: ENOSPC)
     /// EROFS: a read-only file system.
     package static let readOnlyFileSystem = Errno(rawValue: EROFS)
     /// EXDEV: the two names are on different file systems.

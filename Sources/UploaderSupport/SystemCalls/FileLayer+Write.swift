@@ -26,8 +26,17 @@ extension FileLayer {
             fd.close()
         } catch {
             fd.close()
-            try? unlink(name, in: directory)  // the half-made file; start-up's sweep takes one left behind
-            throw error
+            // Every call of this layer throws `SystemError`.
+            var failure = error as? SystemError ?? SystemError("create", path: display, code: .io)
+            do {
+                try unlink(name, in: directory)
+            } catch let gone as SystemError where gone.isNotFound {
+                // Nothing left to remove.
+            } catch {
+                // Said with the failure, so the caller can note it and try again later.
+                failure.leftBehind = name
+            }
+            throw failure
         }
     }
 
