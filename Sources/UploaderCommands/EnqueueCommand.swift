@@ -24,7 +24,7 @@ enum EnqueueCommand {
         for file in files {
             let base = RelativePath((file as NSString).lastPathComponent)
             do {
-                let target = spool.freeName(for: base, in: .outbox)
+                let target = try FileLifecycle(spool: spool, logger: Logger(level: .error)).freeName(for: base, in: .outbox)
                 // A move that cannot be a rename (another file system, a directory we may not
                 // write) is a copy: the copy then reports whatever stops it too.
                 if move, (try? moveFile(file, to: target, in: spool.paths.outbox)) != nil {

@@ -76,10 +76,6 @@ struct DiskStepPerformer: DiskSteps {
                 }
             case .writeRecord(let manifest, let place, let syncDirectory):
                 try spool.writeManifest(manifest, for: place.path, in: place.area, syncDirectory: syncDirectory)
-            case .freeName(let place):
-                return .name(spool.freeName(for: place.path, in: place.area))
-            case .besideName(let path, let bringingBack):
-                return .name(try spool.besideName(for: path, bringingBack: bringingBack.path, from: bringingBack.area))
             case .quarantineRecord(let place):
                 guard let now else { preconditionFailure("a plan that moves records aside is run with the time to name them by") }
                 return .name(RelativePath(try spool.quarantineManifest(for: place.path, in: place.area, now: now)))

@@ -144,7 +144,7 @@ package struct FileLifecycle: Sendable {
     /// power cut could keep the file's move and lose the record of why.
     func recordFinal(_ path: RelativePath, manifest original: Manifest, to area: Spool.Area, live: Bool) throws -> PendingMove {
         precondition(area != .outbox)
-        let target = spool.freeName(for: path, in: area)
+        let target = try freeName(for: path, in: area)
         var manifest = original
         manifest.storedAs = spool.storedAs(target, in: area)
         try spool.writeManifest(manifest, for: path, in: .outbox)
@@ -244,6 +244,12 @@ package struct FileLifecycle: Sendable {
     func run<T>(now: Date? = nil, _ body: (inout DiskStepPerformer) -> T) -> T {
         var performer = DiskStepPerformer(lifecycle: self, moves: [], now: now)
         return body(&performer)
+    }
+
+    /// A name in `area` no file, record or waiting adoption has (`SpoolMoves.freeName`); a name
+    /// the disk will not show is an error, never passed over.
+    package func freeName(for path: RelativePath, in area: Spool.Area) throws -> RelativePath {
+        try plan { disk throws(PlanStop) in try SpoolMoves.freeName(SpoolPlace(area, path), on: &disk) }
     }
 
     /// `SpoolMoves.dropSecondNames` for the place the record's `stored_as` names.

@@ -258,49 +258,6 @@ package struct Spool: Sendable {
 
     // MARK: Names
 
-    /// A name in `area` under which neither the file nor its manifest exists yet (nor, in the
-    /// outbox, an adoption's leftover: `adoptionPending`): the same name, or a numeric suffix
-    /// before the last extension from 2 on (`report.2.pdf`, `a.tar.2.gz`, `README.2`).
-    package func freeName(for path: RelativePath, in area: Area) -> RelativePath {
-        let dir = directory(area)
-        var candidate = path
-        var n = 2
-        while fs.exists(candidate, in: dir) || fs.exists(Spool.manifestName(for: candidate), in: dir)
-                || (area == .outbox && adoptionPending(candidate)) {
-            candidate = Spool.numbered(path, n)
-            n += 1
-        }
-        return candidate
-    }
-
-    /// A name beside `path` in the outbox for the file at `target` in `area`, coming back there:
-    /// a free one, or one that already leads to that very file with no record of its own (a
-    /// bring-back cut after its link gave it that name; another would leave the file under two).
-    /// A name that cannot be looked at is an error (thrown), never passed over.
-    package func besideName(for path: RelativePath, bringingBack target: RelativePath, from area: Area) throws -> RelativePath {
-        guard let file = try fs.statusIfPresent(target, in: directory(area)) else { return freeName(for: path, in: .outbox) }
-        let outbox = directory(.outbox)
-        var candidate = path
-        var n = 2
-        while true {
-            let there = try fs.statusIfPresent(candidate, in: outbox)
-            if !fs.exists(Spool.manifestName(for: candidate), in: outbox),
-               there == nil ? !adoptionPending(candidate) : (there?.inode == file.inode && there?.device == file.device) {
-                return candidate
-            }
-            candidate = Spool.numbered(path, n)
-            n += 1
-        }
-    }
-
-    /// Another user's original still waits under `.upl-adopt.NAME` beside the outbox name `path`
-    /// (a crash, or its copy's claim refused, left it): until the next claim or start-up settles
-    /// it (`FileAdoption.reconcileLeftover`), which may give it that name back over what holds it,
-    /// no file of ours is put under the name.
-    func adoptionPending(_ path: RelativePath) -> Bool {
-        fs.exists(SpoolPlace.adoptionLeftover(of: path), in: directory(.outbox))
-    }
-
     package static func numbered(_ path: RelativePath, _ n: Int) -> RelativePath { SpoolPlace.numbered(path, n) }
 }
 

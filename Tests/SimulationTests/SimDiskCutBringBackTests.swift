@@ -37,8 +37,6 @@ import UploaderSpool
         _ = try scenario.recordMove(to: .sent, linked: true)
         scenario.disk.crash(atOperation: scenario.disk.operations)
         _ = try? scenario.disk.link("/spool/outbox/a.bin", "/spool/retry/a.bin")  // the crash point: the disk is dead from here
-        #expect(throws: (any Error).self) {
-            try scenario.spool.besideName(for: scenario.path, bringingBack: scenario.path, from: .sent)
-        }
+        #expect(throws: (any Error).self) { try scenario.lifecycle.freeName(for: scenario.path, in: .outbox) }
     }
 }

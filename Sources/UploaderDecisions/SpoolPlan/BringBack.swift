@@ -37,7 +37,7 @@ extension SpoolMoves {
     package static func bringBackChanged<D: DiskSteps>(_ path: RelativePath, id: String, from target: SpoolPlace, change: String,
                                                        on disk: inout D) throws(PlanStop) -> Never {
         func comeBackBeside(_ disk: inout D) throws(PlanStop) -> Never {
-            let beside = try disk.name(.besideName(path, bringingBack: target))
+            let beside = try besideName(path, bringingBack: target, on: &disk)
             try bringBack(target, to: beside, on: &disk)
             try disk.unlink(target.record)
             try disk.syncDirectory(of: target)
@@ -113,7 +113,7 @@ extension SpoolMoves {
             // back beside it, under a free name, as a file of its own; the old record goes from
             // both places. Only if the name at `target` holds this record's move.
             guard ours else { return nil }
-            let beside = SpoolPlace(.outbox, try disk.name(.besideName(file, bringingBack: target)))
+            let beside = SpoolPlace(.outbox, try besideName(file, bringingBack: target, on: &disk))
             try disk.link(target, to: beside)
             try disk.syncDirectory(of: beside)
             if disk.exists(target.record) { try disk.unlink(target.record) }

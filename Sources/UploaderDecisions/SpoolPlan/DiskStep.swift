@@ -68,12 +68,6 @@ package enum DiskStep: Equatable, Sendable {
     /// `manifest` written whole under `place` (a record): temporary, write, fsync, rename over
     /// the old one; with `syncDirectory`, its directory fsynced after.
     case writeRecord(Manifest, at: SpoolPlace, syncDirectory: Bool)
-    /// A name in `place`'s area under which neither a file nor a record exists yet: `place`'s own,
-    /// or the next numbered one (`a.2.bin`): `name(_)`.
-    case freeName(SpoolPlace)
-    /// A name beside `path` in the outbox for the file at `bringingBack`, coming back there: a
-    /// free one, or one that already leads to that very file with no record of its own: `name(_)`.
-    case besideName(RelativePath, bringingBack: SpoolPlace)
     /// The record beside `place`'s file moved aside into `.quarantine/`, never deleted (linked
     /// there, fsynced, then unlinked): `name(_)` is where it went.
     case quarantineRecord(SpoolPlace)
@@ -102,7 +96,7 @@ package enum DiskStep: Equatable, Sendable {
     package var moves: [Int] {
         switch self {
         case .syncDirectory(_, let moves), .recordDeliveries(_, let moves): return moves
-        case .inspect, .readRecord, .writeRecord, .freeName, .besideName, .quarantineRecord, .note, .inspectHeld, .lookUpHookDue,
+        case .inspect, .readRecord, .writeRecord, .quarantineRecord, .note, .inspectHeld, .lookUpHookDue,
              .mayLink, .copyHeld, .exchange, .renameOver, .sameBytes:
             return [0]
         case .makeParents(_, let move), .lookUp(_, let move), .markHookDue(_, _, let move), .link(_, _, let move),
@@ -121,7 +115,7 @@ package enum StepOutcome: Equatable, Sendable {
     case facts(FileFacts?)
     /// A `readRecord`'s answer.
     case record(RecordRead)
-    /// A `freeName`'s or `besideName`'s answer.
+    /// A `quarantineRecord`'s answer: where the record went.
     case name(RelativePath)
     /// A question's answer (`mayLink`, `sameBytes`).
     case answer(Bool)

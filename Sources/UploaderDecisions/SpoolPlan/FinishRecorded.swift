@@ -17,7 +17,7 @@ extension SpoolMoves {
         func finish(_ disk: inout D) throws(PlanStop) -> SpoolPlace {
             let outboxFile = SpoolPlace(.outbox, path)
             if area == .retry, disk.readRecord(outboxFile).manifest != manifest { throw .recordChangedMeanwhile }
-            var target = try disk.name(.freeName(SpoolPlace(area, path)))
+            var target = try freeName(SpoolPlace(area, path), on: &disk)
             if let stored = manifest.storedAs.flatMap(naming.place), stored.area == area {
                 // Free, or already a name of this very file (the move was cut after its link) —
                 // known by the claim's descriptor, not by the outbox name a producer may remove now.

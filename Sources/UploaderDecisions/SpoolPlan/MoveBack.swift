@@ -73,7 +73,7 @@ extension SpoolMoves {
         if fileHere { sameFileThere = try disk.sameFile(inRetry, underName) }
         let target: RelativePath
         if let earlier { target = earlier.name } else if resumed || sameFileThere { target = path } else {
-            target = try disk.name(.freeName(underName))
+            target = try freeName(underName, on: &disk)
         }
         let outboxTarget = SpoolPlace(.outbox, target)
         if !resumed {

@@ -338,7 +338,7 @@ package struct MoveBatchPlan: Sendable {
             assert(place.kind == .file && place.area == .outbox, "the batch unlinks only a file's outbox name")
         case .recordDeliveries(_, let delivered):
             assert(delivered.allSatisfy { moveState[$0].namesDurable }, "a delivery counted before its record's name in sent/ is durable")
-        case .syncDirectory, .makeParents, .lookUp, .markHookDue, .inspect, .readRecord, .writeRecord, .freeName, .besideName,
+        case .syncDirectory, .makeParents, .lookUp, .markHookDue, .inspect, .readRecord, .writeRecord,
              .quarantineRecord, .note, .inspectHeld, .lookUpHookDue, .mayLink, .copyHeld, .exchange, .renameOver, .sameBytes:
             break
         }

@@ -19,7 +19,7 @@ extension SpoolMoves {
         var cameBack: NotWhatWasSent?
         if let now = try disk.inspect(place), !now.isVersion(of: manifest) {
             // Under the name an earlier run cut after this link already gave it, if one did.
-            let beside = SpoolPlace(.outbox, try disk.name(.besideName(manifest.outboxPath, bringingBack: place)))
+            let beside = SpoolPlace(.outbox, try besideName(manifest.outboxPath, bringingBack: place, on: &disk))
             try disk.run(.makeParents(beside, move: 0))
             try disk.link(place, to: beside)
             try disk.syncDirectory(of: beside)

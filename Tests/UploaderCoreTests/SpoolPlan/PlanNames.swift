@@ -79,22 +79,6 @@ struct PlanNames: DiskSteps {
             let id = FileIdentity(device: 1, inode: nextInode)
             names[place] = id
             records[id] = manifest
-        case .freeName(let place):
-            var candidate = place.path, n = 2
-            while names[SpoolPlace(place.area, candidate)] != nil || names[SpoolPlace(place.area, candidate, .record)] != nil {
-                candidate = Self.numbered(place.path, n)
-                n += 1
-            }
-            return .name(candidate)
-        case .besideName(let path, let bringingBack):
-            let file = names[bringingBack]
-            var candidate = path, n = 2
-            while true {
-                let there = names[SpoolPlace(.outbox, candidate)]
-                if names[SpoolPlace(.outbox, candidate, .record)] == nil, there == nil || there == file { return .name(candidate) }
-                candidate = Self.numbered(path, n)
-                n += 1
-            }
         case .quarantineRecord(let place):
             guard let record = names.removeValue(forKey: place.record) else { return .refused(.noEntry) }
             let aside = SpoolPlace(.outbox, RelativePath(".quarantine/" + place.path.display + SpoolPlace.recordSuffix), .file)
