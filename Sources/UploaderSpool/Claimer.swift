@@ -165,30 +165,29 @@ package struct Claimer: Sendable {
             } else if let unfinished = moveBackLeftInRetry(path, manifest: manifest, file: status, now: now) {
                 fs.close(fd)
                 return unfinished
-            } else if unchanged && (manifest.sha256 != nil || digest == .none)
-                        && !hashMayBeStale(manifest, status: status, fd: fd, display: display, cancellation: cancellation) {
-                if let ended = adopt() { return ended }
-                // A record brought back under another name says so from its next write on.
-                var record = manifest
-                if record.outboxPath != path { record.setOutboxPath(path) }
-                if let bootID, record.claimedInBoot != bootID {
-                    // Claimed in another boot: its hash holds now (`hashMayBeStale` read the file
-                    // again), but an S3, tus or SFTP/FTP upload it began may hold bytes a power cut
-                    // has since undone in the file: ended, never resumed.
-                    record.s3?.abandoned = true
-                    record.remote?.tus?.abandoned = true
-                    record.remote?.remoteFile?.abandoned = true
-                    record.claimedInBoot = bootID
-                }
-                let claimed = ClaimedFile(path: path, fd: fd, status: status, manifest: record, fs: fs)
-                claimed.writtenJustBefore = now.timeIntervalSince(status.mtime) < ClaimedFile.timestampGranularity
-                claimed.adoptedOriginal = adoptedOriginal
-                return .ready(claimed)
             } else {
-                // Never resumed, whatever the file looks like later: a power cut can bring back the
-                // size and mtime the upload began with, while its parts or bytes came from another version.
-                staleS3 = manifest.s3.map { var state = $0; state.abandoned = true; return state }
-                staleTus = manifest.remote?.tus.map { var state = $0; state.abandoned = true; return state }
+                let reuse = RecordReuse.decide(manifest, at: path, size: status.size, mtime: status.mtime, mtimeText: status.mtimeText,
+                                               wantsDigest: digest != .none, bootID: bootID, granularity: ClaimedFile.timestampGranularity)
+                var reused: Manifest?
+                switch reuse {
+                case .reuse(let record):
+                    reused = record
+                case .reuseIfHashHolds(let record, let stale):
+                    if hashHolds(manifest, status: status, fd: fd, display: display, cancellation: cancellation) {
+                        reused = record
+                    } else {
+                        (staleS3, staleTus) = (stale.s3, stale.tus)
+                    }
+                case .afresh(let stale):
+                    (staleS3, staleTus) = (stale.s3, stale.tus)
+                }
+                if let reused {
+                    if let ended = adopt() { return ended }
+                    let claimed = ClaimedFile(path: path, fd: fd, status: status, manifest: reused, fs: fs)
+                    claimed.writtenJustBefore = now.timeIntervalSince(status.mtime) < ClaimedFile.timestampGranularity
+                    claimed.adoptedOriginal = adoptedOriginal
+                    return .ready(claimed)
+                }
                 logger.info("file changed since it was claimed; claiming it afresh", ["file": path.logSafe, "id": manifest.id])
             }
         case .failure(.missing):
@@ -248,22 +247,14 @@ package struct Claimer: Sendable {
         }
     }
 
-    /// The bytes may no longer hash to the record's digest though size and mtime are as recorded,
-    /// and do not: either the hash was taken within one clock tick of the file's last write (its
-    /// claim came at once), and a same-size rewrite in that tick left size and mtime as they were;
-    /// or it was taken in another boot, and a power cut has since undone a write its producer never
-    /// fsynced (on ext2 or ext4 without a journal the inode's size and mtime can outlive the data).
-    /// Were the record reused, the file would go out under a digest its bytes do not have. Only
-    /// such records are hashed again; any later write moves the mtime.
-    private func hashMayBeStale(_ manifest: Manifest, status: FileSystem.Status, fd: Int32, display: String,
-                                cancellation: CancellationFlag?) -> Bool {
-        guard let recorded = manifest.sha256, let hashedAt = Timestamp.parse(manifest.createdAt) else { return false }
-        let anotherBoot = bootID != nil && manifest.claimedInBoot != bootID
-        guard anotherBoot || hashedAt.timeIntervalSince(status.mtime) < ClaimedFile.timestampGranularity else { return false }
-        // A read that fails (or is cancelled) counts as stale: the claim then hashes afresh, and
-        // that read reports its error.
+    /// Whether the file, hashed again, still has the record's digest (`RecordReuse.reuseIfHashHolds`:
+    /// hashed within one clock tick of its last write, or in another boot, where a power cut may
+    /// have undone a write its producer never fsynced). A read that fails (or is cancelled) counts
+    /// as not: the claim then hashes afresh, and that read reports its error.
+    private func hashHolds(_ manifest: Manifest, status: FileSystem.Status, fd: Int32, display: String,
+                           cancellation: CancellationFlag?) -> Bool {
         let now = try? ClaimedFile.contentHash(fd: fd, size: status.size, fs: fs, display: display, cancellation: cancellation)
-        return now != recorded
+        return now != nil && now == manifest.sha256
     }
 
     /// A record of a move into retry/ whose file already has its new name there, and whose outbox
