@@ -65,12 +65,19 @@ import UploaderValues
         #expect(try SpoolMoves.adopt(a, held: heldFacts, writtenJustBefore: false, on: &unhurried) != .changed, "bytes compared only within one tick")
     }
 
-    @Test func ourCopyClaimedAgainKeepsItsOriginalBeside() throws {
+    let copy = FileIdentity(device: 1, inode: 77)
+
+    /// Our copy under the outbox name, the producer's original beside it (an adoption done).
+    func adopted() -> PlanNames {
         var names = PlanNames()
-        let copy = FileIdentity(device: 1, inode: 77)
         names.names[named] = copy
         names.names[aside] = PlanNames.file
         names.theirs = [PlanNames.file]
+        return names
+    }
+
+    @Test func ourCopyClaimedAgainKeepsItsOriginalBeside() throws {
+        var names = adopted()
         names.held = copy
         let held = FileFacts(identity: copy, size: 1, mtime: "t0", mtimeNanos: 0)
         #expect(try SpoolMoves.adopt(a, held: held, writtenJustBefore: false, on: &names)
@@ -79,11 +86,7 @@ import UploaderValues
     }
 
     @Test func anOriginalWrittenToAfterItsCopyTakesItsNameBack() throws {
-        var names = PlanNames()
-        let copy = FileIdentity(device: 1, inode: 77)
-        names.names[named] = copy
-        names.names[aside] = PlanNames.file
-        names.theirs = [PlanNames.file]
+        var names = adopted()
         names.versions[PlanNames.file] = (5, "t9")
         try SpoolMoves.reconcileAdoption(a, on: &names)
         #expect(names.names == [named: PlanNames.file])
@@ -101,7 +104,7 @@ import UploaderValues
     @Test func anOriginalIsKeptWhenTheNameCannotBeLookedAt() {
         var names = PlanNames()
         names.names[aside] = PlanNames.file
-        names.names[named] = FileIdentity(device: 1, inode: 77)
+        names.names[named] = copy
         names.theirs = [PlanNames.file]
         names.refuse = { step, _ in if case .inspect(let place) = step, place.path == RelativePath("a.bin") { .other } else { nil } }
         #expect(throws: PlanStop.self) { try SpoolMoves.reconcileAdoption(a, on: &names) }
