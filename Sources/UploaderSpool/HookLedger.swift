@@ -85,10 +85,11 @@ package struct HookLedger: Sendable {
         do {
             try fs.rename(temporary, in: directory, to: marker.name, in: directory, replace: true)
         } catch {
-            // Best effort: the rename's failure is what the caller hears; a temporary left here is
-            // removed by the next start's `markers`.
-            try? fs.unlink(temporary, in: directory)
-            throw error
+            // The rename's failure is what the caller hears; a temporary whose removal is refused
+            // too is said with it, and the next start's `markers` removes it.
+            throw SystemError.afterRemoving(temporary, failed: error, operation: "rename", path: temporary.displayed(in: directory)) {
+                try fs.unlink(temporary, in: directory)
+            }
         }
         try spool.syncer.syncDirectory(of: marker.name, in: directory)
     }

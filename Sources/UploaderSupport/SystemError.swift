@@ -27,6 +27,22 @@ package struct SystemError: Error, CustomStringConvertible, Equatable {
     }
 
     package var isNotFound: Bool { code == .noEntry }
+
+    /// `error` (a call's failure that left the half-made `name` behind) once `remove` has tried to
+    /// remove it: saying so when that removal is refused too, so the caller can note it and try
+    /// again later. Every file layer throws `SystemError`; anything else becomes one on `path`.
+    package static func afterRemoving(_ name: RelativePath, failed error: any Error, operation: String, path: String,
+                                      _ remove: () throws -> Void) -> SystemError {
+        var failure = error as? SystemError ?? SystemError(operation, path: path, code: .io)
+        do {
+            try remove()
+        } catch let gone as SystemError where gone.isNotFound {
+            // Nothing left to remove.
+        } catch {
+            failure.leftBehind = name
+        }
+        return failure
+    }
 }
 
 /// Runs a libc call, retrying on EINTR; returns the result or throws `SystemError`.

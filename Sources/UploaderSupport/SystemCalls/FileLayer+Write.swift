@@ -26,17 +26,7 @@ extension FileLayer {
             fd.close()
         } catch {
             fd.close()
-            // Every call of this layer throws `SystemError`.
-            var failure = error as? SystemError ?? SystemError("create", path: display, code: .io)
-            do {
-                try unlink(name, in: directory)
-            } catch let gone as SystemError where gone.isNotFound {
-                // Nothing left to remove.
-            } catch {
-                // Said with the failure, so the caller can note it and try again later.
-                failure.leftBehind = name
-            }
-            throw failure
+            throw SystemError.afterRemoving(name, failed: error, operation: "create", path: display) { try unlink(name, in: directory) }
         }
     }
 
