@@ -102,10 +102,10 @@ package final class ProfileRunner: Sendable {
     }
 
     /// How many of the workers background jobs (claims ahead, moves back, passes over sent/,
-    /// rescans) may take at once: all but one per slot and one for the filings, so an upload or a
-    /// settle never waits behind them.
+    /// rescans, probes) may take at once: all but one per slot, so an upload never waits behind
+    /// them (and the filer or a settle, urgent, takes the next worker free).
     package static func backgroundLimit(for policy: ProfilePolicy) -> Int {
-        workerCount(for: policy) - policy.concurrency - 1
+        workerCount(for: policy) - policy.concurrency
     }
 
     /// Takes the lock (throws `SpoolLock.Failure`), creates the spool and registers its outbox
