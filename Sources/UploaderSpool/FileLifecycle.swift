@@ -113,7 +113,14 @@ package struct FileLifecycle: Sendable {
         var move = try recordFinal(path, manifest: original, to: area, live: unchanged != nil)
         move.file = file
         recorded()
-        var namesTaken = 0
+        return try keepFiling(move, original: original, unchanged: unchanged, namesTaken: 0)
+    }
+
+    /// Steps 3–5 of `move`, its record in place (`recordFinal`), through the batch of moves that
+    /// finish together; a name taken meanwhile (`namesTaken` so far) is chosen again.
+    func keepFiling(_ first: PendingMove, original: Manifest, unchanged: (() -> String?)?, namesTaken taken: Int) throws -> RelativePath {
+        var move = first
+        var namesTaken = taken
         while true {
             do {
                 let fileHere = try moves.run(move) { batch in moveTogether(batch) }
@@ -121,9 +128,10 @@ package struct FileLifecycle: Sendable {
                 return move.target
             } catch let taken as TargetTaken where namesTaken + 1 < Self.namesTried {
                 namesTaken += 1
-                logger.debug("the name chosen in \(area.rawValue)/ was taken meanwhile; the next free one is used",
-                             ["file": path.logSafe, "taken": taken.target.logSafe])
-                move = try recordFinal(path, manifest: original, to: area, live: unchanged != nil)
+                logger.debug("the name chosen in \(move.area.rawValue)/ was taken meanwhile; the next free one is used",
+                             ["file": move.path.logSafe, "taken": taken.target.logSafe])
+                let file = move.file
+                move = try recordFinal(move.path, manifest: original, to: move.area, live: unchanged != nil)
                 move.file = file
             }
         }

@@ -43,7 +43,9 @@ final class SimRetryCommand: @unchecked Sendable {
                     let manifest = record.flatMap { try? Manifest.decode(Data($0)) }
                     if !view.dead { self.movesBack(manifest) }
                     let back = try? lifecycle.moveBack(fromRetry: file, resetBackoff: true)
-                    if !view.dead, let failed = manifest, failed.state == .failed {
+                    // Also when a power cut ended it: the record it rewrote may be durable (the
+                    // world judges from what the disk keeps, and forgets a take-back the cut undid).
+                    if let failed = manifest, failed.state == .failed {
                         self.tookBack(failed, name, record)
                     }
                     return back
