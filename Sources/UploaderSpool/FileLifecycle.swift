@@ -70,12 +70,23 @@ package struct FileLifecycle: Sendable {
     /// Step 1's record, written and fsynced aside (while the previous upload's record is still
     /// being rewritten); `commitAttempt` puts it in place.
     package func prepareAttempt(_ file: ClaimedFile, now: Date) throws -> Spool.PreparedManifest {
+        try spool.prepareManifest(Self.attemptRecord(of: file, now: now), for: file.path, in: .outbox)
+    }
+
+    /// `prepareAttempt` of several claimed files at once: their fsyncs share journal commits
+    /// (`Spool.prepareManifests`). Each answers on its own, in order.
+    package func prepareAttempts(_ files: [ClaimedFile], now: Date) -> [Result<Spool.PreparedManifest, any Error>] {
+        spool.prepareManifests(files.map { (Self.attemptRecord(of: $0, now: now), $0.path) })
+    }
+
+    /// Step 1's record of `file`: `uploading`, a new attempt begun `now` (one left open closed as interrupted).
+    private static func attemptRecord(of file: ClaimedFile, now: Date) -> Manifest {
         var manifest = file.manifest
         manifest.closeOpenAttempt(at: now, interrupted: true)
         manifest.state = .uploading
         manifest.nextAttemptAt = nil
         manifest.attempts.append(Manifest.Attempt(startedAt: Timestamp.format(now)))
-        return try spool.prepareManifest(manifest, for: file.path, in: .outbox)
+        return manifest
     }
 
     /// Step 1 done: the record says `uploading`. No directory fsync: if a power cut undoes this

@@ -39,6 +39,8 @@ package final class ProfileExecutor: Sendable {
     private let held = HeldFiles()
     /// Delivered files whose record is in place, waiting for the filer to move them into sent/.
     private let filings = FilingLine()
+    /// Claims ahead waiting for a claimer, which claims them in batches.
+    private let claims = ClaimLine()
     private let report: @Sendable (ProfileEvent) -> Void
     private let finished: @Sendable (ProfileEffect) -> Void
 
@@ -105,11 +107,9 @@ package final class ProfileExecutor: Sendable {
         case .claim(let path):
             let file = held.hold(path)
             // A claim ahead is not urgent: a worker stepping the owner keeps it for after its own job.
-            jobs.submit({ [self] _ in
-                let claimed = claim(path, into: file)
-                if claimed == .ready { prepareAttempt(file) }
-                reportLast(.claimed(path, claimed))
-            }, keep: .later, lane: .background)
+            if claims.add(ClaimLine.Claim(path: path, file: file)) {
+                jobs.submit({ [self] _ in claimWaiting() }, keep: .later, lane: .background)
+            }
         case .upload(let path, let plan):
             jobs.submit({ [self] transport in send(path, plan, transport: transport) }, keep: .ifFinishing, lane: .urgent)
         case .claimAndUpload(let path, let plan):
@@ -263,6 +263,22 @@ package final class ProfileExecutor: Sendable {
                 report(.settled(filing.path, settled))
             }
         }
+    }
+
+    /// A claimer's job: claims what waits in batches (`ClaimLine`), each batch's attempt records
+    /// fsynced together, each claim reported once its record is durable aside; until none waits.
+    private func claimWaiting() {
+        repeat {
+            var batch: [(claim: ClaimLine.Claim, report: ClaimReport)] = []
+            var hashed: Int64 = 0
+            while batch.count < ClaimLine.batchClaims, hashed < ClaimLine.batchBytes, let next = claims.next() {
+                let claimed = claim(next.path, into: next.file)
+                hashed += next.file.claimed?.status.size ?? 0
+                batch.append((next, claimed))
+            }
+            prepareAttempts(batch.filter { $0.report == .ready }.map(\.claim.file))
+            for (claim, claimed) in batch { report(.claimed(claim.path, claimed)) }
+        } while !claims.leaveIfEmpty()
     }
 
     /// The last thing a job does: a job the owner starts on hearing it may go to this worker
