@@ -16,9 +16,9 @@ final class ClaimLine: Sendable {
     /// batch waits on its fsyncs the next gathers.
     static let claimers = 2
     /// A batch ends at this many claims, or once it has hashed `batchBytes`: a record waits for
-    /// the batch's last claim before it is fsynced and reported.
+    /// the batch's last claim before it is fsynced and reported, so a batch of big files is one.
     static let batchClaims = 16
-    static let batchBytes: Int64 = 4 << 20
+    static let batchBytes: Int64 = 1 << 20
 
     private struct Line: Sendable {
         var waiting: [Claim] = []
