@@ -175,3 +175,7 @@ void uploader_name_thread(const char *name) {
 #endif
 
 int uploader_pidfd_open(int pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
+
+int uploader_start_writeback(int fd) {
+    return sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+}

@@ -70,12 +70,23 @@ package struct FileLifecycle: Sendable {
     /// Step 1's record, written and fsynced aside (while the previous upload's record is still
     /// being rewritten); `commitAttempt` puts it in place.
     package func prepareAttempt(_ file: ClaimedFile, now: Date) throws -> Spool.PreparedManifest {
+        try spool.prepareManifest(Self.attemptRecord(of: file, now: now), for: file.path, in: .outbox)
+    }
+
+    /// `prepareAttempt` of several claimed files at once: their fsyncs share journal commits
+    /// (`Spool.prepareManifests`). Each answers on its own, in order.
+    package func prepareAttempts(_ files: [ClaimedFile], now: Date) -> [Result<Spool.PreparedManifest, any Error>] {
+        spool.prepareManifests(files.map { (Self.attemptRecord(of: $0, now: now), $0.path) })
+    }
+
+    /// Step 1's record of `file`: `uploading`, a new attempt begun `now` (one left open closed as interrupted).
+    private static func attemptRecord(of file: ClaimedFile, now: Date) -> Manifest {
         var manifest = file.manifest
         manifest.closeOpenAttempt(at: now, interrupted: true)
         manifest.state = .uploading
         manifest.nextAttemptAt = nil
         manifest.attempts.append(Manifest.Attempt(startedAt: Timestamp.format(now)))
-        return try spool.prepareManifest(manifest, for: file.path, in: .outbox)
+        return manifest
     }
 
     /// Step 1 done: the record says `uploading`. No directory fsync: if a power cut undoes this
@@ -113,7 +124,14 @@ package struct FileLifecycle: Sendable {
         var move = try recordFinal(path, manifest: original, to: area, live: unchanged != nil)
         move.file = file
         recorded()
-        var namesTaken = 0
+        return try keepFiling(move, original: original, unchanged: unchanged, namesTaken: 0)
+    }
+
+    /// Steps 3–5 of `move`, its record in place (`recordFinal`), through the batch of moves that
+    /// finish together; a name taken meanwhile (`namesTaken` so far) is chosen again.
+    func keepFiling(_ first: PendingMove, original: Manifest, unchanged: (() -> String?)?, namesTaken taken: Int) throws -> RelativePath {
+        var move = first
+        var namesTaken = taken
         while true {
             do {
                 let fileHere = try moves.run(move) { batch in moveTogether(batch) }
@@ -121,9 +139,10 @@ package struct FileLifecycle: Sendable {
                 return move.target
             } catch let taken as TargetTaken where namesTaken + 1 < Self.namesTried {
                 namesTaken += 1
-                logger.debug("the name chosen in \(area.rawValue)/ was taken meanwhile; the next free one is used",
-                             ["file": path.logSafe, "taken": taken.target.logSafe])
-                move = try recordFinal(path, manifest: original, to: area, live: unchanged != nil)
+                logger.debug("the name chosen in \(move.area.rawValue)/ was taken meanwhile; the next free one is used",
+                             ["file": move.path.logSafe, "taken": taken.target.logSafe])
+                let file = move.file
+                move = try recordFinal(move.path, manifest: original, to: move.area, live: unchanged != nil)
                 move.file = file
             }
         }

@@ -170,6 +170,35 @@ package struct Spool: Sendable {
         return PreparedManifest(manifest: manifest, name: name, area: area, temporaryDirectory: temporaryDirectory, temporary: temporary)
     }
 
+    /// `prepareManifest` of several records of the outbox at once: their temporaries are written,
+    /// then fsynced together (`SpoolFileSystem.createFiles`), so that they share journal commits.
+    /// Each answers on its own, in order; one whose temporary could not be made so is tried again
+    /// alone (a name taken, the hidden directory gone).
+    package func prepareManifests(_ records: [(manifest: Manifest, path: RelativePath)]) -> [Result<PreparedManifest, any Error>] {
+        let directory = paths.outboxTemporary
+        var results: [Result<PreparedManifest, any Error>] = []
+        var files: [NewFile] = []
+        var written: [Int] = []
+        for (index, record) in records.enumerated() {
+            do {
+                let line = try record.manifest.encodedLine()
+                let temporary = RelativePath(TemporaryNames.prefix + temporaries.next())
+                results.append(.success(PreparedManifest(manifest: record.manifest, name: Spool.manifestName(for: record.path),
+                                                         area: .outbox, temporaryDirectory: directory, temporary: temporary)))
+                files.append(NewFile(line, named: temporary, in: directory))
+                written.append(index)
+            } catch {
+                results.append(.failure(error))
+            }
+        }
+        let created = fs.createFiles(files)
+        for (file, index) in written.enumerated() {
+            guard case .failure = created[file] else { continue }
+            results[index] = Result { try prepareManifest(records[index].manifest, for: records[index].path, in: .outbox) }
+        }
+        return results
+    }
+
     /// The second half: the prepared content replaces the manifest in one rename.
     package func commit(_ prepared: PreparedManifest) throws {
         do {

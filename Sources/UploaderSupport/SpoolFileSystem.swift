@@ -25,6 +25,9 @@ package protocol SpoolFileSystem: Sendable {
     /// Creates `name` (never over an existing one: EEXIST), writes `data`, and with `sync` fsyncs
     /// it — so its content is durable before a rename makes it visible (see `Spool.writeManifest`).
     func createFile(_ data: [UInt8], named name: RelativePath, in directory: String, sync: Bool) throws
+    /// `createFile(sync: true)` of each, together: their fsyncs share journal commits
+    /// (`FileLayer.createFiles`). Each answers on its own, in order, once its own fsync returned.
+    func createFiles(_ files: [NewFile]) -> [Result<Void, any Error>]
     /// With `replace: false`, fails with EEXIST rather than overwrite (RENAME_NOREPLACE).
     func rename(_ from: RelativePath, in fromDir: String, to: RelativePath, in toDir: String, replace: Bool) throws
     /// A second name for a file (link(2), never following a symlink); EEXIST when `new` exists.
@@ -62,6 +65,11 @@ package protocol SpoolFileSystem: Sendable {
 }
 
 extension SpoolFileSystem {
+    /// One at a time: what a file system with no shared commits to gain from does.
+    package func createFiles(_ files: [NewFile]) -> [Result<Void, any Error>] {
+        files.map { file in Result { try createFile(file.data, named: file.name, in: file.directory, sync: true) } }
+    }
+
     /// From the listing: a model of a disk holds its directories in memory anyway.
     package func forEachEntry(_ path: RelativePath, in directory: String, _ body: (FileSystem.Entry) throws -> Void) throws {
         for entry in try list(path, in: directory) { try body(entry) }

@@ -4,10 +4,10 @@ import Synchronization
 import XCTest
 
 /// The daemon's threads stay bounded by the work: one profile at `concurrency = 4` holds at most
-/// 34 (`/proc/PID/task`), idle and at its peak while uploading — the main thread, the service
-/// loop, the watcher, the spool counter and the pool (`ProfileRunner.workerCount`: 3 × 4 + 16 + 2).
+/// 12 (`/proc/PID/task`), idle and at its peak while uploading — the main thread, the service
+/// loop, the watcher, the spool counter and the pool (`ProfileRunner.workerCount`: 4 + 4).
 final class ThreadCountTests: XCTestCase {
-    static let limit = 34
+    static let limit = 12
 
     func testOneProfileAtConcurrencyFourHoldsAtMostTwelveThreadsIdleAndWhileUploading() throws {
         let sink = try NginxSink()

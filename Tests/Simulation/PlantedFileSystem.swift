@@ -55,6 +55,8 @@ struct PlantedFileSystem: SpoolFileSystem {
         try inner.createFile(data, named: name, in: directory, sync: sync)
     }
 
+    func createFiles(_ files: [NewFile]) -> [Result<Void, any Error>] { inner.createFiles(files) }
+
     func rename(_ from: RelativePath, in fromDir: String, to: RelativePath, in toDir: String, replace: Bool) throws {
         if plant == .requeueRecordSkipped, replace, isTemporary(from), toDir == paths.outbox, inner.exists(to, in: toDir),
            let record = try? Manifest.decode(Data(inner.readAll(from, in: fromDir))), record.state == .queued {

@@ -105,6 +105,11 @@ final class ProcessView: SpoolFileSystem, @unchecked Sendable {
         try layer.createFile(data, named: name, in: directory, sync: sync)
     }
 
+    func createFiles(_ files: [NewFile]) -> [Result<Void, any Error>] {
+        guard enter() else { return files.map { .failure(dieError("create", $0.directory)) } }
+        return layer.createFiles(files)
+    }
+
     func rename(_ from: RelativePath, in fromDir: String, to: RelativePath, in toDir: String, replace: Bool) throws {
         guard enter() else { throw dieError("rename", fromDir) }
         try layer.rename(from, in: fromDir, to: to, in: toDir, replace: replace)
@@ -226,6 +231,11 @@ extension ProcessView: SystemCalls {
     func fsync(_ fd: SystemDescriptor) throws(Errno) {
         try enterCall()
         try disk.fsync(fd)
+    }
+
+    func startWriteback(_ fd: SystemDescriptor) throws(Errno) {
+        try enterCall()
+        try disk.startWriteback(fd)
     }
 
     func status(of fd: SystemDescriptor) throws(Errno) -> FileSystem.Status {

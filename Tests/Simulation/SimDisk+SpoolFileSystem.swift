@@ -25,6 +25,8 @@ extension SimDisk: SpoolFileSystem {
         try layer.createFile(data, named: name, in: directory, sync: sync)
     }
 
+    func createFiles(_ files: [NewFile]) -> [Result<Void, any Error>] { layer.createFiles(files) }
+
     func rename(_ from: RelativePath, in fromDir: String, to: RelativePath, in toDir: String, replace: Bool) throws {
         try layer.rename(from, in: fromDir, to: to, in: toDir, replace: replace)
     }

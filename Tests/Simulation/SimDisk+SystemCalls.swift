@@ -109,6 +109,12 @@ extension SimDisk: SystemCalls {
         }
     }
 
+    /// Writeback started: nothing to do on a disk whose pages reach it only at an fsync (or by
+    /// chance at a power cut, as any page written); only the descriptor is checked.
+    func startWriteback(_ fd: SystemDescriptor) throws(Errno) {
+        try syscall(counted: false, "sync_file_range", shown(fd)) { state in _ = try state.openInode(fd.rawValue) }
+    }
+
     func status(of fd: SystemDescriptor) throws(Errno) -> FileSystem.Status {
         try syscall(counted: false, "fstat", shown(fd)) { state in state.status(try state.openInode(fd.rawValue)) }
     }

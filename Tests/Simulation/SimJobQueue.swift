@@ -6,9 +6,9 @@ import UploaderTransfer
 import UploaderCore
 
 /// The executor's jobs, run as production runs them: by a `WorkerPool` (its `JobBoard`, one
-/// transport per thread) with a thread for every job the core can have out
-/// (`ProfileRunner.workerCount`: production's fewer threads only hold a job back, which the
-/// schedule can do too), on real threads that the schedule's
+/// transport per thread) with production's threads
+/// (`ProfileRunner.workerCount` threads, background jobs on `ProfileRunner.backgroundLimit` of them
+/// at once, as production's), on real threads that the schedule's
 /// `BatonScheduler` runs one at a time. Several jobs are in flight at once; at every disk call
 /// and at each step of a request (`yield`) the baton may pass to another job or back to the
 /// world, which then moves under them (the owner takes an event and may cancel that very
@@ -47,10 +47,11 @@ final class SimJobQueue: JobQueue, @unchecked Sendable {
     /// How many workers the process started.
     private(set) var workerCount = 0
 
-    /// Starts the process's workers: `ProfileRunner.workerCount` for its policy.
-    func startWorkers(_ count: Int) {
+    /// Starts the process's workers: `ProfileRunner.workerCount` for its policy, background jobs on
+    /// `backgroundLimit` of them.
+    func startWorkers(_ count: Int, backgroundLimit: Int) {
         workerCount = count
-        pool = WorkerPool(size: count, label: "sim-worker", scheduler: baton) { [self] in makeTransport() }
+        pool = WorkerPool(size: count, backgroundLimit: backgroundLimit, label: "sim-worker", scheduler: baton) { [self] in makeTransport() }
     }
 
     /// Jobs started and not yet returned.

@@ -112,7 +112,7 @@ final class SimProcess: @unchecked Sendable {
         executor = ProfileExecutor(profile: executed, spool: spool, parts: parts, hooks: hookRunner, logger: logger,
                                    clock: clock, report: { [weak self] event in self?.post(event) },
                                    finished: { [weak self] effect in self?.finishedEffects.withLock { $0.append(effect) } })
-        scheduler.startWorkers(ProfileRunner.workerCount(for: policy))
+        scheduler.startWorkers(ProfileRunner.workerCount(for: policy), backgroundLimit: ProfileRunner.backgroundLimit(for: policy))
         loop = ProfileLoop(policy: policy, clock: clock, scheduler: baton, ticker: ticker, observer: Observer(process: self))
     }
 

@@ -14,6 +14,9 @@ final class SimRetryCommand: @unchecked Sendable {
     // Used by the thread holding the baton only.
     let view: ProcessView
     private(set) var finished = false
+    /// A file it could not move back while it ran (production prints why and exits 1): the
+    /// operator runs it again.
+    private(set) var failed = false
     /// Files moved back since the world last looked: it posts them as the daemon's watcher would.
     private var moved: [RelativePath] = []
     private let tookBack: (_ failed: Manifest, _ name: String, _ record: [UInt8]?) -> Void
@@ -43,7 +46,10 @@ final class SimRetryCommand: @unchecked Sendable {
                     let manifest = record.flatMap { try? Manifest.decode(Data($0)) }
                     if !view.dead { self.movesBack(manifest) }
                     let back = try? lifecycle.moveBack(fromRetry: file, resetBackoff: true)
-                    if !view.dead, let failed = manifest, failed.state == .failed {
+                    if back == nil && !view.dead { self.failed = true }
+                    // Also when a power cut ended it: the record it rewrote may be durable (the
+                    // world judges from what the disk keeps, and forgets a take-back the cut undid).
+                    if let failed = manifest, failed.state == .failed {
                         self.tookBack(failed, name, record)
                     }
                     return back

@@ -34,6 +34,8 @@ final class Simulation {
     let fileLocks: SimFileLocks
     /// `uploader retry --all` running beside the daemon, until the world has heard all it moved.
     private var retryCommand: SimRetryCommand?
+    /// The last `uploader retry` exited 1: the operator runs it again once the faults have stopped.
+    private var retryToRunAgain = false
     let server = SimServer()
     /// The schedule's `uploader.conf`, drawn from the seed and read by production's loader (as
     /// edited since: `reloadConfig`).
@@ -381,16 +383,21 @@ final class Simulation {
         }
     }
 
+    /// `uploader retry --all` starts.
+    private func startRetryCommand() {
+        note("operator: uploader retry --all")
+        // It resets the due time of each file it moves back (one whose record it cannot read: any).
+        retryCommand = SimRetryCommand(disk: disk, baton: baton, locks: fileLocks, paths: profile.spool, logger: logger, seed: choices.next() >> 8,
+                                       movesBack: { [server] record in server.forgetDueTimes(of: record?.id) },
+                                       tookBack: { [unowned self] failed, name, record in tookBack(failed, from: name, record: record) })
+    }
+
     private func operatorAction() {
         switch choices.below(4) {
         case 0:
             // `uploader retry --all`, while the daemon runs: a process of its own (one at a time).
             guard retryCommand == nil else { return }
-            note("operator: uploader retry --all")
-            // It resets the due time of each file it moves back (one whose record it cannot read: any).
-            retryCommand = SimRetryCommand(disk: disk, baton: baton, locks: fileLocks, paths: profile.spool, logger: logger, seed: choices.next() >> 8,
-                                           movesBack: { [server] record in server.forgetDueTimes(of: record?.id) },
-                                           tookBack: { [unowned self] failed, name, record in tookBack(failed, from: name, record: record) })
+            startRetryCommand()
         case 1 where process.stopRequested == nil:
             let grace = profile.shutdownGrace
             note("operator: SIGTERM (grace \(grace) s)")
@@ -515,12 +522,19 @@ final class Simulation {
         check(Invariant.atTheEnd)
     }
 
-    /// The daemon's watcher sees the files `uploader retry` moved back arrive in the outbox.
+    /// The daemon's watcher sees the files `uploader retry` moved back arrive in the outbox. One
+    /// that exited 1 (a file it could not move back) is run again by the operator once the
+    /// faults have stopped.
     private func hearRetryCommand() {
-        guard let command = retryCommand else { return }
+        guard let command = retryCommand else {
+            if settling && retryToRunAgain { retryToRunAgain = false; startRetryCommand() }
+            return
+        }
         let moved = command.takeMoved()
         if !moved.isEmpty { process.post(.found(process.spool.queuedFiles(moved))) }
-        if command.finished { retryCommand = nil }
+        guard command.finished else { return }
+        retryCommand = nil
+        if command.failed { retryToRunAgain = true }
     }
 
     // MARK: Bookkeeping

@@ -56,4 +56,8 @@ void uploader_name_thread(const char *name);
 /// exited, without reaping it; -1 with errno (ENOSYS before Linux 5.3).
 int uploader_pidfd_open(int pid);
 
+/// sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE): starts writeback of the file's dirty pages
+/// and returns without waiting for it; no durability (an fsync still must follow). 0, or -1 with errno.
+int uploader_start_writeback(int fd);
+
 #endif

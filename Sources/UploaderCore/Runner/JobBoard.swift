@@ -12,11 +12,11 @@ import UploaderSupport
 /// instructions, a posted job wakes exactly the worker it is given to, and the worker that went
 /// idle last goes first (its connection is warm, its cache too).
 ///
-/// With a `backgroundLimit` (the daemon's pool, a few threads more than its slots) jobs wait in
-/// two lines: urgent ones (an upload, a settle: a slot waits for them) go first, and background
-/// ones (claims ahead, moves back, passes over sent/, rescans) run on at most that many threads at
-/// once, so the threads left over are always there for a settle or the next upload. Without one
-/// (the simulator's pool, a thread for every job the core can have out) every job waits in one
+/// With a `backgroundLimit` (the daemon's pool, and the simulator's, which is the same: a few
+/// threads more than its slots) jobs wait in two lines: urgent ones (an upload, a settle, the
+/// filer: a slot or a file waits for them) go first, and background ones (claims ahead, moves
+/// back, passes over sent/, rescans, probes) run on at most that many threads at once, so the
+/// threads left over are always there for the next upload. Without one every job waits in one
 /// line, first come first served.
 final class JobBoard<Job: Sendable>: Sendable {
     /// One worker's place: what it keeps for itself, on the board it works for.
@@ -69,7 +69,7 @@ final class JobBoard<Job: Sendable>: Sendable {
     }
 
     private let board: Monitor<Board>
-    /// As the board's: nil keeps one line and never counts (the simulator's schedules stay as they were).
+    /// As the board's: nil keeps one line and never counts.
     private let backgroundLimit: Int?
 
     init(backgroundLimit: Int? = nil, scheduler: any Scheduler = .system) {

@@ -18,6 +18,14 @@ extension ProfileExecutor {
         held.preparedRecord = try? lifecycle.prepareAttempt(file, now: clock.now)
     }
 
+    /// `prepareAttempt` of a batch of claims ahead, their records fsynced together.
+    func prepareAttempts(_ held: [HeldFile]) {
+        let claimed = held.filter { $0.claimed != nil }
+        guard claimed.count > 1 else { return claimed.forEach(prepareAttempt) }
+        let prepared = lifecycle.prepareAttempts(claimed.map { $0.claimed! }, now: clock.now)
+        for (file, record) in zip(claimed, prepared) { file.preparedRecord = try? record.get() }
+    }
+
     /// `record`: whether the record written aside may stand for the attempt (the core's choice:
     /// it knows how long the file waited for its slot); a stale one is discarded.
     func upload(_ path: RelativePath, record: AttemptRecord, transport: any Transport) -> AttemptReport {

@@ -6,7 +6,7 @@ import UploaderTransfer
 import UploaderWatch
 
 /// Carries out a profile's effects: claims, uploads, settles, moves back, quarantines, passes
-/// over sent/ and rescans on the worker pool, probes on a queue of their own, log lines at once;
+/// over sent/ and rescans on the worker pool, probes as background jobs, log lines at once;
 /// each job reports back to the owner as an event. It decides nothing: what is done and when —
 /// which record an upload puts in place, whether a delivered file is filed by its job, what
 /// becomes of a file changed during its move or of a record without a file — came from
@@ -36,6 +36,10 @@ package final class ProfileExecutor: Sendable {
     /// The uploads in flight and their progress, for `status`.
     package let inFlight = InFlightBoard()
     private let held = HeldFiles()
+    /// Delivered files whose record is in place, waiting for the filer to move them into sent/.
+    private let filings = FilingLine()
+    /// Claims ahead waiting for a claimer, which claims them in batches.
+    private let claims = ClaimLine()
     private let report: @Sendable (ProfileEvent) -> Void
     private let finished: @Sendable (ProfileEffect) -> Void
 
@@ -102,11 +106,9 @@ package final class ProfileExecutor: Sendable {
         case .claim(let path):
             let file = held.hold(path)
             // A claim ahead is not urgent: a worker stepping the owner keeps it for after its own job.
-            jobs.submit({ [self] _ in
-                let claimed = claim(path, into: file)
-                if claimed == .ready { prepareAttempt(file) }
-                reportLast(.claimed(path, claimed))
-            }, keep: .later, lane: .background)
+            if claims.add(ClaimLine.Claim(path: path, file: file)) {
+                jobs.submit({ [self] _ in claimWaiting() }, keep: .later, lane: .background)
+            }
         case .upload(let path, let plan):
             jobs.submit({ [self] transport in send(path, plan, transport: transport) }, keep: .ifFinishing, lane: .urgent)
         case .claimAndUpload(let path, let plan):
@@ -192,9 +194,10 @@ package final class ProfileExecutor: Sendable {
     }
 
     /// The upload job's whole work: send the file and report the attempt. A file delivered
-    /// unchanged is filed in sent/ here when the plan says so (`OnDelivered.fileInSent`): the
-    /// attempt is reported as soon as its record says sent (which frees the slot's record), then
-    /// the move is. One handoff per file fewer than a settle job of its own.
+    /// unchanged is filed in sent/ when the plan says so (`OnDelivered.fileInSent`): its final
+    /// record is written here and the attempt reported (which frees the slot's record), and the
+    /// move is left to the filer (`FilingLine`), which files every one waiting at once. One
+    /// handoff per file fewer than a settle job of its own, and this worker is free at once.
     private func send(_ path: RelativePath, _ plan: UploadPlan, transport: any Transport) {
         var attempt = upload(path, record: plan.record, transport: transport)
         guard plan.onDelivered == .fileInSent, case .delivered = attempt.outcome, attempt.changed == nil else {
@@ -202,13 +205,79 @@ package final class ProfileExecutor: Sendable {
             return
         }
         attempt.filing = true
-        var reported = false
-        let filed = settle(path, .sent(at: clock.now), recorded: {
-            reported = true
+        switch recordForFiling(path) {
+        case .recorded(let filing):
+            reportLast(.attempted(path, attempt))
+            if filings.add(filing) { jobs.submit({ [self] _ in fileWaiting() }, keep: .no, lane: .urgent) }
+        case .failed(let settled):
             report(.attempted(path, attempt))
-        })
-        if !reported { report(.attempted(path, attempt)) }
-        reportLast(.settled(path, filed))
+            reportLast(.settled(path, settled))
+        case .notInSent:
+            var reported = false
+            let filed = settle(path, .sent(at: clock.now), recorded: {
+                reported = true
+                report(.attempted(path, attempt))
+            })
+            if !reported { report(.attempted(path, attempt)) }
+            reportLast(.settled(path, filed))
+        }
+    }
+
+    /// What became of a delivered file's final record, written for the filer.
+    private enum RecordForFiling {
+        case recorded(FilingLine.Filing)
+        /// The record could not be written: the file stays queued, as its settle says.
+        case failed(SettleReport)
+        /// Its record does not file it in sent/: settled by the job itself.
+        case notInSent
+    }
+
+    /// Step 2 of a delivered file's move into sent/: its final record, in place.
+    private func recordForFiling(_ path: RelativePath) -> RecordForFiling {
+        guard let file = held.get(path), let original = file.manifest else {
+            preconditionFailure("settle for a file not held: \(path.logSafe)")
+        }
+        var manifest = original
+        guard manifest.settle(.sent(at: clock.now), facts: file.facts, now: clock.now) == .sent else { return .notInSent }
+        markHookDue(&manifest)
+        do {
+            let recorded = try lifecycle.recordFinal(path, manifest: manifest, inSentHolding: file.claimed?.status)
+            return .recorded(FilingLine.Filing(path: path, file: file, manifest: manifest, recorded: recorded))
+        } catch {
+            held.release(path)
+            return .failed(concluded(path, file, manifest, in: .sent, retryDue: nil, .failure(error)))
+        }
+    }
+
+    /// The filer's job: files everything waiting in sent/ as one batch, then whatever came
+    /// meanwhile, until the line is empty.
+    private func fileWaiting() {
+        while true {
+            let batch = filings.take()
+            if batch.isEmpty { return }
+            let results = lifecycle.fileTogether(batch.map(\.recorded), unchanged: batch.map { unchangedCheck($0.file) })
+            for (filing, result) in zip(batch, results) {
+                let settled = concluded(filing.path, filing.file, filing.manifest, in: .sent, retryDue: nil, result)
+                if case .changedDuringMove = settled {} else { held.release(filing.path) }
+                report(.settled(filing.path, settled))
+            }
+        }
+    }
+
+    /// A claimer's job: claims what waits in batches (`ClaimLine`), each batch's attempt records
+    /// fsynced together, each claim reported once its record is durable aside; until none waits.
+    private func claimWaiting() {
+        repeat {
+            var batch: [(claim: ClaimLine.Claim, report: ClaimReport)] = []
+            var hashed: Int64 = 0
+            while batch.count < ClaimLine.batchClaims, hashed < ClaimLine.batchBytes, let next = claims.next() {
+                let claimed = claim(next.path, into: next.file)
+                hashed += next.file.claimed?.status.size ?? 0
+                batch.append((next, claimed))
+            }
+            prepareAttempts(batch.filter { $0.report == .ready }.map(\.claim.file))
+            for (claim, claimed) in batch { report(.claimed(claim.path, claimed)) }
+        } while !claims.leaveIfEmpty()
     }
 
     /// The last thing a job does: a job the owner starts on hearing it may go to this worker
@@ -271,18 +340,31 @@ package final class ProfileExecutor: Sendable {
             }
             return .requeued
         }
+        let filed = Result {
+            try lifecycle.finish(path, manifest: manifest, to: area, file: file.claimed?.status, unchanged: unchangedCheck(file),
+                                 recorded: recorded)
+        }
+        if case .retry(_, let due) = settlement { return concluded(path, file, manifest, in: area, retryDue: due, filed) }
+        return concluded(path, file, manifest, in: area, retryDue: nil, filed)
+    }
+
+    /// A file filed away must be the one that was sent: checked again once it has its new name
+    /// (and one the producer took away meanwhile is not filed at all).
+    private func unchangedCheck(_ file: HeldFile) -> () -> String? {
+        file.claimed.map { claimed in {
+            claimed.uploadSource.changeSinceClaim() ?? claimed.contentChanged() ?? claimed.adoptedOriginal?.change(claimed.fs)
+        } } ?? { nil }
+    }
+
+    /// What a settle's move into `area` comes to: filed (the adopted original dropped, the hook
+    /// due queued), back in the outbox as changed, or failed (the file stays in the outbox).
+    private func concluded(_ path: RelativePath, _ file: HeldFile, _ manifest: Manifest, in area: Spool.Area, retryDue: Date?,
+                           _ filed: Result<RelativePath, any Error>) -> SettleReport {
         do {
-            // A file filed away must be the one that was sent: checked again once it has its new name
-            // (and one the producer took away meanwhile is not filed at all).
-            let unchanged: (() -> String?)? = file.claimed.map { claimed in {
-                claimed.uploadSource.changeSinceClaim() ?? claimed.contentChanged() ?? claimed.adoptedOriginal?.change(claimed.fs)
-            } } ?? { nil }
-            let target = try lifecycle.finish(path, manifest: manifest, to: area, file: file.claimed?.status, unchanged: unchanged,
-                                              recorded: recorded)
+            let target = try filed.get()
             dropAdoptedOriginal(of: file.claimed)
             afterFiling(target, in: area, manifest: manifest)
-            if case .retry(_, let due) = settlement { return .filed(area, target, retryDue: due) }
-            return .filed(area, target, retryDue: nil)
+            return .filed(area, target, retryDue: retryDue)
         } catch let changed as FileLifecycle.ChangedDuringMove {
             giveBackAdoptedOriginal(of: file.claimed, path)
             return .changedDuringMove(changed.change, beside: changed.broughtBackAs.flatMap { spool.queuedFiles([$0]).first })

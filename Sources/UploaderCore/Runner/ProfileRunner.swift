@@ -83,7 +83,7 @@ package final class ProfileRunner: Sendable {
             rateLimiter: profile.maxRate.limitsSometimes
                 ? RateLimiter(schedule: profile.maxRate, timeZone: seams.timeZone, clock: seams.clock) : nil,
             probe: probe,
-            jobs: WorkerPool(size: Self.workerCount(for: policy), label: profile.name,
+            jobs: WorkerPool(size: Self.workerCount(for: policy), backgroundLimit: Self.backgroundLimit(for: policy), label: profile.name,
                              makeTransport: seams.makeTransport),
             hostname: hostname, environment: seams.environment, route: route, memory: destinationMemory,
             threads: DestinationThreads(makeTransport: seams.makeTransport))
@@ -91,13 +91,20 @@ package final class ProfileRunner: Sendable {
                                    report: { [loop] event in loop.send(event) }, finished: onFinished)
     }
 
-    /// The job threads a runner starts for `policy`: a thread for every job the core can have out
-    /// at once (the uploads, their settles, the claims ahead, the chores), in one line. Claims
-    /// ahead wait on their fsyncs side by side and share them (`DirectorySyncer`): with fewer
-    /// threads (`concurrency + 3`, background jobs on two) 2,000 × 4 KiB ran at 0.85–0.89× this
-    /// pool. The simulator runs this same pool, its scheduler deciding which thread runs when.
+    /// The job threads a runner starts for `policy`: one per upload slot and a few more, on which
+    /// claims ahead, filings and the chores run (`backgroundLimit`). Bounded by the work, not by
+    /// the jobs the core can have out: moves that wait together are filed as one batch by one
+    /// worker (`FilingLine`), so no thread sits in a move waiting for the others'. The simulator
+    /// runs this same pool, its scheduler deciding which thread runs when.
     package static func workerCount(for policy: ProfilePolicy) -> Int {
-        3 * policy.concurrency + policy.claimAhead + 2
+        policy.concurrency + 4
+    }
+
+    /// How many of the workers background jobs (claims ahead, moves back, passes over sent/,
+    /// rescans, probes) may take at once: all but one per slot, so an upload never waits behind
+    /// them (and the filer or a settle, urgent, takes the next worker free).
+    package static func backgroundLimit(for policy: ProfilePolicy) -> Int {
+        workerCount(for: policy) - policy.concurrency
     }
 
     /// Takes the lock (throws `SpoolLock.Failure`), creates the spool and registers its outbox

@@ -11,7 +11,7 @@ package protocol JobQueue: Sendable {
     /// Runs `job` on some worker, which lends it the transport it owns; a worker submitting it
     /// while it steps the owner may keep it, as `keep` says; `lane`: whether a slot waits for it.
     func submit(_ job: @escaping @Sendable (any Transport) -> Void, keep: JobKeeping, lane: JobLane)
-    /// Runs a reachability probe (blocking up to `connect_timeout`) away from the workers.
+    /// Runs a reachability probe (blocking up to `connect_timeout`), never on the owner's thread.
     func probe(_ work: @escaping @Sendable () -> Void)
     /// Lets the jobs already queued finish, then ends the workers.
     func shutDown()
@@ -31,7 +31,6 @@ package final class WorkerPool: JobQueue {
     private let jobs: JobBoard<Job>
     /// How many of the threads still run.
     private let running: Monitor<Int>
-    private let probes = DispatchQueue(label: "uploader.probe")
 
     /// Starts `size` threads named after `label`, by `scheduler`; `makeTransport` runs once on each.
     /// `backgroundLimit`: how many of them background jobs may take at once (nil: any number, and
@@ -55,7 +54,9 @@ package final class WorkerPool: JobQueue {
 
     package func submit(_ job: @escaping Job, keep: JobKeeping, lane: JobLane) { jobs.post(job, keep: keep, lane: lane) }
 
-    package func probe(_ work: @escaping @Sendable () -> Void) { probes.async(execute: work) }
+    /// A probe is a background job: no thread of its own (the pool is idle while a profile is
+    /// offline, which is when probes come), and never before an upload or a settle.
+    package func probe(_ work: @escaping @Sendable () -> Void) { jobs.post({ _ in work() }, lane: .background) }
 
     /// Lets every thread finish the jobs already queued, then end; waits for them.
     package func shutDown() {

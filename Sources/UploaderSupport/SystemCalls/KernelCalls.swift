@@ -40,6 +40,10 @@ package struct KernelCalls: SystemCalls {
         try retrying { Glibc.fsync(fd.rawValue) }
     }
 
+    package func startWriteback(_ fd: SystemDescriptor) throws(Errno) {
+        try retrying { uploader_start_writeback(fd.rawValue) }
+    }
+
     package func status(of fd: SystemDescriptor) throws(Errno) -> FileSystem.Status {
         var st = stat()
         try retrying { fstat(fd.rawValue, &st) }

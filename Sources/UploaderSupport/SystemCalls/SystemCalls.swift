@@ -19,6 +19,10 @@ package protocol SystemCalls: Sendable {
     func write(_ fd: SystemDescriptor, _ bytes: UnsafeRawBufferPointer) throws(Errno) -> Int
     /// fsync(2), of a file or a directory.
     func fsync(_ fd: SystemDescriptor) throws(Errno)
+    /// sync_file_range(2) with SYNC_FILE_RANGE_WRITE over the whole file: writeback of its dirty
+    /// pages starts, and the call returns without waiting. Makes nothing durable (an fsync must
+    /// follow): started for several files before their fsyncs, one journal commit carries them all.
+    func startWriteback(_ fd: SystemDescriptor) throws(Errno)
     /// fstat(2).
     func status(of fd: SystemDescriptor) throws(Errno) -> FileSystem.Status
     /// fstatat(2): with `followLast` false a symlink at the last component is itself described (lstat).
