@@ -193,7 +193,8 @@ package struct Spool: Sendable {
         }
         let created = fs.createFiles(files)
         for (file, index) in written.enumerated() {
-            guard case .failure = created[file] else { continue }
+            guard case .failure(let error) = created[file] else { continue }
+            if let left = (error as? SystemError)?.leftBehind { temporaries.noteUnremoved(left, false) }
             results[index] = Result { try prepareManifest(records[index].manifest, for: records[index].path, in: .outbox) }
         }
         return results

@@ -28,8 +28,12 @@ extension FileLayer {
         written.reserveCapacity(files.count)
         func drop(_ index: Int, _ fd: SystemDescriptor?, _ error: any Error) {
             if let fd { calls.close(fd) }
-            try? unlink(files[index].name, in: files[index].directory)  // start-up's sweep takes one left behind
-            results[index] = .failure(error)
+            let file = files[index]
+            // One whose removal is refused too says so (`leftBehind`), for its caller to note.
+            results[index] = .failure(SystemError.afterRemoving(file.name, failed: error, operation: "create",
+                                                                path: file.name.displayed(in: file.directory)) {
+                try unlink(file.name, in: file.directory)
+            })
         }
         for (index, file) in files.enumerated() {
             let display = file.name.displayed(in: file.directory)
@@ -51,9 +55,12 @@ extension FileLayer {
                 drop(index, fd, error)
             }
         }
-        // A hint only: a writeback that cannot start leaves the work to the fsync, which says what fails.
         if written.count > 1 {
-            for (_, fd) in written { try? calls.startWriteback(fd) }
+            for (_, fd) in written {
+                do { try calls.startWriteback(fd) } catch {
+                    // A hint only: the fsync that follows does the work, and says what fails.
+                }
+            }
         }
         for (index, fd) in written {
             do {
