@@ -21,6 +21,11 @@ package final class SpoolCounter: Sendable {
     private let state = Mutex(State())
     /// Opens at `stop`: ends the pause between rounds.
     private let stopped = Latch()
+    /// Opens when the counting thread has ended (or was never started): the process may exit then,
+    /// not while the thread is in the middle of a count (an exit tearing down what a running
+    /// thread still uses crashed `run --once` at its very end).
+    private let ended = Latch()
+    private let started = Mutex(false)
     private let logger: Logger
 
     private let clock: any Clock
@@ -32,7 +37,9 @@ package final class SpoolCounter: Sendable {
 
     /// Counts in a loop until `stop`; `runners` gives the current set, `onUpdate` runs after each round.
     package func start(runners: @escaping @Sendable () -> [ProfileRunner], onUpdate: @escaping @Sendable () -> Void) {
+        started.withLock { $0 = true }
         SystemScheduler.system.startThread(named: "spool-counter") { [self] in
+            defer { ended.open() }
             while !stopped.isOpen {
                 countNow(runners())
                 onUpdate()
@@ -42,8 +49,12 @@ package final class SpoolCounter: Sendable {
         }
     }
 
-    package func stop() {
+    /// Ends the rounds and waits for the counting thread to end (for at most `patience` seconds:
+    /// a count of a huge spool is left to the exit then).
+    package func stop(patience: TimeInterval = 5) {
         stopped.open()
+        guard started.withLock({ $0 }) else { return }
+        _ = clock.wait(for: ended, until: clock.monotonic + patience)
     }
 
     /// Counts every spool now, on the calling thread.
