@@ -149,10 +149,15 @@ package final class ServiceLoop: DeadlineTickers {
         }
     }
 
+    /// Empties the wake pipe, then lets the next `wake` write again. In that order: a `wake` that
+    /// came while the pipe was read (its byte read with the others) and found `woken` still set
+    /// wrote nothing, and the state read next sees its change; cleared first, `woken` could stay
+    /// set over an empty pipe, and every later `wake` would write nothing (a deadline moved
+    /// sooner then waited for the old one).
     private func drainWakePipe() {
-        state.withLock { $0.woken = false }
         var buffer = [UInt8](repeating: 0, count: 64)
         while buffer.withUnsafeMutableBytes({ read(wakeRead, $0.baseAddress, $0.count) }) > 0 {}
+        state.withLock { $0.woken = false }
     }
 
     /// Ticks every deadline that has come, each once (its due cleared before its tick, which may set the next).
