@@ -34,16 +34,6 @@ import Testing
                     clock: SystemClock())
     }
 
-    /// Waits (10 s at most) until `condition` holds, yielding the processor meanwhile.
-    private func waitUntil(_ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(10)
-        while !condition() {
-            guard Date() < deadline else { return false }
-            sched_yield()
-        }
-        return true
-    }
-
     @Test func eventsFromManyThreadsAreSteppedOnceEachAndNeverTwoAtOnce() {
         let loop = loop(claimAhead: 1_000)
         let effects = Effects()
@@ -59,7 +49,7 @@ import Testing
             }.start()
         }
         #expect(done.wait(timeout: .now() + 30) == .success)
-        #expect(waitUntil { loop.snapshot.steps == 1 + senders * perSender })
+        #expect(spinUntil { loop.snapshot.steps == 1 + senders * perSender })
         #expect(!effects.overlapped, "two senders stepped the owner at once")
         let claims = effects.taken.compactMap { effect -> RelativePath? in
             if case .claim(let path) = effect { return path }
@@ -79,7 +69,7 @@ import Testing
         loop.start(ProfileState(seed: 1), name: "t") { effects.perform($0) }
         let path = RelativePath("late.bin")
         loop.send(.recovered(files: [], retries: [RetryEntry(path: path, due: Date().addingTimeInterval(0.05))], ignoredDirectories: []))
-        #expect(waitUntil { effects.taken.contains(.moveBack(path)) }, "the retry came due with nothing else sent")
+        #expect(spinUntil { effects.taken.contains(.moveBack(path)) }, "the retry came due with nothing else sent")
         loop.send(.stop(grace: 0))
         loop.send(.movedBack(path, to: nil))
         loop.waitUntilEnded()

@@ -7,16 +7,6 @@ import UploaderSupport
 /// `SpoolCounter.stop` returns only once its counting thread has ended: the process exits right
 /// after it, and an exit while that thread was mid-count crashed `run --once` after its last line.
 @Suite struct SpoolCounterStopTests {
-    /// Waits (10 s at most) until `condition` holds, yielding the processor meanwhile.
-    private func waitUntil(_ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(10)
-        while !condition() {
-            guard Date() < deadline else { return false }
-            sched_yield()
-        }
-        return true
-    }
-
     @Test func stopWaitsForTheRoundUnderWayToEnd() throws {
         let clock = ManualClock()
         let counter = SpoolCounter(logger: Logger(level: .error), clock: clock)
@@ -27,7 +17,7 @@ import UploaderSupport
             _ = SystemClock().wait(for: release, until: SystemClock().monotonic + 30)
             return []
         }, onUpdate: { updated.withLock { $0 += 1 } })
-        #expect(waitUntil { inRound.isOpen }, "the counting thread is in its round")
+        #expect(spinUntil { inRound.isOpen }, "the counting thread is in its round")
 
         let stopped = Mutex(false)
         SystemScheduler.system.startThread(named: "stopper") {
@@ -35,11 +25,11 @@ import UploaderSupport
             stopped.withLock { $0 = true }
         }
         // The stopper waits on the (hand-moved) clock for the thread to end, and has not returned.
-        #expect(waitUntil { clock.waiting == 1 }, "stop waits for the counting thread")
+        #expect(spinUntil { clock.waiting == 1 }, "stop waits for the counting thread")
         #expect(!stopped.withLock { $0 })
 
         release.open()
-        #expect(waitUntil { stopped.withLock { $0 } })
+        #expect(spinUntil { stopped.withLock { $0 } })
         #expect(updated.withLock { $0 } == 1, "the round under way ended before stop returned")
     }
 }

@@ -2,7 +2,7 @@
 
 /// One word each thread holds for itself (a `pthread_key_t`): what a thread carries with no lock,
 /// read on hot paths — the planted-bug switch, a worker's seat on its board.
-package struct ThreadSlot: @unchecked Sendable {
+package struct ThreadSlot: Sendable {
     private let key: pthread_key_t
 
     /// `ended` runs with the thread's value when a thread that set one ends (nil: nothing to release).
