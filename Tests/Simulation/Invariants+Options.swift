@@ -81,7 +81,7 @@ extension Simulation {
         hookLog.started(run)
         note("hook \(run.hook) runs for \(run.file) (boot #\(run.boot))")
         var finished = hookLog.finished(run)
-        if let bytes = disk.contents(run.manifest), let m = try? Manifest.decode(Data(bytes)) {
+        if let bytes = disk.contents(run.manifest), let m = disk.manifestMemo.manifest(bytes) {
             finished = max(finished, Self.finishedRuns(m, run.hook))
         }
         let allowed = run.hook == "on_failed" ? hookLog.takenBack[run.id] ?? 0 : 0
@@ -94,7 +94,7 @@ extension Simulation {
     /// `uploader retry --all` took a failed file back (its record no longer says failed, even if
     /// the move went no further): its `on_failed` is due again once it fails again.
     func tookBack(_ failed: Manifest, from name: String, record bytes: [UInt8]?) {
-        let now = disk.contents(profile.spool.retry + "/" + name).flatMap { try? Manifest.decode(Data($0)) }
+        let now = disk.contents(profile.spool.retry + "/" + name).flatMap(disk.manifestMemo.manifest)
         if now?.state != .failed { hookLog.tookBack(failed.id, record: name, bytes: bytes) }
     }
 
@@ -170,7 +170,7 @@ extension Simulation {
             return
         }
         guard let status = disk.inspect(file), status.kind == .regular, status.links == 1,
-              let bytes = disk.contents(manifestPath), let m = try? Manifest.decode(Data(bytes)), m.state == .sent,
+              let bytes = disk.contents(manifestPath), let m = disk.manifestMemo.manifest(bytes), m.state == .sent,
               let record = disk.inspect(manifestPath) else { return }
         // Not what was sent (written to during its move, on its way back to the outbox, and its
         // producer removed that name meanwhile): no delivery; whether its bytes were owed is `noFileLost`'s.

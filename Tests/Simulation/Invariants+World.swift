@@ -13,7 +13,7 @@ extension Simulation {
     func checkSlotBeforeAttempt(_ path: RelativePath, _ moment: String) {
         guard violation == nil, disk.faultsDrawn == faultsAtBoot,
               let bytes = disk.contents(profile.spool.outbox + "/" + Spool.manifestName(for: path).display),
-              let m = try? Manifest.decode(Data(bytes)), let last = m.attempts.last, last.endedAt == nil,
+              let m = disk.manifestMemo.manifest(bytes), let last = m.attempts.last, last.endedAt == nil,
               let started = Timestamp.parse(last.startedAt), started >= process.bootedAt else { return }
         fail(.slotBeforeAttempt, "\(path.logSafe) \(moment) with an attempt already open in its record")
     }

@@ -146,7 +146,7 @@ struct SpoolView {
             } else if disk.isDirectory(path) {
                 walk(disk, area, root, under: relative)
             } else if Spool.isManifestName(RelativePath(name)) {
-                let manifest = disk.contents(path).flatMap { try? Manifest.decode(Data($0)) }
+                let manifest = disk.contents(path).flatMap(disk.manifestMemo.manifest)
                 manifests.append((area, relative, manifest))
             } else if let content = disk.contents(path), let inode = disk.inode(path) {
                 files.append(File(area: area, name: relative, content: content, inode: inode))
@@ -221,15 +221,15 @@ extension Simulation {
         guard disk.faultsDrawn == faultsAtBoot else { return }
         let outbox = profile.spool.outbox
         let marker = Array("uploading".utf8)
-        let open = disk.names(in: outbox).filter { name in
-            guard !name.hasPrefix("."), Spool.isManifestName(RelativePath(name)),
-                  let bytes = disk.contents(outbox + "/" + name), Self.bytes(bytes, contain: marker),
-                  let m = try? Manifest.decode(Data(bytes)), m.state == .uploading, let last = m.attempts.last,
+        let open = disk.regularFiles(in: outbox).filter { name, bytes in
+            guard name.first != UInt8(ascii: "."), Spool.isManifestName(RelativePath(bytes: name)), Self.bytes(bytes, contain: marker),
+                  let m = disk.manifestMemo.manifest(bytes), m.state == .uploading, let last = m.attempts.last,
                   last.endedAt == nil, let started = Timestamp.parse(last.startedAt) else { return false }
             return started >= process.bootedAt
         }
         if open.count > process.configured.concurrency {
-            fail(.recordsWithinSlots, "\(open.count) records say uploading with \(process.configured.concurrency) slots: \(open.sorted())")
+            let names = open.map { RelativePath(bytes: $0.name).display }.sorted()
+            fail(.recordsWithinSlots, "\(open.count) records say uploading with \(process.configured.concurrency) slots: \(names)")
         }
     }
 

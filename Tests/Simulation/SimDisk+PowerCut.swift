@@ -34,7 +34,7 @@ extension SimDiskState {
         for directory in dirtyDirectories.sorted() {
             let node = nodes[directory]!
             var kept = node.durableEntries
-            let names = Set(node.entries.keys).union(node.durableEntries.keys).sorted { $0.lexicographicallyPrecedes($1) }
+            let names = Set(node.entries.keys).union(node.durableEntries.keys).sorted(by: SimDiskState.precedes)
             for name in names where node.entries[name] != node.durableEntries[name] {
                 if Bool.random(using: &rng) { kept[name] = node.entries[name] }
             }
@@ -57,7 +57,7 @@ extension SimDiskState {
             if node.isDirectory {
                 node.entries = changed[inode] ?? node.durableEntries
                 node.durableEntries = node.entries
-                let children = node.entries.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map(\.value)
+                let children = node.entries.sorted { SimDiskState.precedes($0.key, $1.key) }.map(\.value)
                 pending.append(contentsOf: children.reversed().map { ($0, inode) })
             }
             survivors[inode] = node

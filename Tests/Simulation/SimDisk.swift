@@ -23,6 +23,8 @@ final class SimDisk: Sendable {
 
     let model: Model
     let state: Mutex<SimDiskState>
+    /// The records the simulator's checks have decoded, by their bytes.
+    let manifestMemo = ManifestMemo()
 
     /// An empty disk: only `/`. `now` stamps mtime and ctime.
     init(model: Model, now: @escaping @Sendable () -> Date) {
@@ -150,6 +152,12 @@ final class SimDisk: Sendable {
         state.withLock { state in
             (try? state.list(SimDiskState.components(absolute: Array(directory.utf8))))?.map(\.name.display) ?? []
         }
+    }
+
+    /// The regular files directly in `directory`, name and data, in no order (one look for a check
+    /// that reads them all).
+    func regularFiles(in directory: String) -> [(name: [UInt8], data: [UInt8])] {
+        state.withLock { $0.regularFiles(in: SimDiskState.components(absolute: Array(directory.utf8))) }
     }
 
     func exists(path: String) -> Bool { inode(path) != nil }

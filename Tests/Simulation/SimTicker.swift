@@ -48,7 +48,11 @@ final class SimTicker: DeadlineTicker, @unchecked Sendable {
     func finish() {
         stop()
         guard started else { return }
-        for _ in 0..<100_000 where !threadEnded.value.load(ordering: .acquiring) { baton.letWorkersRun() }
+        var turns = 0
+        while turns < 100_000, !threadEnded.value.load(ordering: .acquiring) {
+            baton.letWorkersRun()
+            turns += 1
+        }
     }
 }
 

@@ -28,3 +28,21 @@ extension Simulation {
         return trialFailed == false
     }
 }
+
+/// When the end phase tries its checks again after they failed: each failure doubles the wait,
+/// from a second of simulated time up to five minutes. A schedule that settles is seen settled
+/// soon after; one that never will (a planted bug) costs a few dozen reads of the spool instead
+/// of one at every tick of a timer that fires each second.
+struct EndChecksTrials {
+    private var next: Double
+    private var wait = 1.0
+
+    init(from now: Double) { next = now }
+
+    func due(at now: Double) -> Bool { now >= next }
+
+    mutating func failed(at now: Double) {
+        next = now + wait
+        wait = min(wait * 2, 300)
+    }
+}

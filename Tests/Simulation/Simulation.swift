@@ -482,6 +482,7 @@ final class Simulation {
         process.executor.rescan()
         var rescans = 0
         var failedTrial: EndChecksInput?
+        var trials = EndChecksTrials(from: clock.monotonic)
         // Outside its windows the owner sleeps until the next day's; a retry's due time is on the
         // wall clock, which jumps may have set back (by up to two hours each). Each pass over sent/ due
         // meanwhile (every 0.7 s with `keep_sent = 7s`) takes a few steps.
@@ -490,7 +491,13 @@ final class Simulation {
         let horizon: Double = (profile.uploadWindows.isAlways ? 3_600 : 86_400) + wallClockSetBack
         if let every = process.policy.retention?.every { budget += Int(6 * horizon / max(every, 0.5)) }
         if profile.rescan > 0 { budget += Int(20 * horizon / max(profile.rescan, 1)) }
-        for _ in 0..<budget where violation == nil {
+        // Whatever settles does so within the horizon; a schedule whose end checks still fail
+        // twice that long after the faults stopped never will, and its failure is reported now
+        // rather than after simulated years of window edges or rescans that change nothing.
+        let giveUpAt = clock.monotonic + 2 * horizon
+        var turns = 0
+        while turns < budget, violation == nil, clock.monotonic < giveUpAt {
+            turns += 1
             hearRetryCommand()
             if process.view.dead { crashed(); continue }
             if restartIfStopped() { continue }
@@ -503,7 +510,10 @@ final class Simulation {
             } else if process.ticker.due != nil || process.scheduler.wire.nextDeadline != nil {
                 // Nothing runs and every end check holds already: what is left is window edges and
                 // passes over sent/ with nothing to do, which could go on for simulated years.
-                if process.scheduler.wire.nextDeadline == nil, process.stopRequested == nil, endChecksPassNow(failedOn: &failedTrial) { break }
+                if process.scheduler.wire.nextDeadline == nil, process.stopRequested == nil, trials.due(at: clock.monotonic) {
+                    if endChecksPassNow(failedOn: &failedTrial) { break }
+                    trials.failed(at: clock.monotonic)
+                }
                 if skipToTheWindow() { continue }
                 advanceClock(limit: 3600)
             } else {
