@@ -7,7 +7,7 @@ import UploaderSupport
 /// The daemon's one thread for what comes from outside and what comes due: the handled signals
 /// (a signalfd), the kernel's network changes (the rtnetlink socket), every profile's deadlines
 /// (its owner's `.tick`) and the service reporter's rounds. It waits in poll(2) on those
-/// descriptors and a pipe that wakes it when a deadline moves sooner or the loop stops, with the
+/// descriptors and a pipe (`WakePipe`) that wakes it when a deadline moves sooner or the loop stops, with the
 /// next deadline as its timeout. Deadlines are kept on the daemon's clock (`monotonic`, which is
 /// CLOCK_MONOTONIC for the system's), the one the owners compute them on.
 ///
@@ -24,27 +24,15 @@ package final class ServiceLoop: DeadlineTickers {
         var sources: [(fd: Int32, readable: @Sendable () -> Bool)] = []
         var nextID = 1
         var stopping = false
-        /// A byte is in the wake pipe and not read yet: one is enough.
-        var woken = false
     }
 
     private let state = Mutex(State())
-    private let wakeRead: Int32
-    private let wakeWrite: Int32
+    private let wakePipe = WakePipe()
     private let ended = Latch()
     private let clock: any Clock
 
     package init(clock: any Clock = SystemClock()) {
         self.clock = clock
-        var ends: [Int32] = [-1, -1]
-        // A pipe is all a wake-up needs; without one the daemon cannot run at all.
-        precondition(pipe(&ends) == 0, "cannot make the service loop's wake pipe: \(Errno.current.description)")
-        for end in ends {
-            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-        }
-        wakeRead = ends[0]
-        wakeWrite = ends[1]
     }
 
     /// The monotonic seconds deadlines are kept in: the daemon's clock.
@@ -116,15 +104,7 @@ package final class ServiceLoop: DeadlineTickers {
         ended.wait()
     }
 
-    private func wake() {
-        let write = state.withLock { s -> Bool in
-            defer { s.woken = true }
-            return !s.woken
-        }
-        guard write else { return }
-        var byte: UInt8 = 1
-        _ = Glibc.write(wakeWrite, &byte, 1)
-    }
+    private func wake() { wakePipe.wake() }
 
     private func run() {
         while true {
@@ -132,7 +112,7 @@ package final class ServiceLoop: DeadlineTickers {
                 (s.sources, s.deadlines.values.compactMap(\.due).min(), s.stopping)
             }
             if stopping { return }
-            var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+            var fds = [pollfd(fd: wakePipe.readEnd, events: Int16(POLLIN), revents: 0)]
                 + sources.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
             let timeout = due.map { Int32(clamping: Int(max(0, ($0 - monotonic) * 1000).rounded(.up))) } ?? -1
             let ready = poll(&fds, nfds_t(fds.count), timeout)
@@ -140,24 +120,13 @@ package final class ServiceLoop: DeadlineTickers {
                 preconditionFailure("poll in the service loop: \(Errno.current.description)")
             }
             if ready > 0 {
-                if fds[0].revents != 0 { drainWakePipe() }
+                if fds[0].revents != 0 { wakePipe.drain() }
                 for (index, source) in sources.enumerated() where fds[index + 1].revents != 0 && !source.readable() {
                     state.withLock { $0.sources.removeAll { $0.fd == source.fd } }
                 }
             }
             runDue()
         }
-    }
-
-    /// Empties the wake pipe, then lets the next `wake` write again. In that order: a `wake` that
-    /// came while the pipe was read (its byte read with the others) and found `woken` still set
-    /// wrote nothing, and the state read next sees its change; cleared first, `woken` could stay
-    /// set over an empty pipe, and every later `wake` would write nothing (a deadline moved
-    /// sooner then waited for the old one).
-    private func drainWakePipe() {
-        var buffer = [UInt8](repeating: 0, count: 64)
-        while buffer.withUnsafeMutableBytes({ read(wakeRead, $0.baseAddress, $0.count) }) > 0 {}
-        state.withLock { $0.woken = false }
     }
 
     /// Ticks every deadline that has come, each once (its due cleared before its tick, which may set the next).
