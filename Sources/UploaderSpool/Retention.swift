@@ -89,32 +89,26 @@ package struct Retention: Sendable {
         var oldest = OldestSentFiles(capacity: window)
         var total: Int64 = 0
         var removed = 0
+        let rule = RetentionRule(keep: keep, keepBytes: keepBytes)
         walk { manifest in
-            let record: FileSystem.Status
-            do {
-                guard let found = try fs.statusIfPresent(manifest, in: sent) else { return }  // gone meanwhile
-                record = found
-            } catch {
-                // Kept, and weighed by no bound: said at each pass, as it stays until it can be read.
-                logger.warn("retention: cannot look at a manifest in sent/; its file is kept", ["file": manifest.displayed(in: sent),
-                                                                                                "error": "\(error)"])
-                return
-            }
             let file = Spool.fileName(forManifest: manifest)
-            if !fs.exists(file, in: sent) {
-                // A deletion cut after its file had gone.
-                if delete(file) { removed += 1 }
+            let judgement: SentJudgement
+            do {
+                judgement = try lifecycle.plan { disk throws(PlanStop) in try SpoolMoves.judgeSent(file, rule: rule, now: now, on: &disk) }
+            } catch {
+                // Kept, and weighed by no bound: said at each pass, as it stays until it can be looked at.
+                logger.warn("retention: cannot look at a file in sent/; it is kept", ["file": file.displayed(in: sent), "error": "\(error)"])
                 return
             }
-            if keep > 0 && now.timeIntervalSince(record.mtime) > keep {
-                if delete(file) { removed += 1 }
+            switch judgement {
+            case .gone, .keep:
                 return
+            case .finishDeletion, .tooOld:
+                if delete(file) { removed += 1 }
+            case .weigh(let bytes, let mtimeNanos):
+                total += bytes
+                oldest.offer(OldestSentFiles.Candidate(mtimeNanos: mtimeNanos, manifest: manifest, bytes: bytes))
             }
-            guard keepBytes > 0 else { return }
-            // A hint: a file gone (or unreadable) beside its manifest weighs nothing; the manifest counts.
-            let bytes = record.size + ((try? fs.status(file, in: sent))?.size ?? 0)
-            total += bytes
-            oldest.offer(OldestSentFiles.Candidate(mtimeNanos: record.mtimeNanos, manifest: manifest, bytes: bytes))
         }
         guard keepBytes > 0, total > keepBytes else { return (removed, false) }
         var excess = total - keepBytes
