@@ -55,10 +55,14 @@ struct DiskStepPerformer: DiskSteps {
             case .markHookDue(let manifest, let place, _):
                 try HookLedger(spool: spool).ensureMarker(for: manifest, at: place.path, in: place.area)
             case .link(let from, let to, _):
+                if to.kind == .record, to.area != .outbox, PlantedBug.manifestDroppedInMove.isActive { return .done }
                 try fs.link(name(from), in: spool.directory(from.area), to: name(to), in: spool.directory(to.area))
             case .rename(let from, let to, _):
                 try fs.rename(name(from), in: spool.directory(from.area), to: name(to), in: spool.directory(to.area), replace: false)
             case .unlink(let place, _):
+                if place.kind == .file, place.area == .outbox, let bug = PlantedBug.active {
+                    return try plantedOutboxUnlink(place, bug)
+                }
                 try fs.unlink(name(place), in: spool.directory(place.area))
             case .recordDeliveries(let manifests, _):
                 spool.sentLedger.record(manifests, logger: lifecycle.logger)
@@ -152,6 +156,20 @@ struct DiskStepPerformer: DiskSteps {
         case .removedFromOutbox: return FileLifecycle.ChangedDuringMove(change: "removed from the outbox")
         case .refused: return errors[index] ?? SystemError("move", path: moves[index].path.logSafe, code: .io)
         }
+    }
+
+    /// The unlink of a file's outbox name with a planted bug (`PlantedBug`) on: `outboxNameKept`
+    /// does nothing, `moveDeletes` removes the file's name in retry/ as well; any other performs it.
+    private func plantedOutboxUnlink(_ place: SpoolPlace, _ bug: PlantedBug) throws -> StepOutcome {
+        let file = name(place), outbox = spool.directory(.outbox)
+        let hidden = file.name.bytes.first == UInt8(ascii: ".")
+        if bug == .outboxNameKept, !hidden { return .done }
+        let here = bug == .moveDeletes && !hidden ? try fs.status(file, in: outbox) : nil
+        try fs.unlink(file, in: outbox)
+        if let here, let there = try? fs.status(file, in: spool.directory(.retry)), there.inode == here.inode {
+            try fs.unlink(file, in: spool.directory(.retry))
+        }
+        return .done
     }
 
     /// The name a place has in its area's directory.

@@ -89,7 +89,7 @@ package struct Retention: Sendable {
         var oldest = OldestSentFiles(capacity: window)
         var total: Int64 = 0
         var removed = 0
-        let rule = RetentionRule(keep: keep, keepBytes: keepBytes)
+        let rule = RetentionRule(keep: PlantedBug.keepSentTenth.isActive ? keep / 10 : keep, keepBytes: keepBytes)
         walk { manifest in
             let file = Spool.fileName(forManifest: manifest)
             let judgement: SentJudgement

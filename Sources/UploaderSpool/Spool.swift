@@ -274,13 +274,14 @@ package struct Spool: Sendable {
     /// move, or an fsync refused on the way, leaves it where it was (the move is tried again).
     @discardableResult
     package func quarantineManifest(for path: RelativePath, in area: Area, now: Date) throws -> String {
+        let unsynced = PlantedBug.quarantineUnsynced.isActive
         try fs.makeDirectories(paths.quarantine)
-        try syncer.syncDirectory(of: RelativePath(".quarantine"), in: paths.root)
+        if !unsynced { try syncer.syncDirectory(of: RelativePath(".quarantine"), in: paths.root) }
         let stamp = Timestamp.format(now).replacingOccurrences(of: ":", with: "")
         let name = RelativePath(bytes: Spool.manifestName(for: path).name.bytes + Array(".\(stamp)".utf8))
         let record = Spool.manifestName(for: path)
         try fs.link(record, in: directory(area), to: name, in: paths.quarantine)
-        try syncer.syncDirectory(of: name, in: paths.quarantine)
+        if !unsynced { try syncer.syncDirectory(of: name, in: paths.quarantine) }
         try fs.unlink(record, in: directory(area))
         try syncDirectory(of: record, in: area)
         return name.displayed(in: paths.quarantine)

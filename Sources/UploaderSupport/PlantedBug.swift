@@ -25,6 +25,21 @@ package enum PlantedBug: UInt8, CaseIterable, Sendable {
     /// `DirectorySyncer` counts as covered every request made before its fsync ended, not only
     /// those made before it began.
     case groupCommitOvercounts = 7
+    /// The file layer's readdir loop (`FileLayer.forEachEntry`) never hands over the last entry.
+    case listingDropsLast = 8
+    /// Retention enforces a tenth of `keep_sent` (`Retention`).
+    case keepSentTenth = 9
+    /// A record moved aside (`Spool.quarantineManifest`) has its old name removed without the
+    /// fsyncs of `.quarantine/` that make its new name durable first.
+    case quarantineUnsynced = 10
+    /// The spool's plan interpreter (`DiskStepPerformer`) reports the unlink of a file's outbox
+    /// name done and does nothing: the move's last step is skipped.
+    case outboxNameKept = 11
+    /// The plan interpreter reports a record's link into sent/ or retry/ made and makes nothing.
+    case manifestDroppedInMove = 12
+    /// The plan interpreter's unlink of a file's outbox name removes its new name in retry/ too:
+    /// a move into retry/ turned into a delete.
+    case moveDeletes = 13
 
     /// The bug switched on for the calling thread, or nil.
     package static var active: PlantedBug? {

@@ -13,14 +13,14 @@ package enum Plant: String, CaseIterable, Sendable {
     /// A refused connect reported as a reset mid-body, with the byte count of an earlier transfer
     /// left on the handle: an attempt counted that never reached the server (`attemptsMatchRequests`).
     case connectFailureAsReset = "connect-failure-as-reset"
-    /// A move into retry/ turned into a delete: as the file's outbox name goes, its new name in
-    /// retry/ goes with it (`noFileLost`).
+    /// A move into retry/ turned into a delete: as production's plan interpreter unlinks the
+    /// file's outbox name, its new name in retry/ goes with it (`noFileLost`).
     case moveDeletes = "move-deletes"
-    /// A move's last step skipped: the unlink of the file's outbox name reports success and does
-    /// nothing, so the file stays in the outbox as well (`noFileInTwoPlaces`).
+    /// A move's last step skipped: production's plan interpreter reports the unlink of the file's
+    /// outbox name done and does nothing, so the file stays in the outbox as well (`noFileInTwoPlaces`).
     case outboxNameKept = "outbox-name-kept"
-    /// A move that forgets the manifest: its link into sent/ or retry/ reports success and makes
-    /// nothing, then its outbox name is unlinked (`filesAndManifestsPaired`).
+    /// A move that forgets the manifest: production's plan interpreter reports its link into sent/
+    /// or retry/ made and makes nothing, then its outbox name is unlinked (`filesAndManifestsPaired`).
     case manifestDroppedInMove = "manifest-dropped-in-move"
     /// A short write taken for the whole: production's write loop (`FileLayer.writeAll`) returns
     /// after the first write(2) whatever it took, so a manifest written while the disk takes part
@@ -49,8 +49,9 @@ package enum Plant: String, CaseIterable, Sendable {
     /// An off-by-one in the policy: the core gets one transfer slot fewer than `concurrency`
     /// (`onlineMeansWorking`).
     case oneSlotShort = "one-slot-short"
-    /// An off-by-one in a directory listing: its last entry is dropped, so a file only a scan
-    /// finds (after a restart, an inotify overflow, a retry due) is never taken (`everyFileSettles`).
+    /// An off-by-one in production's readdir loop (`FileLayer.forEachEntry`): a listing's last
+    /// entry is dropped, so a file only a scan finds (after a restart, an inotify overflow, a
+    /// retry due) is never taken (`everyFileSettles`).
     case listingDropsLast = "listing-drops-last"
     /// The sweep of temporaries skipped: an unlink of a `.upl-tmp-` name reports success and does
     /// nothing, so what a crash or a failed write left stays (`noLeftoverTemporaries`).
@@ -73,8 +74,9 @@ package enum Plant: String, CaseIterable, Sendable {
     /// An upload deaf to its cancel while its body is on the wire: at the end of the grace the
     /// core cancels it, and the stop waits until the body is through all the same (`shutdownWithinGrace`).
     case stopOutlastsGrace = "stop-outlasts-grace"
-    /// The fsyncs of a move into `.quarantine/` skipped (the directory's entry in the spool's root,
-    /// the record's in it): a power cut can lose a record moved aside (`quarantineKeepsRecords`).
+    /// The fsyncs of a move into `.quarantine/` skipped by production's `Spool.quarantineManifest`
+    /// (the directory's entry in the spool's root, the record's in it): a power cut can lose a
+    /// record moved aside (`quarantineKeepsRecords`).
     case quarantineUnsynced = "quarantine-unsynced"
     /// A ListParts answer misread as empty: a resumed S3 multipart upload sends every part again,
     /// those the store acknowledged too (`s3PartsSentOnce`).
@@ -97,7 +99,8 @@ package enum Plant: String, CaseIterable, Sendable {
     case hookRerunAfterFinish = "hook-rerun-after-finish"
     /// The core given no upload windows: uploads start while every window is closed (`uploadsWithinWindows`).
     case windowIgnored = "window-ignored"
-    /// Retention given a tenth of `keep_sent`: delivered files leave sent/ too young (`sentRemovedOnlyAsAllowed`).
+    /// Production's `Retention` enforcing a tenth of `keep_sent`: delivered files leave sent/ too
+    /// young (`sentRemovedOnlyAsAllowed`).
     case keepSentTenth = "keep-sent-tenth"
     /// `order` misread as its opposite (oldest as newest, smallest as largest): claimed files
     /// take their slots last first (`orderWithinSlots`).
@@ -155,6 +158,12 @@ package enum Plant: String, CaseIterable, Sendable {
         case .shortManifestWrite: return .shortWriteTakenWhole
         case .manifestFsyncSkipped: return .fileSyncSkipped
         case .groupCommitOvercounts: return .groupCommitOvercounts
+        case .listingDropsLast: return .listingDropsLast
+        case .keepSentTenth: return .keepSentTenth
+        case .quarantineUnsynced: return .quarantineUnsynced
+        case .outboxNameKept: return .outboxNameKept
+        case .manifestDroppedInMove: return .manifestDroppedInMove
+        case .moveDeletes: return .moveDeletes
         default: return nil
         }
     }
@@ -162,10 +171,10 @@ package enum Plant: String, CaseIterable, Sendable {
     /// Whether the plant lives in the spool's file system (`PlantedFileSystem` wraps it).
     var wrapsFileSystem: Bool {
         switch self {
-        case .moveDeletes, .outboxNameKept, .manifestDroppedInMove, .mtimeShiftsPerBoot, .listingDropsLast,
-             .temporariesKept, .requeueRecordSkipped, .quarantineUnsynced, .hookRerunAfterFinish:
+        case .mtimeShiftsPerBoot, .temporariesKept, .requeueRecordSkipped, .hookRerunAfterFinish:
             return true
-        case .silentResend, .connectFailureAsReset, .cancelLeavesRequest, .successFor5xx, .oneSlotShort, .maxAttemptsPlusTwo, .oneSlotExtra,
+        case .moveDeletes, .outboxNameKept, .manifestDroppedInMove, .listingDropsLast, .quarantineUnsynced,
+             .silentResend, .connectFailureAsReset, .cancelLeavesRequest, .successFor5xx, .oneSlotShort, .maxAttemptsPlusTwo, .oneSlotExtra,
              .retryAfterIgnored, .maxAttemptsOne, .stopOutlastsGrace, .listPartsReadEmpty, .headOffsetReadZero, .sftpTemporaryKept, .hookJobsLost,
              .windowIgnored, .keepSentTenth, .orderReversed, .timerMissesFirstDeadline, .rescanForgetsFound,
              .shortManifestWrite, .manifestFsyncSkipped, .groupCommitOvercounts:

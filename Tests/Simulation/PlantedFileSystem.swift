@@ -67,28 +67,15 @@ struct PlantedFileSystem: SpoolFileSystem {
     }
 
     func link(_ existing: RelativePath, in fromDir: String, to new: RelativePath, in toDir: String) throws {
-        let manifest = Spool.isManifestName(new)
-        switch plant {
-        case .manifestDroppedInMove where (toDir == paths.sent || toDir == paths.retry) && manifest:
-            return
-        default:
-            try inner.link(existing, in: fromDir, to: new, in: toDir)
-        }
+        try inner.link(existing, in: fromDir, to: new, in: toDir)
     }
 
     func unlink(_ path: RelativePath, in directory: String) throws {
         switch plant {
-        case .outboxNameKept where directory == paths.outbox && !Spool.isManifestName(path) && !path.name.bytes.starts(with: [0x2E]):
-            return
         case .temporariesKept where isTemporary(path):
             return
         case .hookRerunAfterFinish where directory == paths.hooksDue:
             return
-        case .moveDeletes where directory == paths.outbox && !Spool.isManifestName(path):
-            let here = try inner.status(path, in: directory)
-            try inner.unlink(path, in: directory)
-            // The move's new name in retry/, this very file: gone too.
-            if let there = try? inner.status(path, in: paths.retry), there.inode == here.inode { try inner.unlink(path, in: paths.retry) }
         default:
             try inner.unlink(path, in: directory)
         }
@@ -109,7 +96,6 @@ struct PlantedFileSystem: SpoolFileSystem {
     }
 
     func syncDirectory(of name: RelativePath, in directory: String) throws {
-        if plant == .quarantineUnsynced, directory == paths.quarantine || (directory == paths.root && name.display == ".quarantine") { return }
         try inner.syncDirectory(of: name, in: directory)
     }
 
@@ -118,8 +104,7 @@ struct PlantedFileSystem: SpoolFileSystem {
     func makeParents(of path: RelativePath, in directory: String) throws { try inner.makeParents(of: path, in: directory) }
 
     func list(_ path: RelativePath, in directory: String) throws -> [FileSystem.Entry] {
-        let entries = try inner.list(path, in: directory)
-        return plant == .listingDropsLast ? Array(entries.dropLast()) : entries
+        try inner.list(path, in: directory)
     }
 
     func append(_ data: [UInt8], to name: RelativePath, in directory: String) throws { try inner.append(data, to: name, in: directory) }

@@ -107,9 +107,7 @@ final class SimProcess: @unchecked Sendable {
         hookRunner = previous?.hookRunner ?? HookRunner(clock: clock, host: hookHost)
         scheduler.hooks = hookHost
         scheduler.now = { clock.now }
-        var executed = profile
-        if plant == .keepSentTenth { executed.keepSent /= 10 }
-        executor = ProfileExecutor(profile: executed, spool: spool, parts: parts, hooks: hookRunner, logger: logger,
+        executor = ProfileExecutor(profile: profile, spool: spool, parts: parts, hooks: hookRunner, logger: logger,
                                    clock: clock, report: { [weak self] event in self?.post(event) },
                                    finished: { [weak self] effect in self?.finishedEffects.withLock { $0.append(effect) } })
         scheduler.startWorkers(ProfileRunner.workerCount(for: policy), backgroundLimit: ProfileRunner.backgroundLimit(for: policy))

@@ -106,9 +106,16 @@ extension FileLayer {
             try call("opendir", display) { () throws(Errno) in try calls.openDirectory(cpath) }
         }
         defer { calls.closeDirectory(stream) }
+        let dropsLast = PlantedBug.listingDropsLast.isActive
+        var held: FileSystem.Entry?
         while let entry = try call("readdir", display, { () throws(Errno) in try calls.nextEntry(stream) }) {
             if entry.name.bytes == [0x2E] || entry.name.bytes == [0x2E, 0x2E] { continue }
-            try body(entry)
+            guard dropsLast else {
+                try body(entry)
+                continue
+            }
+            if let previous = held { try body(previous) }
+            held = entry
         }
     }
 }
