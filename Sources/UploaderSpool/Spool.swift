@@ -269,19 +269,33 @@ package struct Spool: Sendable {
     }
 
     /// Moves an unreadable manifest aside into `.quarantine/` (never deletes it); returns where it went.
-    /// As a move is made: linked there, `.quarantine/` (and its entry in the spool's root) fsynced,
+    /// As a move is made: the record's directory fsynced first (a file that left it just before
+    /// stays gone), then linked there, `.quarantine/` (and its entry in the spool's root) fsynced,
     /// and only then its old name removed, so no power cut can lose the record — one that cuts the
-    /// move, or an fsync refused on the way, leaves it where it was (the move is tried again).
+    /// move, or an fsync refused on the way, leaves it where it was (the move is tried again; a
+    /// refused fsync of `.quarantine/` removes the new name first).
     @discardableResult
     package func quarantineManifest(for path: RelativePath, in area: Area, now: Date) throws -> String {
         let unsynced = PlantedBug.quarantineUnsynced.isActive
+        let record = Spool.manifestName(for: path)
+        // What left the record's directory before (its file, in a move back whose fsync failed)
+        // is gone durably before the record goes: else a power cut could bring that file back
+        // there without its record.
+        try syncDirectory(of: record, in: area)
         try fs.makeDirectories(paths.quarantine)
         if !unsynced { try syncer.syncDirectory(of: RelativePath(".quarantine"), in: paths.root) }
         let stamp = Timestamp.format(now).replacingOccurrences(of: ":", with: "")
-        let name = RelativePath(bytes: Spool.manifestName(for: path).name.bytes + Array(".\(stamp)".utf8))
-        let record = Spool.manifestName(for: path)
+        let name = RelativePath(bytes: record.name.bytes + Array(".\(stamp)".utf8))
         try fs.link(record, in: directory(area), to: name, in: paths.quarantine)
-        if !unsynced { try syncer.syncDirectory(of: name, in: paths.quarantine) }
+        do {
+            if !unsynced { try syncer.syncDirectory(of: name, in: paths.quarantine) }
+        } catch {
+            // Undone: the record keeps its one name, and no undurable one is left in `.quarantine/`
+            // for a power cut to drop after that name is gone.
+            throw SystemError.afterRemoving(name, failed: error, operation: "fsync", path: paths.quarantine) {
+                try fs.unlink(name, in: paths.quarantine)
+            }
+        }
         try fs.unlink(record, in: directory(area))
         try syncDirectory(of: record, in: area)
         return name.displayed(in: paths.quarantine)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import UploaderSimulation
 import UploaderSupport
@@ -49,6 +50,60 @@ import UploaderSpool
                 try disk.syncDirectory(of: RelativePath("x"), in: "/spool/retry")
             }, outcome: Self.whereTheRecordIs)
             #expect(!outcomes.contains("nowhere"), "killed at \(k); outcomes of the power cut: \(outcomes.sorted())")
+        }
+    }
+
+    /// A move aside whose fsync of `.quarantine/` fails is undone: the record stays where it was
+    /// under its one name, and `.quarantine/` holds no name of it that no fsync made durable
+    /// (noJournal seed 2810 of the long run: such a name, left there, was lost by a power cut
+    /// after the record's own name had been removed by the move back it belonged to).
+    @Test(arguments: [SimDisk.Model.noJournal, .journalled])
+    func aMoveAsideWhoseFsyncFailsIsUndone(_ model: SimDisk.Model) throws {
+        let disk = SimDiskTesting.disk(model)
+        let (spool, _, _) = try SimDiskTesting.spool(on: disk)
+        disk.createFile("/spool/retry/a.bin.manifest.json", data: Self.record, sync: true)
+        try disk.syncAll()
+        // The third directory fsync is `.quarantine/`'s, after the link (retry/'s, then the spool root's, come first).
+        let syncs = Mutex(0)
+        disk.injectFaults { site in
+            guard site == .directorySync else { return .none }
+            return syncs.withLock { count in
+                count += 1
+                return count == 3 ? .ioError : .none
+            }
+        }
+        let refused = #expect(throws: SystemError.self) {
+            try spool.quarantineManifest(for: RelativePath("a.bin"), in: .retry, now: SimDiskTesting.start)
+        }
+        disk.injectFaults(nil)
+        #expect(refused?.operation == "fsync" && refused?.path == "/spool/.quarantine" && refused?.leftBehind == nil, "\(String(describing: refused))")
+        #expect(disk.names(in: "/spool/.quarantine").isEmpty, "the move aside is undone")
+        #expect(disk.contents("/spool/retry/a.bin.manifest.json") == Self.record)
+    }
+
+    /// A record moved aside because its file left retry/ just before (a move back whose fsync of
+    /// retry/ failed after the file's unlink): the file's absence is made durable before the
+    /// record's name goes, so no power cut brings the file back to retry/ without its record
+    /// (noJournal seed 6766 of the long run: it came back, a second name of the file the outbox
+    /// went on to deliver to sent/).
+    @Test(arguments: [SimDisk.Model.noJournal, .journalled])
+    func aRecordWhoseFileJustLeftIsMovedAsideOnlyOnceThatIsDurable(_ model: SimDisk.Model) throws {
+        for k in 1...9 {
+            let outcomes = try SimDiskTesting.powerCutOutcomes(model, runs: 60, setUp: { disk in
+                let (spool, _, _) = try SimDiskTesting.spool(on: disk)
+                disk.createFile("/spool/retry/a.bin", data: SimDiskTesting.bytes("data"), sync: true)
+                disk.createFile("/spool/retry/a.bin.manifest.json", data: Self.record, sync: true)
+                try disk.syncAll()
+                try disk.unlink(RelativePath("a.bin"), in: "/spool/retry")
+                disk.crash(atOperation: disk.operations + k)
+                _ = try? spool.quarantineManifest(for: RelativePath("a.bin"), in: .retry, now: SimDiskTesting.start)
+                disk.killProcess()
+            }, outcome: { disk in
+                let file = disk.contents("/spool/retry/a.bin") != nil
+                return file && disk.contents("/spool/retry/a.bin.manifest.json") == nil ? "file without its record" : Self.whereTheRecordIs(disk)
+            })
+            #expect(!outcomes.contains("file without its record") && !outcomes.contains("nowhere"),
+                    "killed at \(k); outcomes of the power cut: \(outcomes.sorted())")
         }
     }
 }

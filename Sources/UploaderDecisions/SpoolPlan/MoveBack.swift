@@ -56,7 +56,11 @@ extension SpoolMoves {
                 try disk.syncDirectory(of: inRetry)
                 throw .supersededRecord(path)
             } else if try holdsThisFile(underName, fileHere: fileHere, inRetry: inRetry, on: &disk) {
-                try completeMove(path, manifest: there, to: .retry, as: path, deletesAfter: false, on: &disk)
+                if try disk.sameFile(inRetry.record, underName.record) {
+                    try completeMove(path, manifest: there, to: .retry, as: path, deletesAfter: false, on: &disk)
+                } else {
+                    try endCutMoveUnderALaterRecord(path, fileHere: fileHere, on: &disk)
+                }
                 fileHere = true
             } else {
                 // The record's name in retry/ (a cut move's link, maybe never fsynced) durable first:
@@ -155,6 +159,21 @@ extension SpoolMoves {
         guard disk.exists(place) else { return false }
         guard fileHere else { return true }
         return try disk.sameFile(inRetry, place)
+    }
+
+    /// Ends a move into retry/ cut before its outbox names went, whose record in retry/ has been
+    /// rewritten since (a move back, `uploader retry`): that record is the later one and stays. The
+    /// file gets its name in retry/ if it lacks it, retry/ is fsynced, then the file's and the
+    /// record's outbox names go, each removal durable before the move back links new ones there.
+    private static func endCutMoveUnderALaterRecord<D: DiskSteps>(_ path: RelativePath, fileHere: Bool,
+                                                                  on disk: inout D) throws(PlanStop) {
+        let inRetry = SpoolPlace(.retry, path), underName = SpoolPlace(.outbox, path)
+        if !fileHere { try disk.link(underName, to: inRetry) }
+        try disk.syncDirectory(of: inRetry)
+        try disk.unlink(underName)
+        try disk.syncDirectory(of: underName)
+        try disk.unlink(underName.record)
+        try disk.syncDirectory(of: underName)
     }
 
     /// Removes the outbox name `target` of the record of `path` in retry/ (a move back's link of

@@ -79,6 +79,30 @@ import UploaderValues
         #expect(names.names[SpoolPlace(.retry, a)] == nil)
     }
 
+    /// A move into retry/ cut before its outbox names went (a power cut undid their removal),
+    /// after which retry/'s record was rewritten for a move back (`uploader retry`): the outbox
+    /// holds the file, under the same inode as retry/, and the move's `failed` record; retry/ a
+    /// later `queued` one. The cut move only has its outbox names left to remove, and the move
+    /// back goes on from retry/'s record (noJournal seed 4485 of the long run: the move's link of
+    /// its record into retry/ met the later record there, failed with EEXIST, and was tried again
+    /// every few seconds forever, the file in both places).
+    @Test func aCutMoveIntoRetryWhoseRecordThereIsLaterEndsThenTheFileComesBack() throws {
+        var names = inRetry(.queued)
+        let moved = FileIdentity(device: 1, inode: 600)
+        var failed = PlanNames.manifest(a, .failed)
+        failed.storedAs = "retry/a.bin"
+        names.records[moved] = failed
+        names.names[SpoolPlace(.outbox, a)] = PlanNames.file
+        names.names[SpoolPlace(.outbox, a, .record)] = moved
+        let back = try SpoolMoves.moveBack(fromRetry: a, resetBackoff: true, naming: naming, on: &names)
+        #expect(back == a)
+        #expect(names.names[SpoolPlace(.outbox, a)] == PlanNames.file)
+        #expect(record(names, SpoolPlace(.outbox, a))?.state == .queued)
+        #expect(names.names[SpoolPlace(.retry, a)] == nil && names.names[SpoolPlace(.retry, a, .record)] == nil)
+        #expect(!names.performed.contains(.link(SpoolPlace(.outbox, a, .record), to: SpoolPlace(.retry, a, .record), move: 0)),
+                "retry/'s later record is not overwritten by the cut move's")
+    }
+
     @Test func anOldQueuedRecordWhoseFileLeftIsSupersededByTheOutboxsLaterOne() {
         var names = inRetry(.queued)
         names.names[SpoolPlace(.retry, a)] = nil
