@@ -37,14 +37,14 @@ struct PlantCheckTests {
     /// generates: a seed that no longer catches its plant is said, and the block is then scanned
     /// in order as without it.
     static let firstCatches: [Plant: (model: String, seed: UInt64)] = [
-        .groupCommitOvercounts: ("noJournal", 20_261_130), .listingDropsLast: ("journalled", 20_261_130),
-        .manifestDroppedInMove: ("journalled", 20_261_130), .moveDeletes: ("journalled", 20_261_130),
-        .oneSlotShort: ("journalled", 20_261_130), .orderReversed: ("journalled", 20_261_130),
-        .outboxNameKept: ("journalled", 20_261_130), .temporariesKept: ("journalled", 20_261_130),
-        .timerMissesFirstDeadline: ("journalled", 20_261_130), .cancelLeavesRequest: ("journalled", 20_261_131),
-        .manifestFsyncSkipped: ("journalled", 20_261_131), .oneSlotExtra: ("journalled", 20_261_131),
-        .silentResend: ("journalled", 20_261_131), .hookJobsLost: ("journalled", 20_261_132),
-        .windowIgnored: ("journalled", 20_261_132), .mtimeShiftsPerBoot: ("journalled", 20_261_133),
+        .listingDropsLast: ("journalled", 20_261_130), .manifestDroppedInMove: ("journalled", 20_261_130),
+        .moveDeletes: ("journalled", 20_261_130), .oneSlotShort: ("journalled", 20_261_130),
+        .orderReversed: ("journalled", 20_261_130), .outboxNameKept: ("journalled", 20_261_130),
+        .temporariesKept: ("journalled", 20_261_130), .timerMissesFirstDeadline: ("journalled", 20_261_130),
+        .cancelLeavesRequest: ("journalled", 20_261_131), .manifestFsyncSkipped: ("journalled", 20_261_131),
+        .oneSlotExtra: ("journalled", 20_261_131), .silentResend: ("journalled", 20_261_131),
+        .hookJobsLost: ("journalled", 20_261_132), .windowIgnored: ("journalled", 20_261_132),
+        .mtimeShiftsPerBoot: ("journalled", 20_261_133), .groupCommitOvercounts: ("noJournal", 20_261_138),
         .requeueRecordSkipped: ("journalled", 20_261_138), .hookRerunAfterFinish: ("journalled", 20_261_139),
         .keepSentTenth: ("journalled", 20_261_139), .stopOutlastsGrace: ("journalled", 20_261_139),
         .maxAttemptsOne: ("journalled", 20_261_140), .connectFailureAsReset: ("journalled", 20_261_151),
