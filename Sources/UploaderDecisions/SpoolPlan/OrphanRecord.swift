@@ -104,7 +104,9 @@ extension SpoolMoves {
                         try endMove(file, area: stored.area, target: stored.path,
                                     deletesAfter: deletesAfterMove(manifest, in: stored.area, afterSendDeletes: afterSendDeletes),
                                     namesMayBeUnsynced: true, on: &disk)
-                        return .nothing
+                        // Said as a move finished, as when the record had to follow: a running
+                        // daemon's rescan learns of its retry due and its hook due only from this.
+                        return .moved(stored, manifest)
                     }
                     quarantine(outboxFile, because: "duplicate manifest; \(manifest.storedAs ?? "") already has one", on: &disk)
                     return .nothing
