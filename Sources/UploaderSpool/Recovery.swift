@@ -45,8 +45,12 @@ package struct Recovery: Sendable {
     /// `atStartUp`: nothing of ours is under way, so what the hidden temporary directory holds is
     /// left over from a crash and goes, and so do adoptions cut short (`FileAdoption`). A rescan
     /// of a running daemon (inotify overflow, `rescan`) leaves both alone: a worker's record
-    /// written aside, or a copy about to be swapped in, is there.
-    package func scanOutbox(_ directory: RelativePath = RelativePath(bytes: []), atStartUp: Bool = true) -> Result {
+    /// written aside, or a copy about to be swapped in, is there. It leaves alone, too, the record
+    /// without its file of a name `held` says a worker holds: a live move between its file's step
+    /// and its record's looks just like a cut one, and settling it beside the mover (which may
+    /// bring the file back itself) would give one file two outbox names.
+    package func scanOutbox(_ directory: RelativePath = RelativePath(bytes: []), atStartUp: Bool = true,
+                            held: (RelativePath) -> Bool = { _ in false }) -> Result {
         let outbox = spool.directory(.outbox)
         var result = Result()
         // What each directory being walked holds, settled when the walk leaves it.
@@ -78,7 +82,7 @@ package struct Recovery: Sendable {
             var here = files.removeValue(forKey: dir) ?? []
             for manifestName in manifests.removeValue(forKey: dir) ?? [] {
                 let file = Spool.fileName(forManifest: manifestName)
-                if here.contains(file) { continue }
+                if here.contains(file) || (!atStartUp && held(file)) { continue }
                 if let brought = resolveOrphan(file, into: &result) { here.insert(brought) }
             }
             result.files.append(contentsOf: here.filter { !ignore.ignores($0) }.sorted())

@@ -181,7 +181,8 @@ package final class ProfileExecutor: Sendable {
     /// Scans the outbox as a running daemon does (the temporary directory and adoptions left
     /// alone): the files, and the retries whose cut move it finished, go to the owner.
     package func rescan() {
-        let scan = recovery.scanOutbox(atStartUp: false)
+        // A held file's record is its worker's: a move under way is never settled as a cut one.
+        let scan = recovery.scanOutbox(atStartUp: false, held: { [held] in held.get($0) != nil })
         queueHooks(finishedBy: scan)
         let found = PlantedBug.rescanForgetsFound.isActive ? [] : scan.files
         report(.found(spool.queuedFiles(found)))
