@@ -173,17 +173,10 @@ package struct Claimer: Sendable {
                 case .reuse(let record):
                     reused = record
                 case .reuseIfHashHolds(let record, let stale):
-                    do {
-                        if try hashHolds(manifest, status: status, fd: fd, display: display, cancellation: cancellation) {
-                            reused = record
-                        } else {
-                            (staleS3, staleTus) = (stale.s3, stale.tus)
-                        }
-                    } catch {
-                        // Not knowing the bytes is no change: the record (its key, its uploads) is
-                        // never dropped for a read that failed, which a second read might not.
-                        return unchecked(path, manifest, error, fd: fd, display: display, status: status, now: now,
-                                         cancellation: cancellation, round: round)
+                    if hashHolds(manifest, status: status, fd: fd, display: display, cancellation: cancellation) {
+                        reused = record
+                    } else {
+                        (staleS3, staleTus) = (stale.s3, stale.tus)
                     }
                 case .afresh(let stale):
                     (staleS3, staleTus) = (stale.s3, stale.tus)
@@ -256,32 +249,12 @@ package struct Claimer: Sendable {
 
     /// Whether the file, hashed again, still has the record's digest (`RecordReuse.reuseIfHashHolds`:
     /// hashed within one clock tick of its last write, or in another boot, where a power cut may
-    /// have undone a write its producer never fsynced). A read that fails (or is cancelled) throws:
-    /// it says nothing of the bytes (`unchecked`).
+    /// have undone a write its producer never fsynced). A read that fails (or is cancelled) counts
+    /// as not: the claim then hashes afresh, and that read reports its error.
     private func hashHolds(_ manifest: Manifest, status: FileSystem.Status, fd: Int32, display: String,
-                           cancellation: CancellationFlag?) throws -> Bool {
-        try ClaimedFile.contentHash(fd: fd, size: status.size, fs: fs, display: display, cancellation: cancellation) == manifest.sha256
-    }
-
-    /// The re-hash of a record's file failed (`hashHolds` threw): cancelled, nothing written; a
-    /// file its producer cut short meanwhile, claimed again; else unreadable, filed as failed with
-    /// the record it has, so its id (the key the destination may already hold the bytes under)
-    /// stays with the file, an attempt it left open closed as interrupted (still counted).
-    private func unchecked(_ path: RelativePath, _ manifest: Manifest, _ error: any Error, fd: Int32, display: String,
-                           status: FileSystem.Status, now: Date, cancellation: CancellationFlag?, round: Int) -> Outcome {
-        let shrunk = (try? fs.status(fd: fd, path: display)).map { $0.size < status.size } ?? false
-        fs.close(fd)
-        guard let error = error as? SystemError else {
-            return error is CancellationFlag.Cancelled ? .cancelled : .refused("\(error)")
-        }
-        if shrunk && round < Self.rehashRounds {
-            logger.info("file changed while it was hashed; claiming it afresh", ["file": path.logSafe])
-            return claim(path, now: now, cancellation: cancellation, round: round + 1)
-        }
-        var kept = manifest
-        if kept.outboxPath != path { kept.setOutboxPath(path) }
-        kept.closeOpenAttempt(at: now, interrupted: true)
-        return .unreadable(error, kept)
+                           cancellation: CancellationFlag?) -> Bool {
+        let now = try? ClaimedFile.contentHash(fd: fd, size: status.size, fs: fs, display: display, cancellation: cancellation)
+        return now != nil && now == manifest.sha256
     }
 
     /// A record of a move into retry/ whose file already has its new name there, and whose outbox

@@ -202,10 +202,9 @@ extension Simulation {
     /// 2xx, 401, 403, 408, 429 and 5xx, or a local error such as an unreadable file.
     static func failedWithoutCause(_ m: Manifest, maxAttempts: Int) -> String? {
         if m.countedAttempts >= maxAttempts { return nil }
-        // A file its claim could not read fails without an attempt (DESIGN §5: a local error),
-        // also one whose record kept the attempts of an earlier try (a re-hash that failed).
-        if m.lastError?.hasPrefix("cannot read file: ") == true { return nil }
         guard let last = m.attempts.last(where: { $0.interrupted != true && $0.rejected != true }) else {
+            // A file its claim could not read fails without an attempt (DESIGN §5: a local error).
+            if m.lastError?.hasPrefix("cannot read file: ") == true { return nil }
             return "it has no attempt to fail on (last error: \(m.lastError ?? "none"))"
         }
         if let status = last.httpStatus {
