@@ -9,13 +9,19 @@ import Testing
 /// its rename, another user's file being copied to make it ours — so only the start-up scan,
 /// when nothing is under way, sweeps it; a running daemon's rescan leaves it alone.
 @Suite struct RescanTemporariesTests {
-    @Test func aRescanLeavesWorkUnderWayAndTheStartUpSweepsLeftovers() throws {
-        let dir = try TemporaryDirectory()
+    /// A prepared spool in `dir` and the recovery that scans it.
+    static func spoolAndRecovery(in dir: TemporaryDirectory) throws -> (Spool, Recovery) {
         let spool = Spool(paths: SpoolPaths(root: dir.path + "/spool"))
         try spool.prepare()
         let logger = Logger(level: .error, sink: { _ in })
         let recovery = Recovery(spool: spool, lifecycle: FileLifecycle(spool: spool, logger: logger), ignore: IgnoreRules(patterns: []),
                                 recursive: false, logger: logger, clock: ManualClock())
+        return (spool, recovery)
+    }
+
+    @Test func aRescanLeavesWorkUnderWayAndTheStartUpSweepsLeftovers() throws {
+        let dir = try TemporaryDirectory()
+        let (spool, recovery) = try RescanTemporariesTests.spoolAndRecovery(in: dir)
         let aside = RelativePath(TemporaryNames.prefix + "7")
         try FileSystem.createFile(Array("a record written aside".utf8), named: aside, in: spool.paths.outboxTemporary, sync: false)
 
@@ -34,11 +40,7 @@ import Testing
 @Suite struct RescanHeldMoveTests {
     @Test func aRescanLeavesTheRecordOfAHeldFileToItsWorker() throws {
         let dir = try TemporaryDirectory()
-        let spool = Spool(paths: SpoolPaths(root: dir.path + "/spool"))
-        try spool.prepare()
-        let logger = Logger(level: .error, sink: { _ in })
-        let recovery = Recovery(spool: spool, lifecycle: FileLifecycle(spool: spool, logger: logger), ignore: IgnoreRules(patterns: []),
-                                recursive: false, logger: logger, clock: ManualClock())
+        let (spool, recovery) = try RescanTemporariesTests.spoolAndRecovery(in: dir)
         let name = RelativePath("a.bin")
         // The move's first steps: the file and its `sent` record in sent/, the file's outbox name gone.
         try FileSystem.createFile(Array("delivered".utf8), named: name, in: spool.paths.sent, sync: true)
