@@ -52,12 +52,14 @@ package final class ClaimedFile: @unchecked Sendable {
     /// the ones hashed; else that they changed (a same-size rewrite within one clock tick), or
     /// why they cannot be read again.
     package func contentChanged() -> String? {
+        do { return try contentChange() } catch { return "cannot read it again: \(error)" }
+    }
+
+    /// `contentChanged`, throwing when the bytes cannot be read again: a failed read says nothing
+    /// of them, and a move about to file the file must stop rather than guess.
+    package func contentChange() throws -> String? {
         guard writtenJustBefore, let claimedHash = manifest.sha256 else { return nil }
-        do {
-            let now = try ClaimedFile.contentHash(fd: fd, size: status.size, fs: fs, display: path.logSafe)
-            return now == claimedHash ? nil : "content changed (same size, within one clock tick)"
-        } catch {
-            return "cannot read it again: \(error)"
-        }
+        let now = try ClaimedFile.contentHash(fd: fd, size: status.size, fs: fs, display: path.logSafe)
+        return now == claimedHash ? nil : "content changed (same size, within one clock tick)"
     }
 }

@@ -173,10 +173,20 @@ package struct Claimer: Sendable {
                 case .reuse(let record):
                     reused = record
                 case .reuseIfHashHolds(let record, let stale):
-                    if hashHolds(manifest, status: status, fd: fd, display: display, cancellation: cancellation) {
+                    switch Result(catching: { try ClaimedFile.contentHash(fd: fd, size: status.size, fs: fs, display: display,
+                                                                          cancellation: cancellation) }) {
+                    case .success(let hash) where hash == manifest.sha256:
                         reused = record
-                    } else {
+                    case .success:
                         (staleS3, staleTus) = (stale.s3, stale.tus)
+                    case .failure(is CancellationFlag.Cancelled):
+                        fs.close(fd)
+                        return .cancelled
+                    case .failure(let error):
+                        // A failed read says nothing of the bytes: claimed afresh, the file would
+                        // take a new id for what may be the very version the record sent.
+                        fs.close(fd)
+                        return .refused("cannot read the file to check it against its record: \(error)")
                     }
                 case .afresh(let stale):
                     (staleS3, staleTus) = (stale.s3, stale.tus)
@@ -245,16 +255,6 @@ package struct Claimer: Sendable {
             fs.close(fd)
             return .refused("\(error)")
         }
-    }
-
-    /// Whether the file, hashed again, still has the record's digest (`RecordReuse.reuseIfHashHolds`:
-    /// hashed within one clock tick of its last write, or in another boot, where a power cut may
-    /// have undone a write its producer never fsynced). A read that fails (or is cancelled) counts
-    /// as not: the claim then hashes afresh, and that read reports its error.
-    private func hashHolds(_ manifest: Manifest, status: FileSystem.Status, fd: Int32, display: String,
-                           cancellation: CancellationFlag?) -> Bool {
-        let now = try? ClaimedFile.contentHash(fd: fd, size: status.size, fs: fs, display: display, cancellation: cancellation)
-        return now != nil && now == manifest.sha256
     }
 
     /// A record of a move into retry/ whose file already has its new name there, and whose outbox

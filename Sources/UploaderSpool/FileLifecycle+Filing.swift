@@ -28,7 +28,7 @@ extension FileLifecycle {
     /// `unchanged[i]` is asked as `finish` asks it; a name taken meanwhile is chosen again for that
     /// move alone. Answers, in order, the name each file now has in sent/ or what stopped it
     /// (`ChangedDuringMove` among them); one move failing stops only that one.
-    package func fileTogether(_ moves: [RecordedMove], unchanged: [() -> String?]) -> [Result<RelativePath, any Error>] {
+    package func fileTogether(_ moves: [RecordedMove], unchanged: [() throws -> String?]) -> [Result<RelativePath, any Error>] {
         precondition(moves.count == unchanged.count, "one change check per move")
         let moved = moveTogether(moves.map(\.move))
         return moves.indices.map { index in

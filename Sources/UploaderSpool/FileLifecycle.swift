@@ -108,7 +108,7 @@ package struct FileLifecycle: Sendable {
     /// `file`: the claimed file's identity; an outbox name leading to another file is not moved.
     @discardableResult
     package func finish(_ path: RelativePath, manifest original: Manifest, to area: Spool.Area, file: FileSystem.Status? = nil,
-                        unchanged: (() -> String?)? = nil, recorded: () -> Void = {}) throws -> RelativePath {
+                        unchanged: (() throws -> String?)? = nil, recorded: () -> Void = {}) throws -> RelativePath {
         // A move into retry/ runs whole under the retry-move lock: `uploader retry` must not move
         // the file back between its link there and its outbox name's unlink.
         try RetryMoveLock(spool: spool).around(.shared, when: area == .retry) {
@@ -120,7 +120,7 @@ package struct FileLifecycle: Sendable {
     /// file's link (another file's move chose it too, or a file put there by hand): the record is
     /// written again with the next free name, and the move goes on under it.
     private func fileAway(_ path: RelativePath, manifest original: Manifest, to area: Spool.Area, file: FileSystem.Status?,
-                          unchanged: (() -> String?)?, recorded: () -> Void) throws -> RelativePath {
+                          unchanged: (() throws -> String?)?, recorded: () -> Void) throws -> RelativePath {
         var move = try recordFinal(path, manifest: original, to: area, live: unchanged != nil)
         move.file = file
         recorded()
@@ -129,7 +129,7 @@ package struct FileLifecycle: Sendable {
 
     /// Steps 3–5 of `move`, its record in place (`recordFinal`), through the batch of moves that
     /// finish together; a name taken meanwhile (`namesTaken` so far) is chosen again.
-    func keepFiling(_ first: PendingMove, original: Manifest, unchanged: (() -> String?)?, namesTaken taken: Int) throws -> RelativePath {
+    func keepFiling(_ first: PendingMove, original: Manifest, unchanged: (() throws -> String?)?, namesTaken taken: Int) throws -> RelativePath {
         var move = first
         var namesTaken = taken
         while true {
@@ -188,7 +188,7 @@ package struct FileLifecycle: Sendable {
     /// `unchanged` (a live move) is asked once the file is out of the producer's reach: if it
     /// reports a change, the file goes back to the outbox and `ChangedDuringMove` is thrown.
     package func completeMove(_ path: RelativePath, manifest: Manifest, to area: Spool.Area, as target: RelativePath,
-                              unchanged: (() -> String?)? = nil, file: FileSystem.Status? = nil) throws {
+                              unchanged: (() throws -> String?)? = nil, file: FileSystem.Status? = nil) throws {
         let move = PendingMove(path: path, manifest: manifest, area: area, target: target, live: unchanged != nil,
                                recordFirst: false, file: file)
         let fileHere = try moveTogether([move])[0].get()
@@ -225,8 +225,8 @@ package struct FileLifecycle: Sendable {
     /// Step 5, by each mover itself: `unchanged` is asked once the file is out of the producer's
     /// reach; a change takes its new name away again (back to the outbox, `ChangedDuringMove`).
     /// Then the manifest's outbox name goes.
-    func endMove(_ move: PendingMove, fileHere: Bool, unchanged: (() -> String?)?) throws {
-        if fileHere, let change = unchanged?() {
+    func endMove(_ move: PendingMove, fileHere: Bool, unchanged: (() throws -> String?)?) throws {
+        if fileHere, let change = try unchanged?() {
             // Back to the outbox (beside a new file under its name, if one took it), record after file.
             try plan { disk throws(PlanStop) in
                 try SpoolMoves.bringBackChanged(move.path, id: move.manifest.id, from: SpoolPlace(move.area, move.target), change: change,

@@ -49,8 +49,13 @@ package struct UploadSource: Sendable {
 
     /// Nil while the open file is as it was claimed; else what differs (or why it cannot be told).
     package func changeSinceClaim() -> String? {
-        let now: FileSystem.Status
-        do { now = try currentStatus(fd, path.logSafe) } catch { return "cannot stat it: \(error)" }
+        do { return try change() } catch { return "cannot stat it: \(error)" }
+    }
+
+    /// Nil while the open file is as it was claimed; else what differs. Throws when fstat cannot
+    /// tell: a move about to file it as sent must not take that for an answer either way.
+    package func change() throws -> String? {
+        let now = try currentStatus(fd, path.logSafe)
         if now.size != status.size { return "size \(status.size) → \(now.size)" }
         if now.mtimeNanos != status.mtimeNanos { return "modified" }
         return nil

@@ -10,7 +10,8 @@ package enum RecordReuse: Equatable, Sendable {
     /// Reused: the claim goes on with this record.
     case reuse(Manifest)
     /// Reused as `record` if the file still hashes to the record's digest; else claimed afresh,
-    /// with `otherwise`'s uploads ended.
+    /// with `otherwise`'s uploads ended. A file that cannot be read again is neither: its claim is
+    /// refused, and it stays queued under its record.
     case reuseIfHashHolds(record: Manifest, otherwise: StaleUploads)
     /// Claimed afresh: the file is not the version the record was made of (or no digest is
     /// recorded where one is wanted).
