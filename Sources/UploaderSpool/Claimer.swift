@@ -33,8 +33,13 @@ package struct Claimer: Sendable {
     /// The running boot's id (`BootID`); nil: records are not checked for another boot's hash.
     package let bootID: String?
 
+    /// Hears of a changed delivery a claim brought back to the outbox beside a new file under
+    /// its name: a file of its own, which no watcher event may announce (the daemon made the name).
+    package let foundBeside: @Sendable (RelativePath) -> Void
+
     package init(spool: Spool, profileName: String, digest: DigestMode, mimeTypes: MimeTypes, lifecycle: FileLifecycle, logger: Logger,
-                 bootID: String? = nil) {
+                 bootID: String? = nil, foundBeside: @escaping @Sendable (RelativePath) -> Void = { _ in }) {
+        self.foundBeside = foundBeside
         self.bootID = bootID
         self.spool = spool
         self.profileName = profileName
@@ -144,7 +149,8 @@ package struct Claimer: Sendable {
                 // never uploaded. It is claimed afresh below instead of being filed as sent.
                 logger.warn("file changed after its upload was recorded; uploading it again", ["file": path.logSafe, "id": manifest.id])
                 let naming = spool.storedAsNaming
-                lifecycle.run { disk in SpoolMoves.settleChangedDelivery(path, manifest: manifest, naming: naming, on: &disk) }
+                let beside = lifecycle.run { disk in SpoolMoves.settleChangedDelivery(path, manifest: manifest, naming: naming, on: &disk) }
+                if let beside { foundBeside(beside) }
             } else if manifest.state != .sent, let moved = movedAnotherFile(path, manifest: manifest, file: status, now: now) {
                 fs.close(fd)
                 return moved
@@ -307,9 +313,9 @@ package struct Claimer: Sendable {
             return .finishedByRecovery(place.area, place.path, retryDue: retryDue(record, now: now))
         case .cameBack:
             return round < Self.rehashRounds ? claim(path, now: now, cancellation: cancellation, round: round + 1) : .vanished
-        case .claimAfresh:
-            // With a new file under the name, the changed one came back beside it: the next
-            // rescan (or start) queues that one.
+        case .claimAfresh(let beside):
+            // With a new file under the name, the changed one came back beside it, as a file of its own.
+            if let beside { foundBeside(beside) }
             return claim(path, now: now)
         case .cannotFinish:
             return .refused("cannot finish recorded move: \(error)")
@@ -323,9 +329,10 @@ package struct Claimer: Sendable {
     /// (`SpoolMoves.settleRecordBesideEntry`).
     private func refuse(_ path: RelativePath, _ status: FileSystem.Status, now: Date) -> Outcome {
         let naming = spool.storedAsNaming, deletes = lifecycle.afterSend == .delete
-        lifecycle.run(now: now) { disk in
+        let beside = lifecycle.run(now: now) { disk in
             SpoolMoves.settleRecordBesideEntry(path, what: status.formatName, naming: naming, afterSendDeletes: deletes, on: &disk)
         }
+        if let beside { foundBeside(beside) }
         return .refused(Claimer.refusal(status))
     }
 

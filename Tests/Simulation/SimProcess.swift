@@ -93,20 +93,23 @@ final class SimProcess: @unchecked Sendable {
             SimTransport(server: server, choices: choices, disk: view, scheduler: scheduler, plant: plant)
         }
         scheduler.newJob = { server.newJob() }
-        let claimer = Claimer(spool: spool, profileName: profile.name, digest: profile.digest, mimeTypes: MimeTypes(byExtension: [:]),
-                              lifecycle: lifecycle, logger: logger, bootID: machineBoot)
         // As the runner makes them: a rate limiter when `max_rate` ever limits, hooks on a runner of their own.
         let limiter = profile.maxRate.limitsSometimes ? RateLimiter(schedule: profile.maxRate, timeZone: .gmt, clock: clock) : nil
         memory = previous?.memory ?? DestinationMemory()
-        let parts = ProfileExecutor.Parts(claimer: claimer, lifecycle: lifecycle, rateLimiter: limiter, probe: SimProbe(server: server),
-                                          jobs: scheduler, hostname: "sim", environment: [:], memory: memory,
-                                          threads: DestinationThreads(scheduler: baton, makeTransport: { scheduler.makeTransport() },
-                                                                      remoteFileSession: { SimRemoteFileSession(transport: $0, plant: plant) }))
         hookHost = previous?.hookHost
             ?? SimHookHost(baton: baton, choices: choices, boot: boot, enabled: profile.onSent != nil || profile.onFailed != nil)
         hookRunner = previous?.hookRunner ?? HookRunner(clock: clock, host: hookHost)
         scheduler.hooks = hookHost
         scheduler.now = { clock.now }
+        // Built once the process is whole: a changed delivery a claim brings back beside a new
+        // file is posted as found, as the runner's claimer does.
+        let claimer = Claimer(spool: spool, profileName: profile.name, digest: profile.digest, mimeTypes: MimeTypes(byExtension: [:]),
+                              lifecycle: lifecycle, logger: logger, bootID: machineBoot,
+                              foundBeside: { [weak self, spool] name in self?.post(.found(spool.queuedFiles([name]))) })
+        let parts = ProfileExecutor.Parts(claimer: claimer, lifecycle: lifecycle, rateLimiter: limiter, probe: SimProbe(server: server),
+                                          jobs: scheduler, hostname: "sim", environment: [:], memory: memory,
+                                          threads: DestinationThreads(scheduler: baton, makeTransport: { scheduler.makeTransport() },
+                                                                      remoteFileSession: { SimRemoteFileSession(transport: $0, plant: plant) }))
         executor = ProfileExecutor(profile: profile, spool: spool, parts: parts, hooks: hookRunner, logger: logger,
                                    clock: clock, report: { [weak self] event in self?.post(event) },
                                    finished: { [weak self] effect in self?.finishedEffects.withLock { $0.append(effect) } })

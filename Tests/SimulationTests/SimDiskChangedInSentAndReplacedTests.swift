@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import UploaderSimulation
 import UploaderSupport
@@ -27,11 +28,14 @@ import UploaderSpool
         let lifecycle: FileLifecycle
         let claimer: Claimer
         let record: Manifest
+        /// The names the claimer said it brought back beside another entry (to be queued).
+        let foundBeside = FoundNames()
 
         init(_ model: SimDisk.Model) throws {
             disk = SimDiskTesting.disk(model)
             let spool: Spool
-            (spool, lifecycle, claimer) = try SimDiskTesting.spool(on: disk)
+            let found = foundBeside
+            (spool, lifecycle, claimer) = try SimDiskTesting.spool(on: disk, foundBeside: { name in found.names.withLock { $0.append(name) } })
             record = try SimDiskTesting.moveToSentCutAfterLinks(SimDiskTesting.bytes("the version that was sent"), on: disk, spool,
                                                                 lifecycle, claimer)
             #expect(disk.writeInPlace("/spool/sent/a.bin", data: SimDiskChangedInSentAndReplacedTests.changed))
@@ -71,6 +75,7 @@ import UploaderSpool
         #expect(disk.names(in: "/spool/sent").isEmpty, "sent/ keeps no bytes that were never sent")
         #expect(disk.contents("/spool/outbox/a.2.bin") == Self.changed, "the changed version waits beside the new file")
         #expect(!disk.exists(path: "/spool/outbox/a.2.bin.manifest.json"))
+        #expect(layout.foundBeside.names.withLock { $0 } == [RelativePath("a.2.bin")], "and is queued at once, not at the next scan")
     }
 
     /// The producer put a symlink (or a FIFO) under the outbox name, not a file: its claim refuses
@@ -88,7 +93,13 @@ import UploaderSpool
         }
         #expect(disk.names(in: "/spool/sent").isEmpty, "sent/ keeps no bytes that were never sent")
         #expect(disk.contents("/spool/outbox/a.2.bin") == Self.changed, "the changed version waits beside the new entry")
+        #expect(layout.foundBeside.names.withLock { $0 } == [RelativePath("a.2.bin")], "and is queued at once")
         #expect(!disk.exists(path: "/spool/outbox/a.bin.manifest.json") && !disk.exists(path: "/spool/outbox/a.2.bin.manifest.json"))
         #expect(!disk.exists(path: "/spool/.quarantine") || disk.names(in: "/spool/.quarantine").isEmpty, "nothing is moved aside")
     }
+}
+
+/// The names a claimer reported found, in order.
+final class FoundNames: Sendable {
+    let names = Mutex<[RelativePath]>([])
 }

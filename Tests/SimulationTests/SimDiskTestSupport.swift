@@ -18,12 +18,13 @@ enum SimDiskTesting {
     static func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 
     /// The real spool code on `disk`: a prepared spool at /spool, its lifecycle and a claimer.
-    static func spool(on disk: SimDisk) throws -> (Spool, FileLifecycle, Claimer) {
+    static func spool(on disk: SimDisk, foundBeside: @escaping @Sendable (RelativePath) -> Void = { _ in })
+        throws -> (Spool, FileLifecycle, Claimer) {
         let spool = Spool(paths: SpoolPaths(root: "/spool"), fs: disk, temporaries: TemporaryNames(start: 0))
         let logger = Logger(level: .error, sink: { _ in })
         let lifecycle = FileLifecycle(spool: spool, logger: logger)
         let claimer = Claimer(spool: spool, profileName: "sim", digest: .sha256, mimeTypes: MimeTypes(byExtension: [:]),
-                              lifecycle: lifecycle, logger: logger)
+                              lifecycle: lifecycle, logger: logger, foundBeside: foundBeside)
         try spool.prepare()
         return (spool, lifecycle, claimer)
     }

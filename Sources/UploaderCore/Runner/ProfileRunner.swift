@@ -78,7 +78,8 @@ package final class ProfileRunner: Sendable {
         let route: (any RouteLookup)? = seams.route ?? reach.routeHost.map { KernelRoute(host: $0) }
         let parts = ProfileExecutor.Parts(
             claimer: Claimer(spool: spool, profileName: profile.name, digest: profile.digest, mimeTypes: mimeTypes,
-                             lifecycle: lifecycle, logger: logger, bootID: seams.bootID),
+                             lifecycle: lifecycle, logger: logger, bootID: seams.bootID,
+                             foundBeside: { [loop, spool] name in loop.send(.found(spool.queuedFiles([name]))) }),
             lifecycle: lifecycle,
             rateLimiter: profile.maxRate.limitsSometimes
                 ? RateLimiter(schedule: profile.maxRate, timeZone: seams.timeZone, clock: seams.clock) : nil,

@@ -8,8 +8,10 @@ package enum RecordSettlement: Equatable, Sendable {
     case vanished
     /// A file has the name again (put back by `uploader retry` under the lock): claimed as it is.
     case cameBack
-    /// The file came back from sent/ changed since its upload: claimed afresh.
-    case claimAfresh
+    /// The file came back from sent/ changed since its upload: claimed afresh. `besideNewFile`:
+    /// a new file had taken its name, and it came back beside it under this free name (a file of
+    /// its own, to be queued).
+    case claimAfresh(besideNewFile: RelativePath?)
     /// The record's move could not be finished (the interpreter holds the error); the record stays.
     case cannotFinish
     /// The record names no such move: the claim goes on.
@@ -45,7 +47,11 @@ extension SpoolMoves {
         }
         do throws(PlanStop) {
             // Written to through its second name after its upload: uploaded again.
-            if try requeueIfChangedAfterUpload(path, manifest: manifest, at: stored, on: &disk) != nil { return .claimAfresh }
+            switch try requeueIfChangedAfterUpload(path, manifest: manifest, at: stored, on: &disk) {
+            case .underItsName?: return .claimAfresh(besideNewFile: nil)
+            case .beside(let beside)?: return .claimAfresh(besideNewFile: beside)
+            case nil: break
+            }
             if stored.area == .retry { try disk.underRetryMoveLock(exclusive: false, finish) } else { try finish(&disk) }
         } catch {
             return .cannotFinish
@@ -87,18 +93,21 @@ extension SpoolMoves {
 
     /// A record says `sent`, but the file under its name is not the version sent (written to
     /// before the move finished): a changed second name the move left in sent/ comes back to the
-    /// outbox beside it (found by the next scan), and the move's second names go. The file here
-    /// is then claimed afresh.
+    /// outbox beside it, and the move's second names go. The file here is then claimed afresh;
+    /// the free name the changed one came back under, if it did, is returned to be queued.
+    @discardableResult
     package static func settleChangedDelivery<D: DiskSteps>(_ path: RelativePath, manifest: Manifest, naming: StoredAsNaming,
-                                                            on disk: inout D) {
-        guard let stored = manifest.storedAs.flatMap(naming.place), stored.area != .outbox else { return }
+                                                            on disk: inout D) -> RelativePath? {
+        guard let stored = manifest.storedAs.flatMap(naming.place), stored.area != .outbox else { return nil }
+        var beside: RelativePath?
         do throws(PlanStop) {
-            _ = try requeueIfChangedAfterUpload(path, manifest: manifest, at: stored, on: &disk)
+            if case .beside(let name)? = try requeueIfChangedAfterUpload(path, manifest: manifest, at: stored, on: &disk) { beside = name }
         } catch {
             disk.note(PlanNote(.warn, "cannot bring back a changed file from \(stored.area.rawValue)/",
                                ["file": path.logSafe, "name": manifest.storedAs ?? ""], withError: true))
         }
         dropStaleNames(path, at: stored, on: &disk)
+        return beside
     }
 
     /// A record of a move into retry/ whose file already has its new name there, and whose outbox
@@ -126,33 +135,39 @@ extension SpoolMoves {
 
     /// A non-regular entry (`what`: "symlink", "FIFO"…) under a name with a record beside it: the
     /// record belongs to a file swapped out (e.g. for a symlink during its upload). It is settled
-    /// when it is a move whose file has left, or a changed delivery (brought back to be sent);
-    /// otherwise it is moved aside, never deleted.
+    /// when it is a move whose file has left, or a changed delivery (brought back to be sent, under
+    /// the free name returned); otherwise it is moved aside, never deleted.
+    @discardableResult
     package static func settleRecordBesideEntry<D: DiskSteps>(_ path: RelativePath, what: String, naming: StoredAsNaming,
-                                                              afterSendDeletes: Bool, on disk: inout D) {
+                                                              afterSendDeletes: Bool, on disk: inout D) -> RelativePath? {
         let file = SpoolPlace(.outbox, path)
-        guard disk.exists(file.record) else { return }
+        guard disk.exists(file.record) else { return nil }
         if case .parsed(let manifest) = disk.readRecord(file), let stored = manifest.storedAs.flatMap(naming.place), stored.area != .outbox {
             // A move whose file has left the place it names (with `after_send = delete`, a
             // deletion cut before its end): settled as a record alone in the outbox is.
             if !disk.exists(stored),
                settleRecordOfLeftFile(path, manifest: manifest, naming: naming, afterSendDeletes: afterSendDeletes, on: &disk) != .toMoveAside {
-                return
+                return nil
             }
             // A delivery whose move into sent/ was cut after its links, written to afterwards
             // through the name the move had not taken away: that version comes back beside the
             // entry to be sent, and the record goes. A failure leaves it for the next claim.
             if manifest.state == .sent, stored.area == .sent {
                 do throws(PlanStop) {
-                    if try requeueIfChangedAfterUpload(path, manifest: manifest, at: stored, on: &disk) != nil { return }
+                    switch try requeueIfChangedAfterUpload(path, manifest: manifest, at: stored, on: &disk) {
+                    case .beside(let beside)?: return beside
+                    case .underItsName?: return nil
+                    case nil: break
+                    }
                 } catch {
                     disk.note(PlanNote(.error, "cannot bring back a delivered file changed after its upload", ["file": path.logSafe],
                                        withError: true))
-                    return
+                    return nil
                 }
             }
         }
         quarantine(file, because: "the file of this manifest was replaced by a \(what)", on: &disk)
+        return nil
     }
 
     private static func naming(_ place: SpoolPlace) -> String { "\(place.area.rawValue)/\(place.path.display)" }
