@@ -40,6 +40,19 @@ package enum PlantedBug: UInt8, CaseIterable, Sendable {
     /// The plan interpreter's unlink of a file's outbox name removes its new name in retry/ too:
     /// a move into retry/ turned into a delete.
     case moveDeletes = 13
+    /// The config read as settings for the core (`ProfilePolicy(profile:mode:)`) gives one
+    /// transfer slot fewer than `concurrency` (at least one).
+    case slotShort = 14
+    /// That reading gives one transfer slot more than `concurrency`.
+    case slotExtra = 15
+    /// That reading gives `max_attempts` + 2.
+    case maxAttemptsPlusTwo = 16
+    /// That reading gives `max_attempts` = 1.
+    case maxAttemptsOne = 17
+    /// That reading drops `upload_window`: uploads at any hour.
+    case windowsDropped = 18
+    /// That reading takes `order` for its opposite (oldest for newest, smallest for largest).
+    case orderReversed = 19
 
     /// The bug switched on for the calling thread, or nil.
     package static var active: PlantedBug? {

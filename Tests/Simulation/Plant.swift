@@ -3,7 +3,7 @@ import UploaderSupport
 /// A bug the simulator can plant (`simulate --plant NAME`), to show that the invariant it
 /// targets catches it: each is a regression the code could really suffer, put into the simulated
 /// world, into a thin wrapper around a seam the simulator injects (`PlantedFileSystem` around
-/// the spool's file system, `SimTransport`, the policy the core is given), or — where the bug
+/// the spool's file system, `SimTransport`), or — where the bug
 /// would live in production code — switched on there (`PlantedBug`, `inProduction`).
 package enum Plant: String, CaseIterable, Sendable {
     /// libcurl's silent re-send on a dead kept-alive connection (after a lost answer, or before a
@@ -46,8 +46,8 @@ package enum Plant: String, CaseIterable, Sendable {
     /// daylight-saving change): each boot sees every mtime an hour later, takes its files for
     /// changed, and claims them afresh under new keys (`duplicatesShareKey`).
     case mtimeShiftsPerBoot = "mtime-shifts-per-boot"
-    /// An off-by-one in the policy: the core gets one transfer slot fewer than `concurrency`
-    /// (`onlineMeansWorking`).
+    /// An off-by-one in production's reading of the config (`ProfilePolicy(profile:mode:)`): the
+    /// core gets one transfer slot fewer than `concurrency` (`onlineMeansWorking`).
     case oneSlotShort = "one-slot-short"
     /// An off-by-one in production's readdir loop (`FileLayer.forEachEntry`): a listing's last
     /// entry is dropped, so a file only a scan finds (after a restart, an inotify overflow, a
@@ -60,15 +60,17 @@ package enum Plant: String, CaseIterable, Sendable {
     /// would put its `queued` record in place is skipped, so the record keeps the attempt open
     /// while the file, claimed again, waits for a slot (`slotBeforeAttempt`).
     case requeueRecordSkipped = "requeue-record-skipped"
-    /// An off-by-one in the policy: the core gets `max_attempts` + 2 (`maxAttemptsRespected`).
+    /// An off-by-one in production's reading of the config: the core gets `max_attempts` + 2
+    /// (`maxAttemptsRespected`).
     case maxAttemptsPlusTwo = "max-attempts-plus-two"
-    /// An off-by-one in the policy: the core gets one transfer slot more than `concurrency`
-    /// (`recordsWithinSlots`).
+    /// An off-by-one in production's reading of the config: the core gets one transfer slot more
+    /// than `concurrency` (`recordsWithinSlots`).
     case oneSlotExtra = "one-slot-extra"
     /// Production's response parser (`ResponseHead`) drops the `Retry-After` header of a 429 or
     /// 503, so the file comes back after its own short backoff instead (`noAttemptBeforeDue`).
     case retryAfterIgnored = "retry-after-ignored"
-    /// The configured `max_attempts` misread as 1: a file fails on its first retryable answer
+    /// The configured `max_attempts` misread as 1 by production's reading of the config: a file
+    /// fails on its first retryable answer
     /// (`everyFileSettles`, which accepts `failed` only for a permanent error or attempts spent).
     case maxAttemptsOne = "max-attempts-one"
     /// An upload deaf to its cancel while its body is on the wire: at the end of the grace the
@@ -97,13 +99,14 @@ package enum Plant: String, CaseIterable, Sendable {
     /// read back (`ended_at` dropped on reading a manifest), so each start runs every hook again
     /// (`hooksNeverAfterFinished`).
     case hookRerunAfterFinish = "hook-rerun-after-finish"
-    /// The core given no upload windows: uploads start while every window is closed (`uploadsWithinWindows`).
+    /// Production's reading of the config drops `upload_window`: uploads start while every window
+    /// is closed (`uploadsWithinWindows`).
     case windowIgnored = "window-ignored"
     /// Production's `Retention` enforcing a tenth of `keep_sent`: delivered files leave sent/ too
     /// young (`sentRemovedOnlyAsAllowed`).
     case keepSentTenth = "keep-sent-tenth"
-    /// `order` misread as its opposite (oldest as newest, smallest as largest): claimed files
-    /// take their slots last first (`orderWithinSlots`).
+    /// `order` misread as its opposite by production's reading of the config (oldest as newest,
+    /// smallest as largest): claimed files take their slots last first (`orderWithinSlots`).
     case orderReversed = "order-reversed"
     /// The owner's timer (production's `DeadlineTimer`) lets its first deadline pass without a
     /// tick: a retry, a probe, a window's edge or a stop's grace waits for some other event (`deadlinesKept`).
@@ -164,6 +167,12 @@ package enum Plant: String, CaseIterable, Sendable {
         case .outboxNameKept: return .outboxNameKept
         case .manifestDroppedInMove: return .manifestDroppedInMove
         case .moveDeletes: return .moveDeletes
+        case .oneSlotShort: return .slotShort
+        case .oneSlotExtra: return .slotExtra
+        case .maxAttemptsPlusTwo: return .maxAttemptsPlusTwo
+        case .maxAttemptsOne: return .maxAttemptsOne
+        case .windowIgnored: return .windowsDropped
+        case .orderReversed: return .orderReversed
         default: return nil
         }
     }
@@ -193,5 +202,16 @@ package struct PlantNameError: Error, CustomStringConvertible {
     package var name: String
     package var description: String {
         "unknown plant '\(name)'; plants: \(Plant.allCases.map(\.rawValue).joined(separator: ", "))"
+    }
+}
+
+extension PlantedBug {
+    /// `body` run with no bug switched on for this thread (the switch put back after): what the
+    /// code makes of the world without the plant, for the checks to judge by.
+    static func withNone<T>(_ body: () -> T) -> T {
+        let on = active
+        switchOn(nil)
+        defer { switchOn(on) }
+        return body()
     }
 }

@@ -63,21 +63,10 @@ final class SimProcess: @unchecked Sendable {
         scheduler = SimJobQueue(baton: baton)
         scheduler.wire.clock = clock
         view = previous?.view ?? ProcessView(disk: disk, scheduler: scheduler)
-        // As the runner makes it (claims ahead included); the simulated machine's zone is UTC.
-        var policy = ProfilePolicy(profile: profile, mode: .daemon, timeZone: .gmt)
-        configured = policy
-        switch plant {
-        case .oneSlotShort?: policy.concurrency = max(1, policy.concurrency - 1)
-        case .oneSlotExtra?: policy.concurrency += 1
-        case .maxAttemptsPlusTwo?: policy.maxAttempts += 2
-        case .maxAttemptsOne?: policy.maxAttempts = 1
-        case .windowIgnored?: policy.windows = UploadWindows()
-        case .orderReversed?:
-            let opposite: [UploadOrder: UploadOrder] = [.oldest: .newest, .newest: .oldest, .smallest: .largest, .largest: .smallest]
-            policy.order = opposite[policy.order] ?? policy.order
-        default: break
-        }
-        self.policy = policy
+        // As the runner makes it (claims ahead included), a planted misreading of the config
+        // included; the simulated machine's zone is UTC. The checks judge by the config itself.
+        policy = ProfilePolicy(profile: profile, mode: .daemon, timeZone: .gmt)
+        configured = PlantedBug.withNone { ProfilePolicy(profile: profile, mode: .daemon, timeZone: .gmt) }
         var fs: any SpoolFileSystem = view
         if let plant, plant.wrapsFileSystem { fs = PlantedFileSystem(inner: view, plant: plant, paths: profile.spool, boot: boot) }
         // Temporary names counted from the seed, so a run replays exactly.
