@@ -53,6 +53,17 @@ package enum PlantedBug: UInt8, CaseIterable, Sendable {
     case windowsDropped = 18
     /// That reading takes `order` for its opposite (oldest for newest, smallest for largest).
     case orderReversed = 19
+    /// `Disposition.decide` takes a 5xx for a delivery.
+    case serverErrorTakenForSent = 20
+    /// A resumed S3 multipart upload reads the ListParts answer as listing no part (`S3MultipartUpload.resume`).
+    case listPartsReadEmpty = 21
+    /// A resumed tus upload reads the HEAD's `Upload-Offset` as 0 (`TusUpload.resume`).
+    case headOffsetReadZero = 22
+    /// The sweep of temporaries (`Recovery`) reports each removed and leaves it.
+    case temporariesKept = 23
+    /// A settle that puts a file back in the queue (`ProfileExecutor`) leaves its record as it
+    /// was, its attempt still open, instead of rewriting it as `queued`.
+    case requeueRecordSkipped = 24
 
     /// The bug switched on for the calling thread, or nil.
     package static var active: PlantedBug? {

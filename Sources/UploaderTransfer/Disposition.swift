@@ -41,6 +41,8 @@ package enum Disposition: Sendable, Equatable {
             switch status {
             case 200...299:
                 return .sent(response)
+            case 500...599 where PlantedBug.serverErrorTakenForSent.isActive:
+                return .sent(response)
             case 408, 429, 500...599:
                 return .retryLater(reason: reason, retryAfter: response.retryAfter.flatMap { RetryAfter.parse($0, now: now) })
             case 401, 403:

@@ -39,8 +39,8 @@ package enum Plant: String, CaseIterable, Sendable {
     /// Jobs themselves run one at a time here, so this invariant sees only a request that outlives
     /// its job; two uploads of one file in two concurrent jobs wait for a concurrent simulator.
     case cancelLeavesRequest = "cancel-leaves-request"
-    /// A 5xx taken for success: the transport reports 201 for a 503 the server answered without
-    /// keeping the body (`sentOnlyWithExactBytes`).
+    /// A 5xx taken for success by production's `Disposition.decide`: a file the server answered
+    /// 503 without keeping the body is filed as sent (`sentOnlyWithExactBytes`).
     case successFor5xx = "5xx-as-success"
     /// File times read in local time, whose offset changes between two runs of the daemon (a
     /// daylight-saving change): each boot sees every mtime an hour later, takes its files for
@@ -53,12 +53,12 @@ package enum Plant: String, CaseIterable, Sendable {
     /// entry is dropped, so a file only a scan finds (after a restart, an inotify overflow, a
     /// retry due) is never taken (`everyFileSettles`).
     case listingDropsLast = "listing-drops-last"
-    /// The sweep of temporaries skipped: an unlink of a `.upl-tmp-` name reports success and does
-    /// nothing, so what a crash or a failed write left stays (`noLeftoverTemporaries`).
+    /// The sweep of temporaries skipped: production's `Recovery` reports each `.upl-tmp-` name
+    /// removed and leaves it, so what a crash or a failed write left stays (`noLeftoverTemporaries`).
     case temporariesKept = "temporaries-kept"
-    /// A requeued file's record not rewritten (it stays in the outbox anyway): the rename that
-    /// would put its `queued` record in place is skipped, so the record keeps the attempt open
-    /// while the file, claimed again, waits for a slot (`slotBeforeAttempt`).
+    /// A requeued file's record not rewritten (it stays in the outbox anyway): production's settle
+    /// skips the write of its `queued` record, so the record keeps the attempt open while the
+    /// file, claimed again, waits for a slot (`slotBeforeAttempt`).
     case requeueRecordSkipped = "requeue-record-skipped"
     /// An off-by-one in production's reading of the config: the core gets `max_attempts` + 2
     /// (`maxAttemptsRespected`).
@@ -80,11 +80,11 @@ package enum Plant: String, CaseIterable, Sendable {
     /// (the directory's entry in the spool's root, the record's in it): a power cut can lose a
     /// record moved aside (`quarantineKeepsRecords`).
     case quarantineUnsynced = "quarantine-unsynced"
-    /// A ListParts answer misread as empty: a resumed S3 multipart upload sends every part again,
-    /// those the store acknowledged too (`s3PartsSentOnce`).
+    /// A ListParts answer misread as empty by production's resume (`S3MultipartUpload`): a resumed
+    /// S3 multipart upload sends every part again, those the store acknowledged too (`s3PartsSentOnce`).
     case listPartsReadEmpty = "list-parts-read-empty"
-    /// A HEAD's `Upload-Offset` misread as 0: a resumed tus upload sends from the start, below
-    /// what the server reported (`tusOffsetForward`).
+    /// A HEAD's `Upload-Offset` misread as 0 by production's resume (`TusUpload`): a resumed tus
+    /// upload sends from the start, below what the server reported (`tusOffsetForward`).
     case headOffsetReadZero = "head-offset-read-zero"
     /// An SFTP temporary name never cleared: the delete before a version takes it reports success
     /// and does nothing, and an upload opens it without truncating, writing after what it holds.
@@ -173,6 +173,11 @@ package enum Plant: String, CaseIterable, Sendable {
         case .maxAttemptsOne: return .maxAttemptsOne
         case .windowIgnored: return .windowsDropped
         case .orderReversed: return .orderReversed
+        case .successFor5xx: return .serverErrorTakenForSent
+        case .listPartsReadEmpty: return .listPartsReadEmpty
+        case .headOffsetReadZero: return .headOffsetReadZero
+        case .temporariesKept: return .temporariesKept
+        case .requeueRecordSkipped: return .requeueRecordSkipped
         default: return nil
         }
     }
@@ -180,9 +185,9 @@ package enum Plant: String, CaseIterable, Sendable {
     /// Whether the plant lives in the spool's file system (`PlantedFileSystem` wraps it).
     var wrapsFileSystem: Bool {
         switch self {
-        case .mtimeShiftsPerBoot, .temporariesKept, .requeueRecordSkipped, .hookRerunAfterFinish:
+        case .mtimeShiftsPerBoot, .hookRerunAfterFinish:
             return true
-        case .moveDeletes, .outboxNameKept, .manifestDroppedInMove, .listingDropsLast, .quarantineUnsynced,
+        case .temporariesKept, .requeueRecordSkipped, .moveDeletes, .outboxNameKept, .manifestDroppedInMove, .listingDropsLast, .quarantineUnsynced,
              .silentResend, .connectFailureAsReset, .cancelLeavesRequest, .successFor5xx, .oneSlotShort, .maxAttemptsPlusTwo, .oneSlotExtra,
              .retryAfterIgnored, .maxAttemptsOne, .stopOutlastsGrace, .listPartsReadEmpty, .headOffsetReadZero, .sftpTemporaryKept, .hookJobsLost,
              .windowIgnored, .keepSentTenth, .orderReversed, .timerMissesFirstDeadline, .rescanForgetsFound,

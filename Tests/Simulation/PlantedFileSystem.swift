@@ -15,10 +15,6 @@ struct PlantedFileSystem: SpoolFileSystem {
 
     private static let hour: Int64 = 3_600_000_000_000
 
-    private func isTemporary(_ path: RelativePath) -> Bool {
-        path.name.bytes.starts(with: TemporaryNames.prefix.utf8)
-    }
-
     private func shifted(_ status: FileSystem.Status) -> FileSystem.Status {
         guard plant == .mtimeShiftsPerBoot else { return status }
         var status = status
@@ -58,11 +54,6 @@ struct PlantedFileSystem: SpoolFileSystem {
     func createFiles(_ files: [NewFile]) -> [Result<Void, any Error>] { inner.createFiles(files) }
 
     func rename(_ from: RelativePath, in fromDir: String, to: RelativePath, in toDir: String, replace: Bool) throws {
-        if plant == .requeueRecordSkipped, replace, isTemporary(from), toDir == paths.outbox, inner.exists(to, in: toDir),
-           let record = try? Manifest.decode(Data(inner.readAll(from, in: fromDir))), record.state == .queued {
-            // The requeue's record is not put in place: the old one, its attempt open, stays.
-            return try inner.unlink(from, in: fromDir)
-        }
         try inner.rename(from, in: fromDir, to: to, in: toDir, replace: replace)
     }
 
@@ -72,8 +63,6 @@ struct PlantedFileSystem: SpoolFileSystem {
 
     func unlink(_ path: RelativePath, in directory: String) throws {
         switch plant {
-        case .temporariesKept where isTemporary(path):
-            return
         case .hookRerunAfterFinish where directory == paths.hooksDue:
             return
         default:

@@ -265,10 +265,6 @@ final class SimTransport: Transport {
             record(SimServer.Request(id: id, bytes: body, kept: false, status: status))
             let retryAfter = answer == .tooManyRequests || (status == 503 && choices.chance(50)) ? String(20 + choices.below(21)) : nil
             if let retryAfter { server.askedToWait(id, Double(retryAfter)!, body, job: job) }
-            if plant == .successFor5xx && status >= 500 {
-                // The planted bug: a 5xx taken for success.
-                return .success(UploadResponse(status: 201, bytesSent: sent, effectiveURL: url))
-            }
             return .success(UploadResponse(status: status, retryAfter: retryAfter, bytesSent: sent, effectiveURL: url))
         case .redirect:
             let status = Self.redirects[choices.below(Self.redirects.count)]

@@ -43,20 +43,6 @@ extension SimServer {
 }
 
 extension SimTransport {
-    /// The answer as a planted bug in the client reads it.
-    private func misread(_ reply: UploadResponse, of request: UploadRequest) -> UploadResponse {
-        var reply = reply
-        switch plant {
-        case .listPartsReadEmpty? where request.method == .get && reply.body.hasPrefix("<ListPartsResult>"):
-            reply.body = "<ListPartsResult><IsTruncated>false</IsTruncated></ListPartsResult>"
-        case .headOffsetReadZero? where request.method == .head && reply.headers["upload-offset"] != nil:
-            reply.headers["upload-offset"] = "0"
-        default:
-            break
-        }
-        return reply
-    }
-
     /// One request of a resumable protocol: the faults as for a plain PUT (refused, unreachable,
     /// reset, stalled, answer lost, stored then a 5xx), the request itself applied by `speaking`.
     func send(_ request: UploadRequest, to speaking: any SimProtocolServer) -> Result<UploadResponse, TransferFailure> {
@@ -122,7 +108,7 @@ extension SimTransport {
             let reply = answered(speaking.apply(request, body: body, partial: false, attempt: attempt))
             logged(reply.status)
             speaking.delivered(request, reply)
-            return .success(misread(reply, of: request))
+            return .success(reply)
         case .storedThen5xx:
             _ = speaking.apply(request, body: body, partial: false, attempt: attempt)
             let status = choices.chance(50) ? 502 : 503
@@ -137,9 +123,6 @@ extension SimTransport {
             // The DELETE that ends an abandoned upload is no attempt (nor held to a wait, `begin`):
             // the daemon logs its failure and goes on, so its answer sets no due time.
             if let retryAfter, request.method != .delete { server.askedToWait(id, Double(retryAfter)!, [], job: attempt) }
-            if plant == .successFor5xx && status >= 500 {
-                return .success(answered(UploadResponse(status: 201)))
-            }
             return .success(answered(UploadResponse(status: status, retryAfter: retryAfter)))
         case .redirect:
             // Always to another host: S3's and tus's requests meet no redirect the transport follows.

@@ -50,7 +50,7 @@ struct PlantCheckTests {
         .maxAttemptsOne: ("journalled", 20_261_140), .connectFailureAsReset: ("journalled", 20_261_151),
         .rescanForgetsFound: ("journalled", 20_261_175), .shortManifestWrite: ("journalled", 20_261_194),
         .sftpTemporaryKept: ("journalled", 20_261_184), .quarantineUnsynced: ("noJournal", 20_261_239),
-        .successFor5xx: ("journalled", 20_261_268), .maxAttemptsPlusTwo: ("journalled", 20_261_287),
+        .successFor5xx: ("journalled", 20_261_175), .maxAttemptsPlusTwo: ("journalled", 20_261_287),
         .headOffsetReadZero: ("journalled", 20_261_416), .listPartsReadEmpty: ("journalled", 20_261_644),
         .retryAfterIgnored: ("noJournal", 20_261_777),
     ]

@@ -335,7 +335,7 @@ package final class ProfileExecutor: Sendable {
         if area != nil { markHookDue(&manifest) }
         guard let area else {
             do {
-                try spool.writeManifest(manifest, for: path, in: .outbox)
+                if !PlantedBug.requeueRecordSkipped.isActive { try spool.writeManifest(manifest, for: path, in: .outbox) }
             } catch {
                 logger.error("cannot rewrite manifest; the file stays queued", ["profile": profile.name, "file": path.logSafe, "error": "\(error)"])
             }

@@ -111,7 +111,7 @@ struct S3MultipartUpload {
                 return (result, disposition)
             }
             let xml = S3XML(response.body)
-            for part in xml?.records("Part") ?? [] {
+            for part in PlantedBug.listPartsReadEmpty.isActive ? [] : xml?.records("Part") ?? [] {
                 guard let number = part["PartNumber"].flatMap({ Int($0) }), let etag = part["ETag"],
                       let partSize = part["Size"].flatMap({ Int64($0) }) else { continue }
                 listed[number] = (etag, partSize)

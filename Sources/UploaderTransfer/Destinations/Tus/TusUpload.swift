@@ -69,7 +69,8 @@ struct TusUpload {
             }
             return ended(result)
         }
-        guard let offset = answer.headers["upload-offset"].flatMap({ Int64($0) }), (0...size).contains(offset) else {
+        let offsetText = answer.headers["upload-offset"].map { PlantedBug.headOffsetReadZero.isActive ? "0" : $0 }
+        guard let offset = offsetText.flatMap({ Int64($0) }), (0...size).contains(offset) else {
             return (result, .permanent(reason: "tus server answered HEAD without a valid Upload-Offset (is url a tus 1.0 endpoint?)"))
         }
         if let length = answer.headers["upload-length"].flatMap({ Int64($0) }), length != size {
