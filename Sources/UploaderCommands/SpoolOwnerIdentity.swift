@@ -1,4 +1,3 @@
-@preconcurrency import Glibc
 import Foundation
 import UploaderSupport
 import UploaderConfig
@@ -12,12 +11,12 @@ import UploaderConfig
 enum SpoolOwnerIdentity {
     /// nil when the command may go on (as root, now as the spools' owner); else the one error line.
     static func take(for profiles: [Profile], command: String, writesBeyondOutbox: Bool) -> String? {
-        let owners = Dictionary(grouping: profiles.compactMap { profile -> (uid_t, String)? in
-            var st = stat()
-            guard stat(profile.spool.root, &st) == 0 else { return nil }  // created by this command, as this user
-            return (st.st_uid, profile.name)
+        let owners = Dictionary(grouping: profiles.compactMap { profile -> (UInt32, String)? in
+            // Absent: created by this command, as this user.
+            guard let info = try? FileSystem.statusFollowingLinks(path: profile.spool.root) else { return nil }
+            return (info.owner, profile.name)
         }, by: \.0)
-        let euid = geteuid()
+        let euid = ProcessIdentity.effectiveUser
         guard let (owner, _) = owners.first, !(owners.count == 1 && owner == euid) else { return nil }
         if euid == 0 {
             guard owners.count == 1 else {
@@ -31,20 +30,16 @@ enum SpoolOwnerIdentity {
         return "\(command): the spool belongs to user \(foreign.joined(separator: ", ")), not to \(userName(euid)); run it as that user (sudo -u \(foreign[0]) uploader \(command) …) or as root"
     }
 
-    /// initgroups, setgid, setuid (as root each sets real, effective and saved ids): `uid` and its groups, for good.
-    private static func become(_ uid: uid_t, command: String) -> String? {
-        guard let entry = getpwuid(uid) else {
+    /// Takes on `uid` and its groups, for good (`ProcessIdentity.become`).
+    private static func become(_ uid: UInt32, command: String) -> String? {
+        guard let user = UserDatabase.user(id: uid) else {
             return "\(command): the spool belongs to uid \(uid), which has no passwd entry; run the command as that user"
         }
-        let gid = entry.pointee.pw_gid
-        if initgroups(entry.pointee.pw_name, gid) != 0 || setgid(gid) != 0 || setuid(uid) != 0 {
-            return "\(command): cannot act as \(userName(uid)), the spool's owner: \(Errno.current.description)"
+        if let error = ProcessIdentity.become(user) {
+            return "\(command): cannot act as \(user.name), the spool's owner: \(error.description)"
         }
         return nil
     }
 
-    static func userName(_ uid: uid_t) -> String {
-        guard let entry = getpwuid(uid) else { return "uid \(uid)" }
-        return String(cString: entry.pointee.pw_name)
-    }
+    static func userName(_ uid: UInt32) -> String { UserDatabase.userName(uid) ?? "uid \(uid)" }
 }

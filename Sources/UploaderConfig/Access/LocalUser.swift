@@ -1,47 +1,32 @@
-@preconcurrency import Glibc
 import UploaderSupport
 
 /// A user of this machine with its groups, and what the permission bits along a path let it do:
 /// the checks of who may read a secret and whether the service can use a spool ask this.
 /// Mode bits only (no ACLs); root may do anything. The user database (passwd, groups) is read
-/// here; what the file system says comes from `FileSystem`.
+/// through `UserDatabase`; what the file system says comes from `FileSystem`.
 package struct LocalUser: Sendable, Equatable {
     package var name: String
-    package var uid: uid_t
-    package var gid: gid_t
-    package var groups: [gid_t]
+    package var uid: UInt32
+    package var gid: UInt32
+    package var groups: [UInt32]
 
     package init?(named name: String) {
-        guard !name.utf8.contains(0), let entry = getpwnam(name) else { return nil }
-        self.init(entry.pointee)
+        guard let entry = UserDatabase.user(named: name) else { return nil }
+        self.init(entry)
     }
 
-    package init?(uid: uid_t) {
-        guard let entry = getpwuid(uid) else { return nil }
-        self.init(entry.pointee)
+    package init?(uid: UInt32) {
+        guard let entry = UserDatabase.user(id: uid) else { return nil }
+        self.init(entry)
     }
 
-    private init(_ entry: passwd) {
-        name = String(cString: entry.pw_name)
-        uid = entry.pw_uid
-        gid = entry.pw_gid
-        var count: Int32 = 64
-        var list = [gid_t](repeating: 0, count: Int(count))
-        if getgrouplist(entry.pw_name, entry.pw_gid, &list, &count) == -1 {
-            list = [gid_t](repeating: 0, count: Int(count))
-            _ = getgrouplist(entry.pw_name, entry.pw_gid, &list, &count)
-        }
-        groups = Array(list.prefix(Int(max(0, count))))
-        if !groups.contains(gid) { groups.append(gid) }
+    private init(_ entry: UserDatabase.User) {
+        (name, uid, gid, groups) = (entry.name, entry.uid, entry.gid, entry.groups)
     }
 
     /// Every user in the passwd database (NSS included).
     package static func all() -> [LocalUser] {
-        var names: [String] = []
-        setpwent()
-        while let entry = getpwent() { names.append(String(cString: entry.pointee.pw_name)) }
-        endpwent()
-        return names.compactMap { LocalUser(named: $0) }
+        UserDatabase.allUserNames().compactMap { LocalUser(named: $0) }
     }
 
     /// Whether the bits of `info` grant this user `want` (4 read, 2 write, 1 search).
@@ -86,20 +71,14 @@ package struct LocalUser: Sendable, Equatable {
         try? FileSystem.statusFollowingLinks(path: path)
     }
 
-    /// The number of the group called `name`, or nil when this machine has none (getgrnam(3)).
-    package static func groupID(named name: String) -> UInt32? {
-        getgrnam(name).map { $0.pointee.gr_gid }
-    }
+    /// The number of the group called `name`, or nil when this machine has none.
+    package static func groupID(named name: String) -> UInt32? { UserDatabase.groupID(named: name) }
 
     /// The name of group `gid`, or the number.
-    package static func groupName(_ gid: gid_t) -> String {
-        getgrgid(gid).map { String(cString: $0.pointee.gr_name) } ?? String(gid)
-    }
+    package static func groupName(_ gid: UInt32) -> String { UserDatabase.groupName(gid) ?? String(gid) }
 
     /// The name of user `uid`, or the number.
-    package static func userName(_ uid: uid_t) -> String {
-        getpwuid(uid).map { String(cString: $0.pointee.pw_name) } ?? String(uid)
-    }
+    package static func userName(_ uid: UInt32) -> String { UserDatabase.userName(uid) ?? String(uid) }
 }
 
 extension LocalUser {
@@ -111,7 +90,7 @@ extension LocalUser {
     /// the owner of the first spool root that exists and is not root's; else the user `uploader`
     /// if there is one. Nil when none of these (only root then counts as the service).
     package static func service(spoolRoots: [String]) -> LocalUser? {
-        if geteuid() != 0 { return LocalUser(uid: geteuid()) }
+        if !ProcessIdentity.isRoot { return LocalUser(uid: ProcessIdentity.effectiveUser) }
         for root in spoolRoots {
             if !root.utf8.contains(0), let info = status(root), info.owner != 0, let owner = LocalUser(uid: info.owner) {
                 return owner
