@@ -12,9 +12,8 @@ enum SpoolOwnerIdentity {
     /// nil when the command may go on (as root, now as the spools' owner); else the one error line.
     static func take(for profiles: [Profile], command: String, writesBeyondOutbox: Bool) -> String? {
         let owners = Dictionary(grouping: profiles.compactMap { profile -> (UInt32, String)? in
-            // Absent: created by this command, as this user.
-            guard let info = try? FileSystem.statusFollowingLinks(path: profile.spool.root) else { return nil }
-            return (info.owner, profile.name)
+            // One that cannot be looked at is created by this command, as this user (or refused there).
+            do { return (try FileSystem.statusFollowingLinks(path: profile.spool.root).owner, profile.name) } catch { return nil }
         }, by: \.0)
         let euid = ProcessIdentity.effectiveUser
         guard let (owner, _) = owners.first, !(owners.count == 1 && owner == euid) else { return nil }
