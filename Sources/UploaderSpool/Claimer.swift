@@ -143,18 +143,19 @@ package struct Claimer: Sendable {
         var staleTus: TusUploadState?
         switch spool.readManifest(for: path, in: .outbox) {
         case .success(let manifest):
-            let unchanged = manifest.size == status.size && manifest.mtime == status.mtimeText
-            if manifest.state == .sent && !unchanged {
+            switch RecordAtClaim.judge(manifest, size: status.size, mtimeText: status.mtimeText) {
+            case .changedDelivery:
                 // Recorded as sent, then written to before the move finished: what is here now was
                 // never uploaded. It is claimed afresh below instead of being filed as sent.
                 logger.warn("file changed after its upload was recorded; uploading it again", ["file": path.logSafe, "id": manifest.id])
                 let naming = spool.storedAsNaming
                 let beside = lifecycle.run { disk in SpoolMoves.settleChangedDelivery(path, manifest: manifest, naming: naming, on: &disk) }
                 if let beside { foundBeside(beside) }
-            } else if manifest.state != .sent, let moved = movedAnotherFile(path, manifest: manifest, file: status, now: now) {
-                fs.close(fd)
-                return moved
-            } else if [.sent, .retry, .failed].contains(manifest.state) {
+            case .finishMove(let replacedFileFirst):
+                if replacedFileFirst, let moved = movedAnotherFile(path, manifest: manifest, file: status, now: now) {
+                    fs.close(fd)
+                    return moved
+                }
                 defer { fs.close(fd) }
                 do {
                     let (area, target) = try finishRecorded(path, manifest: manifest, fd: fd, display: display, file: status, now: now)
@@ -168,10 +169,11 @@ package struct Claimer: Sendable {
                 } catch {
                     return .refused("cannot finish recorded move: \(error)")
                 }
-            } else if let unfinished = moveBackLeftInRetry(path, manifest: manifest, file: status, now: now) {
-                fs.close(fd)
-                return unfinished
-            } else {
+            case .reuseOrAfresh:
+                if let unfinished = moveBackLeftInRetry(path, manifest: manifest, file: status, now: now) {
+                    fs.close(fd)
+                    return unfinished
+                }
                 let reuse = RecordReuse.decide(manifest, at: path, size: status.size, mtime: status.mtime, mtimeText: status.mtimeText,
                                                wantsDigest: digest != .none, bootID: bootID, granularity: ClaimedFile.timestampGranularity)
                 var reused: Manifest?
