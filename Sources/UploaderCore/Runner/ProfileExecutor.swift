@@ -351,7 +351,8 @@ package final class ProfileExecutor: Sendable {
 
     /// A file filed away must be the one that was sent: checked again once it has its new name
     /// (and one the producer took away meanwhile is not filed at all). A check that cannot look
-    /// at the file throws: the move stops where a crash would, and the start-up finishes it.
+    /// at the file throws: the move stops where a crash would, and the next claim of its name
+    /// (a rescan, the next start) finishes it.
     private func unchangedCheck(_ file: HeldFile) -> () throws -> String? {
         file.claimed.map { claimed in {
             try claimed.uploadSource.change() ?? claimed.contentChange() ?? claimed.adoptedOriginal?.change(claimed.fs)
