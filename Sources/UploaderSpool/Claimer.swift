@@ -49,10 +49,6 @@ package struct Claimer: Sendable {
         self.logger = logger
     }
 
-    /// A file that changes under its hash is claimed again this many times at most; then as it is
-    /// (the upload's own check sees the change and the file is sent again).
-    static let rehashRounds = 3
-
     /// `cancellation` stops the hash of a large file between chunks.
     package func claim(_ path: RelativePath, now: Date, cancellation: CancellationFlag? = nil) -> Outcome {
         claim(path, now: now, cancellation: cancellation, round: 0)
@@ -61,40 +57,41 @@ package struct Claimer: Sendable {
     private func claim(_ path: RelativePath, now: Date, cancellation: CancellationFlag?, round: Int) -> Outcome {
         let outbox = spool.directory(.outbox)
         let display = path.displayed(in: outbox)
-        if Spool.sidecarTooLong(path) {
-            return .refused("name too long: its sidecar manifest would exceed 255 bytes")
+        /// Goes on as `ClaimSetback.next` says; `unreadable`: the error and status a file filed as
+        /// unreadable is recorded with.
+        func after(_ setback: ClaimSetback, unreadable: (SystemError, FileSystem.Status)? = nil) -> Outcome {
+            go(on: setback, path, now: now, cancellation: cancellation, round: round, unreadable: unreadable)
         }
+        if Spool.sidecarTooLong(path) { return after(.nameTooLongForSidecar) }
         // lstat first: a symlink, FIFO, socket or device is refused without ever being opened
         // (opening a device can have side effects). What counts afterwards is the descriptor.
         let seen: FileSystem.Status
         do {
             seen = try fs.status(path, in: outbox)
         } catch let error as SystemError {
-            if error.isNotFound || error.code == .notDirectory { return vanished(path, now: now, cancellation: cancellation, round: round) }
-            return .refused(error.description)
+            return after(error.isNotFound || error.code == .notDirectory ? .nameLeadsNowhere : .lookFailed(reason: error.description))
         } catch {
-            return .refused("\(error)")
+            return after(.lookFailed(reason: "\(error)"))
         }
-        guard seen.kind == .regular else { return refuse(path, seen, now: now) }
+        guard seen.kind == .regular else { return after(Self.setback(seen)) }
         // A producer's subdirectory that we may not write: the file could be sent but never moved
         // out of it (nor copied to make it ours). Said before any upload, with what to do.
-        if path.parent != nil, !fs.mayWriteDirectory(of: path, in: outbox) {
-            return .refused("its directory \(path.parent!.logSafe)/ is not writable by this user: make it group-writable "
-                            + "(chmod g+w; producers with umask 002 make it so)")
+        if let parent = path.parent, !fs.mayWriteDirectory(of: path, in: outbox) {
+            return after(.directoryNotWritable(parent: parent.logSafe))
         }
         let opened: Int32
         do {
             opened = try fs.openForReading(path, in: outbox)
         } catch let error as SystemError {
             switch error.code {
-            case .noEntry: return vanished(path, now: now, cancellation: cancellation, round: round)  // its record may still need finishing
-            case .loop: return .refused("symlink, never followed (swapped in after detection)")
-            case .noDevice: return .refused("socket or device, not a regular file")
-            case .permissionDenied, .notPermitted, .io: return .unreadable(error, freshManifest(path, status: seen, sha256: nil, now: now))
-            default: return .refused(error.description)
+            case .noEntry: return after(.nameLeadsNowhere)
+            case .loop: return after(.symlinkAtOpen)
+            case .noDevice: return after(.deviceAtOpen)
+            case .permissionDenied, .notPermitted, .io: return after(.openDenied, unreadable: (error, seen))
+            default: return after(.lookFailed(reason: error.description))
             }
         } catch {
-            return .refused("\(error)")
+            return after(.lookFailed(reason: "\(error)"))
         }
         // Every later check, the hash and the upload use this descriptor (O_NOFOLLOW), so a
         // path swapped for a symlink or a FIFO after the lstat above changes nothing.
@@ -104,11 +101,11 @@ package struct Claimer: Sendable {
             status = try fs.status(fd: fd, path: display)
         } catch {
             fs.close(fd)
-            return .refused("\(error)")
+            return after(.lookFailed(reason: "\(error)"))
         }
         guard status.kind == .regular else {
             fs.close(fd)
-            return refuse(path, status, now: now)
+            return after(Self.setback(status))
         }
         /// Another user's file we may not link becomes ours first (`FileAdoption`); nil to go on
         /// with `fd` and `status` (then the copy's), else how the claim ends.
@@ -130,12 +127,11 @@ package struct Claimer: Sendable {
                     return nil
                 case .changed:
                     fs.close(fd)
-                    return round < Self.rehashRounds ? claim(path, now: now, cancellation: cancellation, round: round + 1)
-                        : .refused("another user's file that keeps changing while it is copied")
+                    return after(.changedWhileCopied)
                 }
             } catch {
                 fs.close(fd)
-                return .refused("another user's file, which we may not link, cannot be copied to make it ours: \(error)")
+                return after(.copyFailed(reason: "\(error)"))
             }
         }
         // An S3 multipart or tus upload begun for the old content: kept so the uploader can end it.
@@ -152,7 +148,7 @@ package struct Claimer: Sendable {
                 let beside = lifecycle.run { disk in SpoolMoves.settleChangedDelivery(path, manifest: manifest, naming: naming, on: &disk) }
                 if let beside { foundBeside(beside) }
             case .finishMove(let replacedFileFirst):
-                if replacedFileFirst, let moved = movedAnotherFile(path, manifest: manifest, file: status, now: now) {
+                if replacedFileFirst, let moved = movedAnotherFile(path, manifest: manifest, file: status, now: now, after: { after($0) }) {
                     fs.close(fd)
                     return moved
                 }
@@ -162,17 +158,16 @@ package struct Claimer: Sendable {
                     let due = manifest.state == .retry ? (manifest.nextAttemptAt.flatMap(Timestamp.parse) ?? now) : nil
                     return .finishedByRecovery(area, target, retryDue: due)
                 } catch is FileLifecycle.ChangedDuringMove {
-                    // Back in the outbox beside its `sent` record, now outdated: claimed afresh.
-                    return claim(path, now: now, cancellation: cancellation, round: round)
-                } catch is RecordChangedMeanwhile where round < Self.rehashRounds {
-                    return claim(path, now: now, cancellation: cancellation, round: round + 1)
+                    return after(.changedDuringRecordedMove)
+                } catch is RecordChangedMeanwhile {
+                    return after(.recordChangedMeanwhile)
                 } catch {
-                    return .refused("cannot finish recorded move: \(error)")
+                    return after(.recordedMoveUnfinished(reason: "\(error)"))
                 }
             case .reuseOrAfresh:
                 if let unfinished = moveBackLeftInRetry(path, manifest: manifest, file: status, now: now) {
                     fs.close(fd)
-                    return unfinished
+                    return after(unfinished)
                 }
                 let reuse = RecordReuse.decide(manifest, at: path, size: status.size, mtime: status.mtime, mtimeText: status.mtimeText,
                                                wantsDigest: digest != .none, bootID: bootID, granularity: ClaimedFile.timestampGranularity)
@@ -191,10 +186,8 @@ package struct Claimer: Sendable {
                         fs.close(fd)
                         return .cancelled
                     case .failure(let error):
-                        // A failed read says nothing of the bytes: claimed afresh, the file would
-                        // take a new id for what may be the very version the record sent.
                         fs.close(fd)
-                        return .refused("cannot read the file to check it against its record: \(error)")
+                        return after(.recheckReadFailed(reason: "\(error)"))
                     }
                 case .afresh(let stale):
                     (staleS3, staleTus) = (stale.s3, stale.tus)
@@ -216,7 +209,7 @@ package struct Claimer: Sendable {
                 logger.warn("unreadable manifest moved aside; file claimed afresh", ["file": path.logSafe, "manifest": aside, "error": "\(problem)"])
             } catch {
                 fs.close(fd)
-                return .refused("unreadable manifest that cannot be moved aside: \(error)")
+                return after(.recordUnmovable(reason: "\(error)"))
             }
         }
         if let ended = adopt() { return ended }
@@ -228,12 +221,13 @@ package struct Claimer: Sendable {
                 // its id): a write between the fstat above and the end of the read leaves the new
                 // bytes under the old version's id, and the upload, seeing the new mtime, would send
                 // them again under another.
-                if round < Self.rehashRounds {
-                    let after = try fs.status(fd: fd, path: display)
-                    if after.size != status.size || after.mtimeNanos != status.mtimeNanos {
+                let hashed = try fs.status(fd: fd, path: display)
+                if hashed.size != status.size || hashed.mtimeNanos != status.mtimeNanos {
+                    let recourse = ClaimSetback.changedWhileHashed.next(round: round)
+                    if recourse != .goOnAsItIs {
                         fs.close(fd)
                         logger.info("file changed while it was hashed; claiming it afresh", ["file": path.logSafe])
-                        return claim(path, now: now, cancellation: cancellation, round: round + 1)
+                        return go(recourse, path, now: now, cancellation: cancellation, round: round)
                     }
                 }
             }
@@ -251,24 +245,25 @@ package struct Claimer: Sendable {
         } catch let error as SystemError {
             // A hint: when not even fstat answers, the file counts as not shrunk and the read's
             // own error is the one reported.
-            let shrunk = (try? fs.status(fd: fd, path: display)).map { $0.size < status.size } ?? false
+            let shrunk: Bool
+            do { shrunk = try fs.status(fd: fd, path: display).size < status.size } catch { shrunk = false }
             fs.close(fd)
-            if shrunk && round < Self.rehashRounds {
-                // Cut short by its producer while we read it: a change, not a broken file.
+            let setback = ClaimSetback.hashReadFailed(shrunk: shrunk)
+            if case .claimAgain = setback.next(round: round) {
                 logger.info("file changed while it was hashed; claiming it afresh", ["file": path.logSafe])
-                return claim(path, now: now, cancellation: cancellation, round: round + 1)
             }
-            return .unreadable(error, freshManifest(path, status: status, sha256: nil, now: now))
+            return after(setback, unreadable: (error, status))
         } catch {
             fs.close(fd)
-            return .refused("\(error)")
+            return after(.lookFailed(reason: "\(error)"))
         }
     }
 
     /// A record of a move into retry/ whose file already has its new name there, and whose outbox
     /// name leads to another file (`SpoolMoves.settleMoveOfReplacedFile`): that move ends and the
     /// new file is a file of its own. Nil when the record is no such move.
-    private func movedAnotherFile(_ path: RelativePath, manifest: Manifest, file: FileSystem.Status, now: Date) -> Outcome? {
+    private func movedAnotherFile(_ path: RelativePath, manifest: Manifest, file: FileSystem.Status, now: Date,
+                                  after: (ClaimSetback) -> Outcome) -> Outcome? {
         let naming = spool.storedAsNaming, identity = FileIdentity(device: file.device, inode: file.inode)
         let (settled, error) = lifecycle.run(now: now) { disk in
             (SpoolMoves.settleMoveOfReplacedFile(path, manifest: manifest, file: identity, naming: naming, on: &disk), disk.lastError)
@@ -277,16 +272,15 @@ package struct Claimer: Sendable {
         case .finished(let place, let record):
             return .finishedByRecovery(place.area, place.path, retryDue: retryDue(record, now: now), anotherFileUnderName: true)
         case .cannotFinish:
-            return .refused("cannot finish recorded move: \(error)")
+            return after(.recordedMoveUnfinished(reason: "\(error)"))
         case .notSuch, .vanished, .cameBack, .claimAfresh:
             return nil
         }
     }
 
     /// A move back from retry/ cut before its record left retry/ (`SpoolMoves.finishCutMoveBack`) is
-    /// finished before the file is claimed: nil to go on; a refusal, leaving the file queued for
-    /// the next look, when the disk refuses a step.
-    private func moveBackLeftInRetry(_ path: RelativePath, manifest: Manifest, file: FileSystem.Status, now: Date) -> Outcome? {
+    /// finished before the file is claimed: nil to go on; the setback when the disk refuses a step.
+    private func moveBackLeftInRetry(_ path: RelativePath, manifest: Manifest, file: FileSystem.Status, now: Date) -> ClaimSetback? {
         let naming = spool.storedAsNaming, identity = FileIdentity(device: file.device, inode: file.inode)
         do {
             _ = try lifecycle.plan(now: now) { disk throws(PlanStop) in
@@ -294,7 +288,7 @@ package struct Claimer: Sendable {
             }
             return nil
         } catch {
-            return .refused("cannot finish the move back from retry/: \(error)")
+            return .moveBackUnfinished(reason: "\(error)")
         }
     }
 
@@ -310,40 +304,66 @@ package struct Claimer: Sendable {
         let (settled, error) = lifecycle.run(now: now) { disk in
             (SpoolMoves.settleVanished(path, naming: naming, afterSendDeletes: deletes, on: &disk), disk.lastError)
         }
+        func after(_ setback: ClaimSetback) -> Outcome {
+            go(on: setback, path, now: now, cancellation: cancellation, round: round)
+        }
         switch settled {
         case .finished(let place, let record):
             return .finishedByRecovery(place.area, place.path, retryDue: retryDue(record, now: now))
         case .cameBack:
-            return round < Self.rehashRounds ? claim(path, now: now, cancellation: cancellation, round: round + 1) : .vanished
+            return after(.cameBackUnderName)
         case .claimAfresh(let beside):
             // With a new file under the name, the changed one came back beside it, as a file of its own.
             if let beside { foundBeside(beside) }
-            return claim(path, now: now)
+            return after(.settledForAfresh)
         case .cannotFinish:
-            return .refused("cannot finish recorded move: \(error)")
+            return after(.recordedMoveUnfinished(reason: "\(error)"))
         case .vanished, .notSuch:
             return .vanished
         }
     }
 
-    /// Refuses a non-regular entry. A record beside it belongs to a file that was swapped out
-    /// (e.g. for a symlink during its upload): settled or moved aside, never deleted
-    /// (`SpoolMoves.settleRecordBesideEntry`).
-    private func refuse(_ path: RelativePath, _ status: FileSystem.Status, now: Date) -> Outcome {
-        let naming = spool.storedAsNaming, deletes = lifecycle.afterSend == .delete
-        let beside = lifecycle.run(now: now) { disk in
-            SpoolMoves.settleRecordBesideEntry(path, what: status.formatName, naming: naming, afterSendDeletes: deletes, on: &disk)
+    /// Performs what `ClaimSetback.next` decides for `setback` in `round`; `unreadable` is the
+    /// error and status of a file it files as unreadable.
+    private func go(on setback: ClaimSetback, _ path: RelativePath, now: Date, cancellation: CancellationFlag?, round: Int,
+                    unreadable: (SystemError, FileSystem.Status)? = nil) -> Outcome {
+        let recourse = setback.next(round: round)
+        if case .fileAsUnreadable = recourse {
+            guard let (error, status) = unreadable else { preconditionFailure("\(setback) files a file as unreadable without its error") }
+            return .unreadable(error, freshManifest(path, status: status, sha256: nil, now: now))
         }
-        if let beside { foundBeside(beside) }
-        return .refused(Claimer.refusal(status))
+        if case .refuseSettlingRecord(let reason) = recourse {
+            // A record beside a non-regular entry belongs to a file that was swapped out (e.g. for
+            // a symlink during its upload): settled or moved aside, never deleted.
+            guard case .notRegular(let kind) = setback else { preconditionFailure("\(setback) settles no record") }
+            let naming = spool.storedAsNaming, deletes = lifecycle.afterSend == .delete
+            let beside = lifecycle.run(now: now) { disk in
+                SpoolMoves.settleRecordBesideEntry(path, what: kind.name, naming: naming, afterSendDeletes: deletes, on: &disk)
+            }
+            if let beside { foundBeside(beside) }
+            return .refused(reason)
+        }
+        return go(recourse, path, now: now, cancellation: cancellation, round: round)
     }
 
-    /// Why a non-regular entry is not uploaded, in words for the one warning line.
-    static func refusal(_ status: FileSystem.Status) -> String {
+    /// Performs a recourse that needs nothing but the name and the round: another round, a
+    /// vanished name's record settled, the end.
+    private func go(_ recourse: ClaimRecourse, _ path: RelativePath, now: Date, cancellation: CancellationFlag?, round: Int) -> Outcome {
+        switch recourse {
+        case .claimAgain(let next): return claim(path, now: now, cancellation: cancellation, round: next)
+        case .settleVanished: return vanished(path, now: now, cancellation: cancellation, round: round)
+        case .refuse(let reason): return .refused(reason)
+        case .vanished: return .vanished
+        case .refuseSettlingRecord, .fileAsUnreadable, .goOnAsItIs: preconditionFailure("\(recourse) needs what the claim saw")
+        }
+    }
+
+    /// The setback of a non-regular entry, named as its `stat` says.
+    private static func setback(_ status: FileSystem.Status) -> ClaimSetback {
         switch status.kind {
-        case .symlink: return "symlink, never followed"
-        case .directory: return "directory (recursive = no)"
-        case .regular, .other: return "\(status.formatName), not a regular file"
+        case .symlink: .notRegular(.symlink)
+        case .directory: .notRegular(.directory)
+        case .regular, .other: .notRegular(.other(status.formatName))
         }
     }
 

@@ -38,7 +38,7 @@ extension FileLifecycle {
                 case .success(let fileHere):
                     try endMove(recorded.move, fileHere: fileHere, unchanged: unchanged[index])
                     return recorded.move.target
-                case .failure(let taken as TargetTaken) where 1 < Self.namesTried:
+                case .failure(let taken as TargetTaken) where SpoolMoves.choosesAnotherName(afterTaken: 1):
                     logger.debug("the name chosen in sent/ was taken meanwhile; the next free one is used",
                                  ["file": recorded.move.path.logSafe, "taken": taken.target.logSafe])
                     var again = try recordFinal(recorded.move.path, manifest: recorded.original, to: .sent, live: true)

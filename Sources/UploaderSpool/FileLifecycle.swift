@@ -137,7 +137,7 @@ package struct FileLifecycle: Sendable {
                 let fileHere = try moves.run(move) { batch in moveTogether(batch) }
                 try endMove(move, fileHere: fileHere, unchanged: unchanged)
                 return move.target
-            } catch let taken as TargetTaken where namesTaken + 1 < Self.namesTried {
+            } catch let taken as TargetTaken where SpoolMoves.choosesAnotherName(afterTaken: namesTaken + 1) {
                 namesTaken += 1
                 logger.debug("the name chosen in \(move.area.rawValue)/ was taken meanwhile; the next free one is used",
                              ["file": move.path.logSafe, "taken": taken.target.logSafe])
@@ -147,9 +147,6 @@ package struct FileLifecycle: Sendable {
             }
         }
     }
-
-    /// How many free names a live move tries before it gives up (and the file stays queued).
-    static let namesTried = 5
 
     /// The name a move was to give its file in sent/ or retry/ holds another file.
     struct TargetTaken: Error, CustomStringConvertible {

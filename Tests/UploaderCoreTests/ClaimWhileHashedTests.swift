@@ -2,6 +2,7 @@
 import Foundation
 import Synchronization
 import Testing
+import UploaderDecisions
 @testable import UploaderSupport
 @testable import UploaderConfig
 @testable import UploaderSpool
@@ -107,6 +108,6 @@ import Testing
             return
         }
         let rounds = lines.withLock { $0 }.filter { $0.contains("file changed while it was hashed") }.count
-        #expect(rounds == Claimer.rehashRounds, "claimed afresh \(rounds) times")
+        #expect(rounds == ClaimSetback.rounds, "claimed afresh \(rounds) times")
     }
 }

@@ -4,6 +4,18 @@ import UploaderValues
 /// next numbered one (`a.2.bin`, `a.3.bin`…). A name the disk will not show (an I/O error) stops
 /// the search with that error: it is never passed over as free, nor for the next.
 extension SpoolMoves {
+    /// How many free names a live move tries before it gives up (the file stays queued): the
+    /// name its record gave the file may be taken before the file's link (another move chose it
+    /// too, or a file was put there by hand).
+    package static let namesTried = 5
+
+    /// Whether a move whose chosen name was found taken `taken` times so far writes its record
+    /// again with the next free name, or stops with the last one's error.
+    package static func choosesAnotherName(afterTaken taken: Int) -> Bool {
+        precondition(taken >= 1, "asked after a name was found taken")
+        return taken < namesTried
+    }
+
     /// A name in `place`'s area under which neither a file nor a record exists, nor, in the
     /// outbox, another user's original waits beside it (`.upl-adopt.NAME`: its settling may give
     /// it that name back).
