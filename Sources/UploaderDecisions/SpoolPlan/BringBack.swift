@@ -38,7 +38,10 @@ extension SpoolMoves {
                                                        on disk: inout D) throws(PlanStop) -> Never {
         func comeBackBeside(_ disk: inout D) throws(PlanStop) -> Never {
             let beside = try besideName(path, bringingBack: target, on: &disk)
-            try bringBack(target, to: beside, on: &disk)
+            try linkBeside(target, as: beside, on: &disk)
+            // The file's name there goes durably before its record's (see `bringBack`).
+            try disk.unlink(target)
+            try disk.syncDirectory(of: target)
             try disk.unlink(target.record)
             try disk.syncDirectory(of: target)
             throw .changedDuringMove(change, broughtBackAs: beside)
@@ -58,6 +61,23 @@ extension SpoolMoves {
             try disk.syncDirectory(of: target)
         }
         throw .changedDuringMove(change, broughtBackAs: nil)
+    }
+
+    /// Gives the file at `place` the free outbox name `beside` (no record there), durably. When the
+    /// outbox's fsync fails, the name is taken away again, durably: the file still has its name at
+    /// `place`, where the record files it, and a name the running daemon could claim meanwhile (or
+    /// a power cut keep) would have it in two places and sent twice.
+    static func linkBeside<D: DiskSteps>(_ place: SpoolPlace, as beside: RelativePath, on disk: inout D) throws(PlanStop) {
+        let besidePlace = SpoolPlace(.outbox, beside)
+        try disk.link(place, to: besidePlace)
+        if let refusal = disk.attempt(.syncDirectory(besidePlace, moves: [0])) {
+            // Its absence made durable too: a cut must not keep the link the failed fsync left.
+            if disk.attempt(.unlink(besidePlace, move: 0)) != nil || disk.attempt(.syncDirectory(besidePlace, moves: [0])) != nil {
+                disk.note(PlanNote(.error, "cannot take back a name given in the outbox; the file may be sent twice",
+                                   ["file": beside.logSafe], withError: true))
+            }
+            throw .refused(refusal)
+        }
     }
 
     /// Whether the record at `target` is this file's own (`manifest`, recorded in the outbox at
@@ -114,8 +134,7 @@ extension SpoolMoves {
             // both places. Only if the name at `target` holds this record's move.
             guard ours else { return nil }
             let beside = SpoolPlace(.outbox, try besideName(file, bringingBack: target, on: &disk))
-            try disk.link(target, to: beside)
-            try disk.syncDirectory(of: beside)
+            try linkBeside(target, as: beside.path, on: &disk)
             if disk.exists(target.record) { try disk.unlink(target.record) }
             try disk.unlink(target)
             try disk.syncDirectory(of: target)
