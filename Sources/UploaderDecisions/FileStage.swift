@@ -9,8 +9,9 @@ package enum FileStage: Sendable, Equatable {
     /// In line for a claim (`PathQueue`, by `order`). `quiet`: back in line only because the
     /// watcher saw its name again while it was held, so finding it gone is no news.
     case waiting(quiet: Bool)
-    /// Its attempt could not be recorded (disk full): back in line at a time kept beside, in
-    /// `FileStages.delayed` (a `Double` here would make every file's entry twice as large).
+    /// Its attempt could not be recorded (disk full), or its claim was refused for now (a step the
+    /// disk refused): back in line at a time kept beside, in `FileStages.delayed` (a `Double` here
+    /// would make every file's entry twice as large).
     case delayed
     /// A claim runs ahead of a transfer slot (`claimAhead`).
     case claiming(quiet: Bool)
@@ -80,8 +81,8 @@ package enum FileStage: Sendable, Equatable {
         case nil: [.waiting]
         case .waiting?: [.claiming, .claimingInSlot, nil]
         case .delayed?: [.waiting, nil]
-        case .claiming?: [.ready, .settling, .waiting, nil]
-        case .claimingInSlot?: [.sending, .settling, .waiting, nil]
+        case .claiming?: [.ready, .settling, .waiting, .delayed, nil]
+        case .claimingInSlot?: [.sending, .settling, .waiting, .delayed, nil]
         case .ready?: [.sending, .waiting, nil]
         case .sending?: [.settling, .delayed, .waiting, nil]
         case .settling?: [.waiting, .awaitingCredentials, nil]

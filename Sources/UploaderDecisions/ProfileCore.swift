@@ -227,6 +227,14 @@ struct Transition {
         case .refused(let reason):
             state.refused.insert(path)
             warnOnce(path, "not uploaded: \(reason)")
+        case .refusedForNow(let reason):
+            warnOnce(path, "not uploaded yet, claimed again in a few seconds: \(reason)")
+            if takingWork {
+                // Its name seen again meanwhile changes nothing: it is looked at again anyway.
+                _ = state.files.takeSeenAgain(path)
+                state.files.delay(path, until: now.mono + policy.unwritableRetry)
+                return
+            }
         case .finishedByRecovery(let retry, let another):
             if let retry { scheduleRetry(retry) }
             // The new file under the name is checked as if the watcher had seen it again.

@@ -68,6 +68,9 @@ package enum ClaimReport: Sendable, Equatable {
     case vanished
     /// Not something we upload (symlink, FIFO, name too long…), with the reason.
     case refused(String)
+    /// Not claimed now, with the reason (a step the disk refused, a file that would not hold
+    /// still): it stays queued and is claimed again `unwritableRetry` later.
+    case refusedForNow(String)
     /// Exists but cannot be read: goes to retry/ as failed.
     case unreadable(String)
     /// Its manifest already recorded a final state; the move was finished. A file that now waits

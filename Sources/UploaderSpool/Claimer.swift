@@ -13,6 +13,9 @@ package struct Claimer: Sendable {
         case vanished
         /// Not something we upload (symlink, FIFO, device, socket, directory, name too long).
         case refused(String)
+        /// Not claimed now (a step the disk refused, a file that would not hold still): it stays
+        /// queued and is claimed again a little later.
+        case refusedForNow(String)
         /// Exists but cannot be read (permissions, I/O): goes to retry/ as failed.
         case unreadable(SystemError, Manifest)
         /// Its manifest already records a final state: recovery finished the move, to this path
@@ -69,9 +72,9 @@ package struct Claimer: Sendable {
         do {
             seen = try fs.status(path, in: outbox)
         } catch let error as SystemError {
-            return after(error.isNotFound || error.code == .notDirectory ? .nameLeadsNowhere : .lookFailed(reason: error.description))
+            return after(error.isNotFound || error.code == .notDirectory ? .nameLeadsNowhere : Self.lookFailed(error))
         } catch {
-            return after(.lookFailed(reason: "\(error)"))
+            return after(.lookFailed(reason: "\(error)", lasting: false))
         }
         guard seen.kind == .regular else { return after(Self.setback(seen)) }
         // A producer's subdirectory that we may not write: the file could be sent but never moved
@@ -88,10 +91,10 @@ package struct Claimer: Sendable {
             case .loop: return after(.symlinkAtOpen)
             case .noDevice: return after(.deviceAtOpen)
             case .permissionDenied, .notPermitted, .io: return after(.openDenied, unreadable: (error, seen))
-            default: return after(.lookFailed(reason: error.description))
+            default: return after(Self.lookFailed(error))
             }
         } catch {
-            return after(.lookFailed(reason: "\(error)"))
+            return after(.lookFailed(reason: "\(error)", lasting: false))
         }
         // Every later check, the hash and the upload use this descriptor (O_NOFOLLOW), so a
         // path swapped for a symlink or a FIFO after the lstat above changes nothing.
@@ -99,9 +102,12 @@ package struct Claimer: Sendable {
         var status: FileSystem.Status
         do {
             status = try fs.status(fd: fd, path: display)
+        } catch let error as SystemError {
+            fs.close(fd)
+            return after(Self.lookFailed(error))
         } catch {
             fs.close(fd)
-            return after(.lookFailed(reason: "\(error)"))
+            return after(.lookFailed(reason: "\(error)", lasting: false))
         }
         guard status.kind == .regular else {
             fs.close(fd)
@@ -255,7 +261,7 @@ package struct Claimer: Sendable {
             return after(setback, unreadable: (error, status))
         } catch {
             fs.close(fd)
-            return after(.lookFailed(reason: "\(error)"))
+            return after(.lookFailed(reason: "\(error)", lasting: false))
         }
     }
 
@@ -353,9 +359,16 @@ package struct Claimer: Sendable {
         case .claimAgain(let next): return claim(path, now: now, cancellation: cancellation, round: next)
         case .settleVanished: return vanished(path, now: now, cancellation: cancellation, round: round)
         case .refuse(let reason): return .refused(reason)
+        case .refuseForNow(let reason): return .refusedForNow(reason)
         case .vanished: return .vanished
         case .refuseSettlingRecord, .fileAsUnreadable, .goOnAsItIs: preconditionFailure("\(recourse) needs what the claim saw")
         }
+    }
+
+    /// A failed lstat, open or fstat: lasting when the path itself refuses (a symlink on the way,
+    /// a directory not searchable, a name too long), else a moment of the disk's.
+    private static func lookFailed(_ error: SystemError) -> ClaimSetback {
+        .lookFailed(reason: error.description, lasting: [.loop, .permissionDenied, .notPermitted, .nameTooLong].contains(error.code))
     }
 
     /// The setback of a non-regular entry, named as its `stat` says.

@@ -61,7 +61,7 @@ import Testing
         try setup.spool.writeManifest(first.manifest, for: setup.name, in: .outbox)
 
         setup.fs.failing.store(true, ordering: .sequentiallyConsistent)
-        guard case .refused(let reason) = setup.claimer.claim(setup.name, now: now.addingTimeInterval(30)) else {
+        guard case .refusedForNow(let reason) = setup.claimer.claim(setup.name, now: now.addingTimeInterval(30)) else {
             Issue.record("a failed re-hash must refuse the claim")
             return
         }

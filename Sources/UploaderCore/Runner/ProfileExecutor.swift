@@ -303,6 +303,9 @@ package final class ProfileExecutor: Sendable {
         case .refused(let reason):
             held.release(path)
             return .refused(reason)
+        case .refusedForNow(let reason):
+            held.release(path)
+            return .refusedForNow(reason)
         case .finishedByRecovery(let area, let target, let due, let another):
             held.release(path)
             queueDueHook(of: target, in: area)

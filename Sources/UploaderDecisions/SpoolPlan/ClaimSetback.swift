@@ -2,7 +2,8 @@
 /// that leads nowhere, an entry that is no regular file, a system call that failed, a file that
 /// changed under its hash or copy. `next(round:)` decides, from that alone and from how many
 /// times the claim already began again, whether it begins again, settles a record, refuses the
-/// file (with the words of its one warning line), or files it as unreadable. The claimer only
+/// file for now or until it changes (with the words of its one warning line), or files it as
+/// unreadable. The claimer only
 /// observes and performs.
 package enum ClaimSetback: Equatable, Sendable {
     /// The sidecar manifest's name (`.NAME.uploader.json`) would exceed 255 bytes.
@@ -19,8 +20,10 @@ package enum ClaimSetback: Equatable, Sendable {
     case deviceAtOpen
     /// open was refused (permissions) or the device failed: the file exists but cannot be read.
     case openDenied
-    /// lstat, open or fstat failed otherwise; `reason` is the system's words.
-    case lookFailed(reason: String)
+    /// lstat, open or fstat failed otherwise; `reason` is the system's words. `lasting`: an error
+    /// that holds until the path changes (a symlink on the way, a directory not searchable), not
+    /// one of the disk's moments.
+    case lookFailed(reason: String, lasting: Bool)
     /// Another user's file (which the daemon may not link) changed while it was copied.
     case changedWhileCopied
     /// Another user's file could not be copied to make it the daemon's.
@@ -97,12 +100,12 @@ package enum ClaimSetback: Equatable, Sendable {
             return .refuse("socket or device, not a regular file")
         case .openDenied:
             return .fileAsUnreadable
-        case .lookFailed(let reason):
-            return .refuse(reason)
+        case .lookFailed(let reason, let lasting):
+            return lasting ? .refuse(reason) : .refuseForNow(reason)
         case .changedWhileCopied:
-            return again ?? .refuse("another user's file that keeps changing while it is copied")
+            return again ?? .refuseForNow("another user's file that keeps changing while it is copied")
         case .copyFailed(let reason):
-            return .refuse("another user's file, which we may not link, cannot be copied to make it ours: \(reason)")
+            return .refuseForNow("another user's file, which we may not link, cannot be copied to make it ours: \(reason)")
         case .changedWhileHashed:
             return again ?? .goOnAsItIs
         case .hashReadFailed(let shrunk):
@@ -110,19 +113,19 @@ package enum ClaimSetback: Equatable, Sendable {
         case .recheckReadFailed(let reason):
             // A failed read says nothing of the bytes: claimed afresh, the file would take a new
             // id for what may be the very version the record sent.
-            return .refuse("cannot read the file to check it against its record: \(reason)")
+            return .refuseForNow("cannot read the file to check it against its record: \(reason)")
         case .recordUnmovable(let reason):
-            return .refuse("unreadable manifest that cannot be moved aside: \(reason)")
+            return .refuseForNow("unreadable manifest that cannot be moved aside: \(reason)")
         case .recordedMoveUnfinished(let reason):
-            return .refuse("cannot finish recorded move: \(reason)")
+            return .refuseForNow("cannot finish recorded move: \(reason)")
         case .moveBackUnfinished(let reason):
-            return .refuse("cannot finish the move back from retry/: \(reason)")
+            return .refuseForNow("cannot finish the move back from retry/: \(reason)")
         case .changedDuringRecordedMove, .settledForAfresh:
             // Not counted: the record the next round reads is one this branch never returns to
             // (a changed delivery, or none), so the claim cannot come back here.
             return .claimAgain(round: round)
         case .recordChangedMeanwhile:
-            return again ?? .refuse("cannot finish recorded move: its record keeps changing under the retry lock")
+            return again ?? .refuseForNow("cannot finish recorded move: its record keeps changing under the retry lock")
         case .cameBackUnderName:
             return again ?? .vanished
         }
@@ -136,8 +139,12 @@ package enum ClaimRecourse: Equatable, Sendable {
     /// Settles the record of a name with no file (`SpoolMoves.settleVanished`), which says how
     /// the claim ends.
     case settleVanished
-    /// Not uploaded, for this reason; the file stays queued for the next look.
+    /// Not uploaded, for this reason, which holds until the entry changes (what it is, its name,
+    /// its directory's mode): looked at again only when it is seen again.
     case refuse(String)
+    /// Not uploaded yet, for this reason: a step the disk refused, or a file that would not hold
+    /// still. It stays queued, and the claim is tried again a few seconds later.
+    case refuseForNow(String)
     /// Not uploaded, for this reason; a record beside the entry is settled first
     /// (`SpoolMoves.settleRecordBesideEntry`).
     case refuseSettlingRecord(String)

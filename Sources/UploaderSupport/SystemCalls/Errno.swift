@@ -38,6 +38,8 @@ package struct Errno: RawRepresentable, Error, Hashable, Sendable, CustomStringC
     package static let crossDevice = Errno(rawValue: EXDEV)
     /// ELOOP: a symlink where O_NOFOLLOW said none may be.
     package static let loop = Errno(rawValue: ELOOP)
+    /// ENAMETOOLONG: a name or path longer than the system takes.
+    package static let nameTooLong = Errno(rawValue: ENAMETOOLONG)
     /// ENXIO: a socket or device with nothing behind it.
     package static let noDevice = Errno(rawValue: ENXIO)
     /// EAGAIN / EWOULDBLOCK (the same number on Linux): it would have to wait.

@@ -273,6 +273,31 @@ struct ProfileCoreUploadTests {
         #expect(gone.logLines.map(\.level) == [.debug], "a re-check that finds nothing is not news")
     }
 
+    /// A claim the disk refused for now (an I/O error while checking the file against its record)
+    /// leaves the file queued and is tried again a few seconds later, said once; a lasting refusal
+    /// waits until the name is seen again.
+    @Test func aClaimRefusedForNowIsTriedAgainFiveSecondsLaterAndSaidOnce() {
+        var p = EmbeddedProfile.daemon()
+        #expect(p.send(.recovered(files: [QueuedFile(a)], retries: [], ignoredDirectories: [])).claims == [a])
+        let first = p.send(.claimed(a, .refusedForNow("cannot read the file to check it against its record: Input/output error")))
+        #expect(first.logged("not uploaded yet, claimed again in a few seconds: cannot read the file to check it against its record: Input/output error")
+                    .map(\.level) == [.warn])
+        #expect(p.state.refused.isEmpty, "not counted as refused: it is still queued")
+        #expect(p.advance(by: 4.9).claims.isEmpty)
+        #expect(p.advance(by: 0.2).claims == [a])
+        #expect(p.send(.claimed(a, .refusedForNow("cannot read the file to check it against its record: Input/output error"))).logLines.isEmpty,
+                "said once per file")
+        #expect(p.advance(by: 5.1).claims == [a])
+        p.send(.claimed(a, .ready))
+        #expect(p.state.files.slots.contains(a) || p.effects.uploads.contains(a), "claimed at last, it is uploaded")
+
+        var lasting = EmbeddedProfile.daemon()
+        lasting.send(.recovered(files: [QueuedFile(a)], retries: [], ignoredDirectories: []))
+        lasting.send(.claimed(a, .refused("symlink, never followed")))
+        #expect(lasting.advance(by: 3600).claims.isEmpty, "a lasting refusal waits for the name to be seen again")
+        #expect(lasting.send(.found([QueuedFile(a)])).claims == [a])
+    }
+
     @Test func aFileThatVanishedBeforeItsClaimIsLoggedOnce() {
         var p = EmbeddedProfile.daemon()
         let first = p.send(.recovered(files: [QueuedFile(a)], retries: [], ignoredDirectories: []))
