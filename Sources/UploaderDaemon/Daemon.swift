@@ -65,8 +65,10 @@ package final class Daemon {
         MallocArenas.limit(to: 2, environment: environment)
         // Signals, network changes, the owners' deadlines and the reporter's rounds: one thread.
         let service = ServiceLoop(clock: clock)
-        guard service.takeSignals(Signals.handled, received: { [events] signal in events.send(.signal(signal)) }) else {
-            fail("cannot take signals (signalfd): \(Errno.current.description)")
+        do {
+            try service.takeSignals(Signals.handled) { [events] signal in events.send(.signal(signal)) }
+        } catch {
+            fail("cannot take signals (signalfd): \(error.description)")
             return ExitCode.software
         }
         var seams = ProfileRunner.Seams()
@@ -143,7 +145,7 @@ package final class Daemon {
     private func runDaemon(_ reloader: ConfigReloader, credentials: CredentialsWatch) -> Int32 {
         logger.info("uploader \(UploaderVersion.string) running", ["profiles": runners.map(\.profile.name).joined(separator: ",")])
         while true {
-            let signal: Int32
+            let signal: Signal
             switch events.take(timeout: nil) {
             case .signal(let taken)?:
                 signal = taken
@@ -154,12 +156,12 @@ package final class Daemon {
             case .drained?, nil:
                 continue
             }
-            if signal == SIGHUP {
+            if signal == .hangUp {
                 runners = reloader.reload(runners)
                 credentials.watch(runners.map(\.profile))
                 continue
             }
-            logger.info("stopping", ["signal": signal == SIGTERM ? "SIGTERM" : "SIGINT"])
+            logger.info("stopping", ["signal": signal == .terminate ? "SIGTERM" : "SIGINT"])
             reloader.reporter.stopping()
             stopAll()
             return ExitCode.ok
@@ -172,8 +174,8 @@ package final class Daemon {
             switch events.take(timeout: nil) {
             case .drained(let name)?:
                 drained.insert(name)
-            case .signal(let signal)? where signal != SIGHUP:
-                logger.info("stopping", ["signal": signal == SIGTERM ? "SIGTERM" : "SIGINT"])
+            case .signal(let signal)? where signal != .hangUp:
+                logger.info("stopping", ["signal": signal == .terminate ? "SIGTERM" : "SIGINT"])
                 break waiting
             case .signal?, .credentialsChanged?, nil:
                 continue
@@ -224,7 +226,7 @@ package final class Daemon {
 
 /// What wakes the daemon's main thread.
 enum DaemonEvent: Sendable {
-    case signal(Int32)
+    case signal(Signal)
     /// `run --once`: this profile has nothing left to do.
     case drained(String)
     /// A credentials file changed (its path): reload as on SIGHUP.

@@ -1,6 +1,3 @@
-@preconcurrency import Glibc
-import CSysShims
-import Foundation
 import Synchronization
 import UploaderSupport
 
@@ -46,22 +43,20 @@ package final class ServiceLoop: DeadlineTickers {
     }
 
     /// Takes the handled signals (blocked in every thread) from a signalfd and hands each to
-    /// `received`; false when no signalfd can be made.
-    package func takeSignals(_ handled: [Int32], received: @escaping @Sendable (Int32) -> Void) -> Bool {
-        var set = sigset_t()
-        sigemptyset(&set)
-        for signal in handled { sigaddset(&set, signal) }
-        let fd = uploader_signalfd(&set)
-        guard fd >= 0 else { return false }
-        watch(fd) {
+    /// `received`; throws when no signalfd can be made.
+    package func takeSignals(_ handled: [Signal], received: @escaping @Sendable (Signal) -> Void) throws(Errno) {
+        let signals = try SignalDescriptor(for: handled)
+        watch(signals.rawValue) {
             while true {
-                let signal = uploader_signalfd_read(fd)
-                if signal > 0 { received(signal); continue }
-                if Errno.current == .interrupted { continue }
-                return true
+                do {
+                    guard let signal = try signals.next() else { return true }
+                    received(signal)
+                } catch {
+                    // A failed read leaves the signalfd watched, as an empty one does.
+                    return true
+                }
             }
         }
-        return true
     }
 
     package func makeTicker() -> any DeadlineTicker { Ticker(loop: self, id: register()) }
@@ -112,16 +107,18 @@ package final class ServiceLoop: DeadlineTickers {
                 (s.sources, s.deadlines.values.compactMap(\.due).min(), s.stopping)
             }
             if stopping { return }
-            var fds = [pollfd(fd: wakePipe.readEnd, events: Int16(POLLIN), revents: 0)]
-                + sources.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
-            let timeout = due.map { Int32(clamping: Int(max(0, ($0 - monotonic) * 1000).rounded(.up))) } ?? -1
-            let ready = poll(&fds, nfds_t(fds.count), timeout)
-            if ready < 0 && Errno.current != .interrupted {
-                preconditionFailure("poll in the service loop: \(Errno.current.description)")
+            var entries = [PollEntry(wakePipe.readEnd, waitingFor: .readable)]
+                + sources.map { PollEntry($0.fd, waitingFor: .readable) }
+            let timeout = due.map { Int32(clamping: Int(max(0, ($0 - monotonic) * 1000).rounded(.up))) }
+            let ready: Int
+            do {
+                ready = try Poll.wait(&entries, milliseconds: timeout)
+            } catch {
+                preconditionFailure("poll in the service loop: \(error.description)")
             }
             if ready > 0 {
-                if fds[0].revents != 0 { wakePipe.drain() }
-                for (index, source) in sources.enumerated() where fds[index + 1].revents != 0 && !source.readable() {
+                if !entries[0].returned.isEmpty { wakePipe.drain() }
+                for (index, source) in sources.enumerated() where !entries[index + 1].returned.isEmpty && !source.readable() {
                     state.withLock { $0.sources.removeAll { $0.fd == source.fd } }
                 }
             }

@@ -1,4 +1,3 @@
-@preconcurrency import Glibc
 import UploaderSupport
 import UploaderConfig
 import UploaderSpool
@@ -9,17 +8,14 @@ import UploaderCore
 /// The signals the daemon handles synchronously (blocked in every thread, read from a signalfd by
 /// the `ServiceLoop`).
 package enum Signals {
-    package static let handled: [Int32] = [SIGTERM, SIGINT, SIGHUP]
+    package static let handled: [Signal] = [.terminate, .interrupt, .hangUp]
 
     /// Blocks the handled signals in the calling thread (and the threads it creates later), ignores
     /// SIGPIPE, and gives SIGCHLD its default: a parent that ignored it passes that on through
     /// exec, and then the kernel reaps hooks itself and their exit status is lost.
     package static func blockHandled() {
-        var set = sigset_t()
-        sigemptyset(&set)
-        for signal in handled { sigaddset(&set, signal) }
-        pthread_sigmask(SIG_BLOCK, &set, nil)
-        signal(SIGPIPE, SIG_IGN)
-        signal(SIGCHLD, SIG_DFL)
+        Signal.block(handled)
+        Signal.brokenPipe.ignore()
+        Signal.childChanged.restoreDefault()
     }
 }

@@ -1,4 +1,3 @@
-@preconcurrency import Glibc
 import Synchronization
 import UploaderSupport
 
@@ -9,28 +8,22 @@ import UploaderSupport
 /// sees what that wake-up changed. Cleared first, the flag could stay set over an empty pipe,
 /// and every later wake-up would write nothing.
 package final class WakePipe: Sendable {
-    /// The end the loop polls.
-    package let readEnd: Int32
-    private let writeEnd: Int32
+    /// Both ends, closed with the pipe.
+    private let ends: PipeEnds
     /// A byte is in the pipe and not read yet: one is enough.
     private let woken = Mutex(false)
 
     package init() {
-        var ends: [Int32] = [-1, -1]
-        // A pipe is all a wake-up needs; without one the daemon cannot run at all.
-        precondition(pipe(&ends) == 0, "cannot make the service loop's wake pipe: \(Errno.current.description)")
-        for end in ends {
-            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+        do {
+            ends = try PipeEnds(nonBlocking: true)
+        } catch {
+            // A pipe is all a wake-up needs; without one the daemon cannot run at all.
+            preconditionFailure("cannot make the service loop's wake pipe: \(error.description)")
         }
-        readEnd = ends[0]
-        writeEnd = ends[1]
     }
 
-    deinit {
-        close(readEnd)
-        close(writeEnd)
-    }
+    /// The end the loop polls (lent: the pipe keeps it open).
+    package var readEnd: Int32 { ends.readEnd.rawValue }
 
     /// Makes the next poll of `readEnd` return (at once if it is under way).
     package func wake() {
@@ -39,21 +32,38 @@ package final class WakePipe: Sendable {
             return !woken
         }
         guard write else { return }
-        var byte: UInt8 = 1
-        _ = Glibc.write(writeEnd, &byte, 1)
+        let byte: UInt8 = 1
+        do {
+            _ = try withUnsafeBytes(of: byte) { bytes throws(Errno) in try ends.writeEnd.write(bytes) }
+        } catch {
+            // What the wake-up needs is there whatever this says: a full pipe (`.wouldBlock`) has
+            // bytes for the poll to see, and no other failure befalls a pipe whose ends we hold.
+        }
     }
 
-    /// Empties the pipe, then lets the next `wake` write again. `read` is read(2) but in tests,
-    /// which wake the pipe from inside it, between two reads.
-    package func drain(read: (Int32, UnsafeMutableRawPointer?, Int) -> Int = { Glibc.read($0, $1, $2) }) {
+    /// Empties the pipe, then lets the next `wake` write again.
+    package func drain() {
+        drain { buffer throws(Errno) in try ends.readEnd.read(into: buffer) }
+    }
+
+    /// `drain` with `read` for read(2) of `readEnd`: tests wake the pipe from inside it, between
+    /// two reads. Reading stops at the first read that gets nothing or fails (`.wouldBlock`: empty).
+    package func drain(read: (UnsafeMutableRawBufferPointer) throws(Errno) -> Int) {
         var buffer = [UInt8](repeating: 0, count: 64)
-        while buffer.withUnsafeMutableBytes({ read(readEnd, $0.baseAddress, $0.count) }) > 0 {}
+        do {
+            while try buffer.withUnsafeMutableBytes({ raw throws(Errno) in try read(raw) }) > 0 {}
+        } catch {
+            // `.wouldBlock`: the pipe is empty, which is what draining is for. No other failure
+            // befalls a pipe whose ends we hold; either way nothing more is read now.
+        }
         woken.withLock { $0 = false }
     }
 
     /// Whether a byte waits in the pipe: what the loop's next poll would see.
     package var pending: Bool {
-        var fd = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
-        return poll(&fd, 1, 0) == 1
+        get throws(Errno) {
+            var entries = [PollEntry(readEnd, waitingFor: .readable)]
+            return try Poll.wait(&entries, milliseconds: 0) == 1
+        }
     }
 }

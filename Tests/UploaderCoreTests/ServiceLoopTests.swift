@@ -63,8 +63,8 @@ import Testing
         pthread_sigmask(SIG_BLOCK, &set, &old)
         defer { pthread_sigmask(SIG_SETMASK, &old, nil) }
         let loop = ServiceLoop()
-        let received = Mailbox<Int32>()
-        #expect(loop.takeSignals([SIGURG]) { received.send($0) })
+        let received = Mailbox<Signal>()
+        try loop.takeSignals([Signal(rawValue: SIGURG)]) { received.send($0) }
         loop.start()
         defer { loop.stop() }
         // Sent to the loop's own thread, which inherited the mask (the daemon blocks the signals in
@@ -72,6 +72,6 @@ import Testing
         let ticker = loop.makeTicker()
         ticker.start(name: "signal") { pthread_kill(pthread_self(), SIGURG) }
         ticker.wake(in: 0)
-        #expect(received.take(timeout: 10) == SIGURG)
+        #expect(received.take(timeout: 10) == Signal(rawValue: SIGURG))
     }
 }

@@ -1,5 +1,3 @@
-@preconcurrency import Glibc
-import Foundation
 import Synchronization
 import UploaderSupport
 
@@ -43,29 +41,35 @@ package final class HookOutput: Sendable {
 /// the one that runs it. Reading ends at end of file, or shortly after the hook was reaped when a
 /// process it left behind still holds the pipe open.
 final class HookOutputPipe: Sendable {
-    /// The child's end: its stdout and stderr.
+    /// The child's end: its stdout and stderr (the number the spawn duplicates onto them).
     let writeEnd: Int32
-    private let readEnd: Int32
+    /// The parent's copy of the child's end, closed once the child has its own (or never will).
+    private let childEnd: Mutex<FileDescriptor?>
+    /// The end the reader reads, closed with this object: once the run that made it has let go
+    /// of it, after `finish` has waited for the reader (or `abandon`, when there is none).
+    private let readEnd: FileDescriptor
     private let output: HookOutput
     private let finishing = Atomic<Bool>(false)
     private let done = Latch()
 
-    /// Nil when no pipe can be made (the hook then writes to the daemon's stderr as before).
-    init?(into output: HookOutput) {
-        var ends: [Int32] = [-1, -1]
-        // pipe2 is hidden behind _GNU_SOURCE; a spawned child closes every descriptor above 2 anyway.
-        guard pipe(&ends) == 0 else { return nil }
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        readEnd = ends[0]
-        writeEnd = ends[1]
+    /// A new pipe; throws when none can be made (the hook then writes to the daemon's stderr as before).
+    static func open(into output: HookOutput) throws(Errno) -> HookOutputPipe {
+        // A spawned child closes every descriptor above 2 anyway; close-on-exec covers the rest.
+        try PipeEnds().separated { readEnd, writeEnd in HookOutputPipe(readEnd: readEnd, writeEnd: writeEnd, into: output) }
+    }
+
+    private init(readEnd: consuming FileDescriptor, writeEnd: consuming FileDescriptor, into output: HookOutput) {
+        self.writeEnd = writeEnd.rawValue
+        childEnd = Mutex(writeEnd)
+        self.readEnd = readEnd
         self.output = output
     }
 
     /// After the spawn: the parent's copy of the child's end is closed, and reading starts. With
-    /// `exit` (the child and its pidfd, closed here once it polls readable) the reader opens
-    /// `exited` when the child has exited.
-    func started(named name: String, exit: (pid: pid_t, pidfd: Int32, exited: Latch)?) {
-        close(writeEnd)
+    /// `exit` (a child with a pidfd, polled here until it is readable) the reader opens `exited`
+    /// when the child has exited.
+    func started(named name: String, exit: (child: ChildProcess, exited: Latch)?) {
+        closeChildEnd()
         SystemScheduler.system.startThread(named: name) { [self] in
             readUntilEnd(exit: exit)
             done.open()
@@ -74,57 +78,67 @@ final class HookOutputPipe: Sendable {
 
     /// The spawn failed: nothing will read or write.
     func abandon() {
-        close(writeEnd)
-        close(readEnd)
+        closeChildEnd()
     }
 
-    /// The hook was reaped: waits for the reader (at most about a second more) and closes the pipe.
+    /// The hook was reaped: waits for the reader (at most about a second more).
     func finish() {
         finishing.store(true, ordering: .releasing)
         done.wait()
-        close(readEnd)
+    }
+
+    private func closeChildEnd() {
+        childEnd.withLock { $0 = nil }
     }
 
     /// Reads until end of file (or the quiet after the reap) and, while the child runs, watches its exit.
-    private func readUntilEnd(exit: (pid: pid_t, pidfd: Int32, exited: Latch)?) {
-        var buffer = [UInt8](repeating: 0, count: 4096)
+    private func readUntilEnd(exit: (child: ChildProcess, exited: Latch)?) {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 1)
+        defer { buffer.deallocate() }
         var pollsAfterFinish = 0
         var reading = true
-        var exitFD = exit?.pidfd
+        var exitFD = exit?.child.exitPollDescriptor
         defer {
             // poll failed with the child still running: wait for its exit as a thread of its own would.
-            if let fd = exitFD, let exit {
-                HookProcess.waitForExit(exit.pid)
-                exited(fd)
+            if exitFD != nil, let exit {
+                HookProcess.waitForExit(exit.child)
+                exited()
             }
         }
-        func exited(_ fd: Int32) {
-            close(fd)
+        func exited() {
             exit?.exited.open()
             exitFD = nil
         }
         while reading || exitFD != nil {
-            var entries = [pollfd(fd: reading ? readEnd : -1, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: exitFD ?? -1, events: Int16(POLLIN), revents: 0)]
-            let ready = poll(&entries, 2, 100)
+            var entries = [PollEntry(reading ? readEnd.rawValue : nil, waitingFor: .readable),
+                           PollEntry(exitFD, waitingFor: .readable)]
+            do {
+                _ = try Poll.wait(&entries, milliseconds: 100)
+            } catch {
+                return  // what is left to see of the exit, the defer waits for
+            }
             let reaped = finishing.load(ordering: .acquiring)
             if reaped {
                 pollsAfterFinish += 1
                 if pollsAfterFinish > 10 { return }
             }
-            if ready < 0 && Errno.current == .interrupted { continue }
-            if ready < 0 { return }
-            if let fd = exitFD, entries[1].revents != 0 { exited(fd) }
+            if exitFD != nil, !entries[1].returned.isEmpty { exited() }
             guard reading else { continue }
-            guard entries[0].revents != 0 else {
+            guard !entries[0].returned.isEmpty else {
                 // Quiet after the reap: what a process left behind writes later is not the hook's.
                 if reaped { reading = false }
                 continue
             }
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(readEnd, $0.baseAddress, $0.count) }
-            if count > 0 {
-                buffer.withUnsafeBytes { output.append(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
-            } else if count == 0 || (Errno.current != .interrupted && Errno.current != .wouldBlock) {
+            do {
+                let count = try readEnd.read(into: buffer)
+                if count > 0 {
+                    output.append(UnsafeRawBufferPointer(rebasing: buffer.prefix(count)))
+                } else {
+                    reading = false
+                }
+            } catch Errno.wouldBlock {
+                // Nothing after all: the next poll says when there is.
+            } catch {
                 reading = false
             }
         }

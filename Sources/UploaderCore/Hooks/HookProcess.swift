@@ -1,6 +1,3 @@
-@preconcurrency import Glibc
-import CSysShims
-import Foundation
 import UploaderSupport
 import UploaderConfig
 import UploaderSpool
@@ -49,7 +46,8 @@ package struct HookProcess: Sendable {
     /// The whole environment of the child, `NAME=value` byte strings.
     package var environment: [[UInt8]]
     package var workingDirectory: String
-    package var timeout: TimeInterval
+    /// How long it may run, in seconds, before it is stopped.
+    package var timeout: Double
     /// Where the hook's stdout and stderr are kept for the log line about its run; nil lets them
     /// go to the daemon's stderr.
     package var output: HookOutput? = nil
@@ -61,104 +59,90 @@ package struct HookProcess: Sendable {
     /// stays a zombie, so its pid cannot be reused while a kill may still name its group) and opens
     /// a latch; without an output pipe or a pidfd a thread of its own waits for the exit (`waitid`
     /// with `WNOWAIT`). This thread waits on the clock for that latch, then reaps.
-    package func run(clock: any Clock, started: (pid_t?) -> Void = { _ in }) -> Outcome {
-        let pid: pid_t
-        let pipe = output.flatMap(HookOutputPipe.init(into:))
-        switch spawn(output: pipe?.writeEnd) {
-        case .failure(let reason):
+    package func run(clock: any Clock, started: (Int32?) -> Void = { _ in }) -> Outcome {
+        let pipe = output.flatMap(Self.outputPipe(into:))
+        let child: ChildProcess
+        do {
+            child = try spawn(output: pipe?.writeEnd)
+        } catch {
             pipe?.abandon()
-            return .cannotStart(reason.message)
-        case .success(let child): pid = child
+            return .cannotStart(error.description)
         }
         let exited = Latch()
-        let pidfd = uploader_pidfd_open(pid)
-        if let pipe {
-            // One thread reads the output and sees the exit (without a pidfd it only reads).
-            pipe.started(named: "hook-\(pid)", exit: pidfd >= 0 ? (pid, pidfd, exited) : nil)
-        } else if pidfd >= 0 {
-            close(pidfd)
-        }
+        let pid = child.id
+        let exitSeenByReader = pipe != nil && child.exitPollDescriptor != nil
+        // One thread reads the output and sees the exit (without a pidfd it only reads).
+        pipe?.started(named: "hook-\(pid)", exit: exitSeenByReader ? (child, exited) : nil)
         started(pid)
         defer {
             started(nil)
             pipe?.finish()
         }
-        if pipe == nil || pidfd < 0 {
+        if !exitSeenByReader {
             SystemScheduler.system.startThread(named: "hook-wait-\(pid)") {
-                Self.waitForExit(pid)
+                Self.waitForExit(child)
                 exited.open()
             }
         }
-        if clock.wait(for: exited, until: clock.monotonic + timeout) { return reap(pid) }
-        _ = kill(-pid, SIGTERM)
+        if clock.wait(for: exited, until: clock.monotonic + timeout) { return reap(child) }
+        child.signalGroup(.terminate)
         if clock.wait(for: exited, until: clock.monotonic + 1) {
-            _ = reap(pid)
-            _ = kill(-pid, SIGKILL)
+            _ = reap(child)
+            child.signalGroup(.kill)
             return .timedOut
         }
-        _ = kill(-pid, SIGKILL)
+        child.signalGroup(.kill)
         exited.wait()
-        _ = reap(pid)
+        _ = reap(child)
         return .timedOut
     }
 
-    /// Blocks until `pid` has ended, leaving it to be reaped.
-    static func waitForExit(_ pid: pid_t) {
-        var info = siginfo_t()
-        while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 && Errno.current == .interrupted {}
+    /// Blocks until `child` has ended, leaving it to be reaped.
+    static func waitForExit(_ child: ChildProcess) {
+        do {
+            try child.waitForExit()
+        } catch {
+            // Nothing fails to wait for our own child not reaped yet; should it, the reap that
+            // follows says so (a bug: its precondition).
+        }
     }
 
-    private struct SpawnError: Error { let message: String }
+    /// The pipe for the hook's output; nil when none can be made, and then the hook writes to the
+    /// daemon's stderr, as it does with no `output`.
+    private static func outputPipe(into output: HookOutput) -> HookOutputPipe? {
+        do {
+            return try HookOutputPipe.open(into: output)
+        } catch {
+            return nil
+        }
+    }
 
     /// `output`: the pipe for the child's stdout and stderr; nil sends both to the daemon's stderr.
-    private func spawn(output: Int32?) -> Result<pid_t, SpawnError> {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    private func spawn(output: Int32?) throws(Errno) -> ChildProcess {
+        var redirections: [(descriptor: Int32, ProcessSpawn.Redirection)] = [(0, .open(path: "/dev/null", flags: .readOnly, mode: 0))]
         if let output {
-            posix_spawn_file_actions_adddup2(&actions, output, 1)
-            posix_spawn_file_actions_adddup2(&actions, output, 2)
+            redirections += [(1, .duplicate(output)), (2, .duplicate(output))]
         } else {
             // Hook output joins the daemon's log stream (stderr, the journal under systemd).
-            posix_spawn_file_actions_adddup2(&actions, 2, 1)
+            redirections.append((1, .duplicate(2)))
         }
-        CleanSpawn.closeInheritedDescriptors(&actions)
-        CleanSpawn.addChdir(&actions, workingDirectory)
-
-        let argv = ([Array(command.utf8)] + arguments).map(Self.cString) + [nil]
-        let envp = environment.map(Self.cString) + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        var child: pid_t = 0
-        let rc = CleanSpawn.withAttributes { attributes in
-            command.contains("/")
-                ? posix_spawn(&child, command, &actions, attributes, argv, envp)
-                : posix_spawnp(&child, command, &actions, attributes, argv, envp)
-        }
-        guard rc == 0 else { return .failure(SpawnError(message: Errno(rawValue: rc).description)) }
-        return .success(child)
+        return try ProcessSpawn(executable: command, arguments: [Array(command.utf8)] + arguments, environment: environment,
+                                workingDirectory: workingDirectory, redirections: redirections).spawn()
     }
 
-    /// Reaps `pid`, which has ended (`waitForExit` said so), and says how.
-    private func reap(_ pid: pid_t) -> Outcome {
-        var status: Int32 = 0
-        var result: pid_t
-        repeat { result = waitpid(pid, &status, 0) } while result < 0 && Errno.current == .interrupted
+    /// Reaps `child`, which has ended (the latch said so), and says how.
+    private func reap(_ child: ChildProcess) -> Outcome {
         // Our own child, not reaped yet: nothing else in the process waits for it (SIGCHLD has its
         // default, `Signals.blockHandled`), so a failure here is a bug.
-        precondition(result == pid, "waitpid of hook \(pid): \(SystemError("waitpid").reasonWithCode)")
-        let signal = status & 0x7f
-        return signal == 0 ? .exited((status >> 8) & 0xff) : .signaled(signal)
-    }
-
-    /// A malloc'ed NUL-terminated copy (freed with free()); a NUL byte cannot occur in paths.
-    private static func cString(_ bytes: [UInt8]) -> UnsafeMutablePointer<CChar>? {
-        let pointer = malloc(bytes.count + 1)!.assumingMemoryBound(to: CChar.self)
-        for (index, byte) in bytes.enumerated() { pointer[index] = CChar(bitPattern: byte == 0 ? UInt8(ascii: "?") : byte) }
-        pointer[bytes.count] = 0
-        return pointer
+        let termination: ChildProcess.Termination
+        do {
+            termination = try child.reap()
+        } catch {
+            preconditionFailure("waitpid of hook \(child.id): \(SystemError("waitpid", code: error).reasonWithCode)")
+        }
+        switch termination {
+        case .exited(let code): return .exited(code)
+        case .signaled(let signal): return .signaled(signal)
+        }
     }
 }

@@ -77,6 +77,28 @@ package struct FileDescriptor: ~Copyable, Sendable {
         try retryingEINTR("read", path: path) { Glibc.read(rawValue, buffer.baseAddress, buffer.count) }
     }
 
+    /// read(2) of what is there, up to `buffer.count` bytes, EINTR retried; 0 at the end,
+    /// `.wouldBlock` from a non-blocking descriptor with nothing to read.
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+        while true {
+            let count = Glibc.read(rawValue, buffer.baseAddress, buffer.count)
+            if count >= 0 { return count }
+            let code = Errno.current
+            if code != .interrupted { throw code }
+        }
+    }
+
+    /// write(2) of what fits, EINTR retried: may take fewer bytes than given; `.wouldBlock` when
+    /// a non-blocking descriptor takes none.
+    package func write(_ bytes: UnsafeRawBufferPointer) throws(Errno) -> Int {
+        while true {
+            let count = Glibc.write(rawValue, bytes.baseAddress, bytes.count)
+            if count >= 0 { return count }
+            let code = Errno.current
+            if code != .interrupted { throw code }
+        }
+    }
+
     /// flock(2) without waiting: true when taken, false when another open file holds it
     /// (EWOULDBLOCK); any other failure is thrown as `flock PATH: …`.
     package func tryLock(exclusive: Bool, path: String) throws -> Bool {

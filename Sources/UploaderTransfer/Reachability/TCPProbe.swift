@@ -1,4 +1,3 @@
-@preconcurrency import Glibc
 import Foundation
 import UploaderSupport
 import UploaderConfig
@@ -27,37 +26,30 @@ package struct TCPProbe: Sendable {
 
     /// Nil when a connection was made; otherwise why not.
     package func check() -> String? {
-        var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        hints.ai_family = AF_UNSPEC
-        var list: UnsafeMutablePointer<addrinfo>?
-        let rc = getaddrinfo(host, String(port), &hints, &list)
-        guard rc == 0, let first = list else {
-            return "cannot resolve \(host): \(String(cString: gai_strerror(rc)))"
+        let addresses: [StreamAddress]
+        do {
+            addresses = try NameResolution.streamAddresses(of: host, port: port)
+        } catch {
+            return "cannot resolve \(host): \(error.description)"
         }
-        defer { freeaddrinfo(list) }
         var lastError = "no address for \(host)"
-        var cursor: UnsafeMutablePointer<addrinfo>? = first
-        while let info = cursor {
-            if let problem = connect(info.pointee) { lastError = problem } else { return nil }
-            cursor = info.pointee.ai_next
+        for address in addresses {
+            guard let problem = connect(address) else { return nil }
+            lastError = problem
         }
         return lastError
     }
 
-    private func connect(_ info: addrinfo) -> String? {
-        let fd = socket(info.ai_family, info.ai_socktype | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), info.ai_protocol)
-        guard fd >= 0 else { return "socket: \(Errno.current.description)" }
-        defer { close(fd) }
-        if Glibc.connect(fd, info.ai_addr, info.ai_addrlen) == 0 { return nil }
-        guard Errno.current == .inProgress else { return "connect to \(host):\(port): \(Errno.current.description)" }
-        var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-        let ms = Int32(max(1, min(timeout, 3600)) * 1000)
-        let ready = poll(&pfd, 1, ms)
-        if ready == 0 { return "connect to \(host):\(port): timed out after \(Int(timeout))s" }
-        var error: Int32 = 0
-        var length = socklen_t(MemoryLayout<Int32>.size)
-        getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length)
-        return error == 0 ? nil : "connect to \(host):\(port): \(Errno(rawValue: error).description)"
+    private func connect(_ address: StreamAddress) -> String? {
+        do {
+            try TCPConnect.connect(to: address, timeout: max(1, min(timeout, 3600)))
+            return nil
+        } catch {
+            switch error {
+            case .socket(let code): return "socket: \(code.description)"
+            case .connect(let code): return "connect to \(host):\(port): \(code.description)"
+            case .timedOut: return "connect to \(host):\(port): timed out after \(Int(timeout))s"
+            }
+        }
     }
 }

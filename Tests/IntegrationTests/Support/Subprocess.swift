@@ -135,26 +135,19 @@ final class RunningProcess: @unchecked Sendable {
         let env = inheritEnvironment
             ? ProcessInfo.processInfo.environment.merging(environment) { $1 } : environment
 
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, stdinPath, O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, stdoutPath, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0o644)
-        CleanSpawn.closeInheritedDescriptors(&actions)
-        if let currentDirectory { CleanSpawn.addChdir(&actions, currentDirectory) }
-
-        let argv = command.map { strdup($0) } + [nil]
-        let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        var child: pid_t = 0
-        // An empty signal mask, default handlers, a process group of its own (see CleanSpawn).
-        let rc = CleanSpawn.withAttributes { posix_spawn(&child, executable, &actions, $0, argv, envp) }
-        guard rc == 0 else {
-            throw HarnessError("cannot start \(command.joined(separator: " ")): \(String(cString: strerror(rc)))")
+        let append: OpenFlags = [.writeOnly, .create, .truncate, .append]
+        let spawn = ProcessSpawn(
+            executable: executable, arguments: command.map { Array($0.utf8) },
+            environment: env.map { Array("\($0.key)=\($0.value)".utf8) }, workingDirectory: currentDirectory,
+            redirections: [(0, .open(path: stdinPath, flags: .readOnly, mode: 0)),
+                           (1, .open(path: stdoutPath, flags: append, mode: 0o644)),
+                           (2, .open(path: stderrPath, flags: append, mode: 0o644))])
+        // An empty signal mask, default handlers, a process group of its own (see ProcessSpawn).
+        let child: Int32
+        do {
+            child = try spawn.spawn().id
+        } catch {
+            throw HarnessError("cannot start \(command.joined(separator: " ")): \(error.description)")
         }
         pid = child
 
