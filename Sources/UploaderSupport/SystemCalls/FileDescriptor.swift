@@ -80,19 +80,19 @@ package struct FileDescriptor: ~Copyable, Sendable {
     /// read(2) of what is there, up to `buffer.count` bytes, EINTR retried; 0 at the end,
     /// `.wouldBlock` from a non-blocking descriptor with nothing to read.
     package func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
-        while true {
-            let count = Glibc.read(rawValue, buffer.baseAddress, buffer.count)
-            if count >= 0 { return count }
-            let code = Errno.current
-            if code != .interrupted { throw code }
-        }
+        try Self.countRetryingEINTR { Glibc.read(rawValue, buffer.baseAddress, buffer.count) }
     }
 
     /// write(2) of what fits, EINTR retried: may take fewer bytes than given; `.wouldBlock` when
     /// a non-blocking descriptor takes none.
     package func write(_ bytes: UnsafeRawBufferPointer) throws(Errno) -> Int {
+        try Self.countRetryingEINTR { Glibc.write(rawValue, bytes.baseAddress, bytes.count) }
+    }
+
+    /// The byte count `call` (a read or a write) returns, the call made again on EINTR.
+    private static func countRetryingEINTR(_ call: () -> Int) throws(Errno) -> Int {
         while true {
-            let count = Glibc.write(rawValue, bytes.baseAddress, bytes.count)
+            let count = call()
             if count >= 0 { return count }
             let code = Errno.current
             if code != .interrupted { throw code }
