@@ -62,7 +62,23 @@ package protocol SpoolFileSystem: Sendable {
     /// Runs `body` holding a lock on the file `name` in `directory` (`FileSystem.withLock`):
     /// what keeps two processes' moves of one file apart.
     func withLock<T>(_ name: RelativePath, in directory: String, exclusive: Bool, _ body: () throws -> T) throws -> T
+    /// Takes, without waiting, the lock a process holds on `name` in `directory` for as long as it
+    /// runs (`flock`, the file created mode 0640 when absent), and writes `stamp` in the file (its
+    /// holder's pid, which messages name it by). When another holds it: what that one wrote.
+    func takeProcessLock(_ name: RelativePath, in directory: String, stamp: [UInt8]) throws -> ProcessLockTaking
 }
+
+/// What `takeProcessLock` got.
+package enum ProcessLockTaking: Sendable {
+    /// Held while this object lives: dropping the last reference lets the lock go, as the
+    /// holder's end does.
+    case taken(any HeldProcessLock)
+    /// Another holds it; its stamp as written (nil when it cannot be read).
+    case heldElsewhere(stamp: [UInt8]?)
+}
+
+/// A lock held for as long as this object lives (`SpoolFileSystem.takeProcessLock`).
+package protocol HeldProcessLock: AnyObject, Sendable {}
 
 extension SpoolFileSystem {
     /// One at a time: what a file system with no shared commits to gain from does.
@@ -107,5 +123,9 @@ extension FileLayer: SpoolFileSystem where Calls == KernelCalls {
 
     package func withLock<T>(_ name: RelativePath, in directory: String, exclusive: Bool, _ body: () throws -> T) throws -> T {
         try FileSystem.withLock(name, in: directory, exclusive: exclusive, body)
+    }
+
+    package func takeProcessLock(_ name: RelativePath, in directory: String, stamp: [UInt8]) throws -> ProcessLockTaking {
+        try takeLockFile(name, in: directory, stamp: stamp)
     }
 }

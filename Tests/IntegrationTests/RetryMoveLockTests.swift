@@ -228,4 +228,7 @@ private final class HeldLinkFileSystem: SpoolFileSystem, Sendable {
     func withLock<T>(_ name: RelativePath, in directory: String, exclusive: Bool, _ body: () throws -> T) throws -> T {
         try base.withLock(name, in: directory, exclusive: exclusive, body)
     }
+    func takeProcessLock(_ name: RelativePath, in directory: String, stamp: [UInt8]) throws -> ProcessLockTaking {
+        try base.takeProcessLock(name, in: directory, stamp: stamp)
+    }
 }

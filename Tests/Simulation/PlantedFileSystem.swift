@@ -101,4 +101,7 @@ struct PlantedFileSystem: SpoolFileSystem {
     func withLock<T>(_ name: RelativePath, in directory: String, exclusive: Bool, _ body: () throws -> T) throws -> T {
         try inner.withLock(name, in: directory, exclusive: exclusive, body)
     }
+    func takeProcessLock(_ name: RelativePath, in directory: String, stamp: [UInt8]) throws -> ProcessLockTaking {
+        try inner.takeProcessLock(name, in: directory, stamp: stamp)
+    }
 }

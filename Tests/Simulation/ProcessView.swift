@@ -187,6 +187,12 @@ final class ProcessView: SpoolFileSystem, @unchecked Sendable {
     /// The machine's locks, which other processes take too (nil: this process is alone).
     var locks: SimFileLocks?
 
+    /// The spool lock, as production takes it, on the machine's flock table.
+    func takeProcessLock(_ name: RelativePath, in directory: String, stamp: [UInt8]) throws -> ProcessLockTaking {
+        guard enter() else { throw dieError("open", directory) }
+        return try layer.takeLockFile(name, in: directory, stamp: stamp)
+    }
+
     /// Waits for the lock among the machine's (`locks`), then runs `body` holding it.
     func withLock<T>(_ name: RelativePath, in directory: String, exclusive: Bool, _ body: () throws -> T) throws -> T {
         let path = name.displayed(in: directory)
@@ -211,6 +217,16 @@ extension ProcessView: SystemCalls {
     func close(_ fd: SystemDescriptor) {
         guard !dead else { return }
         disk.close(fd)
+    }
+
+    func tryLock(_ fd: SystemDescriptor) throws(Errno) -> Bool {
+        try enterCall()
+        return try disk.tryLock(fd)
+    }
+
+    func truncate(_ fd: SystemDescriptor, to size: Int64) throws(Errno) {
+        try enterCall()
+        try disk.truncate(fd, to: size)
     }
 
     func read(_ fd: SystemDescriptor, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {

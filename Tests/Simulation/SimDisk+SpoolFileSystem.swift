@@ -56,6 +56,10 @@ extension SimDisk: SpoolFileSystem {
 
     func append(_ data: [UInt8], to name: RelativePath, in directory: String) throws { try layer.append(data, to: name, in: directory) }
 
+    func takeProcessLock(_ name: RelativePath, in directory: String, stamp: [UInt8]) throws -> ProcessLockTaking {
+        try layer.takeLockFile(name, in: directory, stamp: stamp)
+    }
+
     /// No lock: the simulator runs `uploader retry` only between jobs (see `ProcessView.withLock`).
     /// Processes on one simulated disk wait for each other's locks in `SimFileLocks`; here a lock
     /// is only heard (`observeLocks`).

@@ -65,6 +65,23 @@ extension SimDisk: SystemCalls {
         state.withLock { $0.closeDescriptor(fd.rawValue) }
     }
 
+    /// flock(2) across the machine's processes: one holder per inode, let go at its close.
+    func tryLock(_ fd: SystemDescriptor) throws(Errno) -> Bool {
+        try syscall(counted: true, "flock", shown(fd)) { state in
+            let inode = try state.openInode(fd.rawValue)
+            if let holder = state.fileLocks[inode], holder != fd.rawValue { return false }
+            state.fileLocks[inode] = fd.rawValue
+            return true
+        }
+    }
+
+    func truncate(_ fd: SystemDescriptor, to size: Int64) throws(Errno) {
+        try syscall(counted: true, "truncate", shown(fd)) { state in
+            let inode = try state.openInode(fd.rawValue)
+            state.setData(Array(state.nodes[inode]!.content.data.prefix(Int(size))), of: inode)
+        }
+    }
+
     func read(_ fd: SystemDescriptor, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
         try syscall(counted: false, "read", shown(fd)) { state in try state.readOn(fd.rawValue, into: buffer) }
     }

@@ -24,6 +24,7 @@ extension SimDiskState {
     }
 
     mutating func closeDescriptor(_ fd: Int32) {
+        if let inode = openFiles[fd], fileLocks[inode] == fd { fileLocks[inode] = nil }
         openFiles.removeValue(forKey: fd)
         descriptors.removeValue(forKey: fd)
     }

@@ -53,6 +53,8 @@ struct SimDiskState: Sendable {
 
     /// Open descriptors: fake numbers (from 1000 up, never reused) → inode.
     var openFiles: [Int32: UInt64] = [:]
+    /// flock(2) locks: the descriptor holding each locked inode's lock, which its close lets go.
+    var fileLocks: [UInt64: Int32] = [:]
     var nextDescriptor: Int32 = 1000
     /// How each open descriptor was opened, and where its next read(2) or write(2) lands.
     var descriptors: [Int32: SimOpenFile] = [:]
@@ -92,6 +94,7 @@ struct SimDiskState: Sendable {
     /// The process is gone (kill -9 or power cut): its descriptors close and the crash is disarmed.
     mutating func endProcess() {
         openFiles = [:]
+        fileLocks = [:]
         descriptors = [:]
         directoryStreams = [:]
         crashPoint = nil

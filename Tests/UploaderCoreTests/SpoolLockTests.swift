@@ -14,9 +14,9 @@ import Testing
         private let result = Mutex<Result<SpoolLock, Error>?>(nil)
         private let done = Latch()
 
-        init(path: String, clock: ManualClock) {
+        init(root: String, clock: ManualClock) {
             Thread { [self] in
-                let outcome = Result { try SpoolLock(path: path, clock: clock) }
+                let outcome = Result { try SpoolLock(LocalFileSystem(), root: root, clock: clock) }
                 result.withLock { $0 = outcome }
                 done.open()
             }.start()
@@ -28,13 +28,12 @@ import Testing
 
     @Test func aLockOfOursStillSharedWithAChildBeingSpawnedIsTakenOnceTheChildLetsGo() throws {
         let dir = try TemporaryDirectory()
-        let path = dir.path + "/.lock"
-        var first: SpoolLock? = try SpoolLock(path: path)
+        var first: SpoolLock? = try SpoolLock(LocalFileSystem(), root: dir.path)
         // Stands for the child between its clone and its exec: the same open file, and so the lock.
-        let child = dup(first!.fd)
+        let child = dup((first!.held as! HeldLockFile<KernelCalls>).number.rawValue)
         first = nil
         let clock = ManualClock()
-        let taker = Taker(path: path, clock: clock)
+        let taker = Taker(root: dir.path, clock: clock)
         ClockWaitTests.eventually("the new lock to wait on the clock") { clock.waiting == 1 }
         #expect(!taker.finished)
         close(child)
@@ -45,10 +44,9 @@ import Testing
 
     @Test func aLockOfOursThatStaysHeldIsRefusedOnceThePatienceIsOver() throws {
         let dir = try TemporaryDirectory()
-        let path = dir.path + "/.lock"
-        let first = try SpoolLock(path: path)
+        let first = try SpoolLock(LocalFileSystem(), root: dir.path)
         let clock = ManualClock()
-        let taker = Taker(path: path, clock: clock)
+        let taker = Taker(root: dir.path, clock: clock)
         ClockWaitTests.eventually("the new lock to wait on the clock") { clock.waiting == 1 }
         clock.advance(by: 1.9)
         ClockWaitTests.eventually("the new lock to wait again, its patience not over") { clock.waiting == 1 && !taker.finished }

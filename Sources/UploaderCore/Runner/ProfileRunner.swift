@@ -113,7 +113,7 @@ package final class ProfileRunner: Sendable {
     package func prepare(watcher: InotifyWatcher) throws {
         try spool.prepare()
         // On the system's clock, not the runner's: what it may wait for is a child process's exec.
-        let lock = try SpoolLock(path: spool.paths.lockFile)
+        let lock = try SpoolLock(spool.fs, root: spool.paths.root)
         try ProducersLayout.apply(profile, logger: logger)
         let id = watcher.add(root: spool.paths.outbox, recursive: profile.recursive) { [weak self] event in
             self?.watched(event)

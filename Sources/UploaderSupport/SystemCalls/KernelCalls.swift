@@ -24,6 +24,19 @@ package struct KernelCalls: SystemCalls {
 
     package func close(_ fd: SystemDescriptor) { _ = Glibc.close(fd.rawValue) }
 
+    package func tryLock(_ fd: SystemDescriptor) throws(Errno) -> Bool {
+        while true {
+            if flock(fd.rawValue, LOCK_EX | LOCK_NB) == 0 { return true }
+            let code = Errno.current
+            if code == .wouldBlock { return false }
+            if code != .interrupted { throw code }
+        }
+    }
+
+    package func truncate(_ fd: SystemDescriptor, to size: Int64) throws(Errno) {
+        try retrying { ftruncate(fd.rawValue, off_t(size)) }
+    }
+
     package func read(_ fd: SystemDescriptor, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
         try retrying { Glibc.read(fd.rawValue, buffer.baseAddress, buffer.count) }
     }

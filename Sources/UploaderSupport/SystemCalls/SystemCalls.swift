@@ -9,6 +9,11 @@
 package protocol SystemCalls: Sendable {
     /// openat(2); `mode` is used with `.create`.
     func open(_ path: UnsafePointer<CChar>, at directory: SystemDescriptor, _ flags: OpenFlags, mode: UInt32) throws(Errno) -> SystemDescriptor
+    /// flock(2), exclusive, without waiting: false when another open file holds the lock. It
+    /// lasts until the descriptor is closed.
+    func tryLock(_ fd: SystemDescriptor) throws(Errno) -> Bool
+    /// ftruncate(2).
+    func truncate(_ fd: SystemDescriptor, to size: Int64) throws(Errno)
     /// close(2); what it says is not acted on (the descriptor is gone either way).
     func close(_ fd: SystemDescriptor)
     /// read(2) from the descriptor's offset; 0 at the end.
