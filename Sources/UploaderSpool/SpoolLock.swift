@@ -51,6 +51,9 @@ package final class SpoolLock: Sendable {
             case .taken(let lock):
                 held = lock
                 return
+            case .heldElsewhere where PlantedBug.spoolLockIgnored.isActive:
+                held = Unheld()
+                return
             case .heldElsewhere(let stamp):
                 let holder = stamp.flatMap { Int32(String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) }
                 if holder == processID && clock.monotonic < deadline {
@@ -65,3 +68,6 @@ package final class SpoolLock: Sendable {
     /// How often a lock of our own still held by a child being spawned is tried again (seconds).
     static let retryEvery = 0.01
 }
+
+/// What the planted `spoolLockIgnored` holds: nothing.
+private final class Unheld: HeldProcessLock {}

@@ -64,6 +64,9 @@ package enum PlantedBug: UInt8, CaseIterable, Sendable {
     /// A settle that puts a file back in the queue (`ProfileExecutor`) leaves its record as it
     /// was, its attempt still open, instead of rewriting it as `queued`.
     case requeueRecordSkipped = 24
+    /// `SpoolLock` takes a lock another process holds as if it were free: a second daemon (or
+    /// `run --once`) goes on beside the first.
+    case spoolLockIgnored = 25
 
     /// The bug switched on for the calling thread, or nil.
     package static var active: PlantedBug? {

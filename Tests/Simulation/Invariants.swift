@@ -91,6 +91,9 @@ enum Invariant: String, CaseIterable, Sendable {
     /// A directory fsync that returned to its caller covers every entry change made in that
     /// directory before the caller asked: what `DirectorySyncer` told durable is durable.
     case syncMeansDurable
+    /// One process per spool: a second `uploader run` or `run --once` started beside the daemon
+    /// stops at the spool's lock (production's `SpoolStartUp`), never holding it while the daemon does.
+    case oneProcessPerSpool
 
     static let atTheEnd: [Invariant] = [.manifestsParse, .noFileLost, .noFileInTwoPlaces, .filesAndManifestsPaired,
                                         .attemptsMatchRequests, .sentOnlyWithExactBytes, .duplicatesShareKey,
@@ -177,8 +180,8 @@ extension Simulation {
             checkOnlineMeansWorking()
         case .s3PartsSentOnce, .tusOffsetForward, .sftpFinalNameWhole:
             checkProtocol(invariant)
-        case .shutdownWithinGrace, .hooksNeverAfterFinished, .sentRemovedOnlyAsAllowed, .orderWithinSlots:
-            break  // judged as it happens (`restartIfStopped`, `hookStarted`, `daemonUnlinks`, `checkOrder`)
+        case .shutdownWithinGrace, .hooksNeverAfterFinished, .sentRemovedOnlyAsAllowed, .orderWithinSlots, .oneProcessPerSpool:
+            break  // judged as it happens (`restartIfStopped`, `hookStarted`, `daemonUnlinks`, `checkOrder`, `startSecondInstance`)
         case .uploadsWithinWindows:
             checkWindowAtRequest()
         case .recordsWithinSlots:
@@ -382,7 +385,8 @@ extension Simulation {
             }
         case .neverTwoUploadsAtOnce, .onlineMeansWorking, .shutdownWithinGrace, .slotBeforeAttempt, .recordsWithinSlots,
              .noAttemptBeforeDue, .quarantineKeepsRecords, .s3PartsSentOnce, .tusOffsetForward, .sftpFinalNameWhole,
-             .hooksNeverAfterFinished, .uploadsWithinWindows, .sentRemovedOnlyAsAllowed, .orderWithinSlots, .deadlinesKept, .syncMeansDurable:
+             .hooksNeverAfterFinished, .uploadsWithinWindows, .sentRemovedOnlyAsAllowed, .orderWithinSlots, .deadlinesKept, .syncMeansDurable,
+             .oneProcessPerSpool:
             break
         }
     }

@@ -114,6 +114,9 @@ package enum Plant: String, CaseIterable, Sendable {
     /// Production's rescan of a running daemon (an inotify overflow, `rescan`) forgets the files
     /// it found: one only a rescan finds is never taken (`everyFileSettles`).
     case rescanForgetsFound = "rescan-forgets-found"
+    /// Production's spool lock takes a lock another process holds as if it were free: a second
+    /// daemon or `run --once` goes on beside the first (`oneProcessPerSpool`).
+    case spoolLockIgnored = "spool-lock-ignored"
 
     /// The invariant that must catch this plant.
     var target: Invariant {
@@ -145,6 +148,7 @@ package enum Plant: String, CaseIterable, Sendable {
         case .keepSentTenth: return .sentRemovedOnlyAsAllowed
         case .orderReversed: return .orderWithinSlots
         case .timerMissesFirstDeadline: return .deadlinesKept
+        case .spoolLockIgnored: return .oneProcessPerSpool
         }
     }
 
@@ -178,6 +182,7 @@ package enum Plant: String, CaseIterable, Sendable {
         case .headOffsetReadZero: return .headOffsetReadZero
         case .temporariesKept: return .temporariesKept
         case .requeueRecordSkipped: return .requeueRecordSkipped
+        case .spoolLockIgnored: return .spoolLockIgnored
         default: return nil
         }
     }
@@ -191,7 +196,7 @@ package enum Plant: String, CaseIterable, Sendable {
              .silentResend, .connectFailureAsReset, .cancelLeavesRequest, .successFor5xx, .oneSlotShort, .maxAttemptsPlusTwo, .oneSlotExtra,
              .retryAfterIgnored, .maxAttemptsOne, .stopOutlastsGrace, .listPartsReadEmpty, .headOffsetReadZero, .sftpTemporaryKept, .hookJobsLost,
              .windowIgnored, .keepSentTenth, .orderReversed, .timerMissesFirstDeadline, .rescanForgetsFound,
-             .shortManifestWrite, .manifestFsyncSkipped, .groupCommitOvercounts:
+             .shortManifestWrite, .manifestFsyncSkipped, .groupCommitOvercounts, .spoolLockIgnored:
             return false
         }
     }

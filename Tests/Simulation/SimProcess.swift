@@ -52,6 +52,9 @@ final class SimProcess: @unchecked Sendable {
     let hookRunner: HookRunner
     /// What the destination protocol learnt, kept across a reload as the daemon keeps it.
     let memory: DestinationMemory
+    /// The spool's lock, taken at start-up as the runner takes it (`SpoolStartUp`); let go when
+    /// the runner is released (a reload) or the process dies.
+    var spoolLock: SpoolLock?
 
     /// `machineBoot`: the simulated machine's boot id, which a power cut changes. `continuing`:
     /// the runner a SIGHUP with changed settings stopped, in this same process. The new one takes

@@ -183,6 +183,8 @@ final class Simulation {
     func boot(continuing previous: SimProcess? = nil) {
         if previous == nil { generation += 1 }
         restartPending = false
+        // The runner a reload stopped lets its lock go before the new one takes it (`ProfileRunner.release`).
+        previous?.spoolLock = nil
         // The hook queue goes on with the new runner.
         if previous != nil { process.scheduler.hooks = nil }
         process?.scheduler.retire()
@@ -210,7 +212,14 @@ final class Simulation {
         process.bootedAt = clock.latestWall
         faultsAtBoot = disk.faultsDrawn
         note(previous == nil ? "boot #\(generation)" : "runner restarted with the edited config")
-        do { try process.spool.prepare() } catch { return crashed() }
+        do {
+            process.spoolLock = try SpoolStartUp.take(process.spool, clock: clock, processID: Self.daemonProcessID)
+        } catch let failure as SpoolLock.Failure {
+            if case .heldBy = failure { return fail(.oneProcessPerSpool, "the daemon could not take its spool's lock at start: \(failure)") }
+            return crashed()
+        } catch {
+            return crashed()
+        }
         let recovery = Recovery(spool: process.spool, lifecycle: process.lifecycle, ignore: IgnoreRules(patterns: profile.ignore),
                                 recursive: profile.recursive, logger: logger, clock: clock)
         let retries = recovery.scanRetry()
@@ -234,6 +243,8 @@ final class Simulation {
     /// The process died at its armed disk call: the threads of the dead process end (their
     /// calls fail), the disk keeps what the crash lets it keep, and the daemon starts again.
     private func crashed() {
+        // The kernel lets a dead process's locks go.
+        process.spoolLock = nil
         quarantineWatch.look(disk)
         // A job of the dead process asleep on the clock (the rate limiter) wakes to end with it.
         if clock.sleeping > 0 { clock.advance(by: 0.1) }
@@ -383,6 +394,37 @@ final class Simulation {
         }
     }
 
+    /// The daemon's pid in its lock file, and a second instance's: the simulated processes share
+    /// the test's own.
+    static let daemonProcessID: Int32 = 1_001
+    static let secondInstanceProcessID: Int32 = 1_002
+
+    /// `uploader run --once` (or a second `uploader run`) starts beside the daemon: a process of
+    /// its own that goes through production's start-up (`SpoolStartUp`) and must stop at the
+    /// spool's lock, before it reads anything of the spool. Taking it is `oneProcessPerSpool`.
+    private func startSecondInstance() {
+        guard let held = process.spoolLock, !process.view.dead else { return }
+        note("cron: uploader run --once beside the daemon")
+        let view = ProcessView(disk: disk, scheduler: SimJobQueue(baton: baton))
+        view.locks = fileLocks
+        let spool = Spool(paths: profile.spool, fs: view, temporaries: TemporaryNames(start: 0), scheduler: baton)
+        do {
+            let taken = try SpoolStartUp.take(spool, clock: clock, processID: Self.secondInstanceProcessID)
+            withExtendedLifetime((taken, held)) {
+                fail(.oneProcessPerSpool, "a second uploader took \(taken.path) while the daemon of boot #\(generation) holds it")
+            }
+        } catch let failure as SpoolLock.Failure {
+            // The daemon's pid, or none when its stamp could not be written (a refused write).
+            guard case .heldBy(let pid, _) = failure, pid == nil || pid == Self.daemonProcessID else {
+                return fail(.oneProcessPerSpool, "the second uploader stopped, but not at the daemon's lock: \(failure)")
+            }
+            note("second uploader: \(failure)")
+        } catch {
+            note("second uploader: cannot prepare the spool: \(error)")
+        }
+        view.end()
+    }
+
     /// `uploader retry --all` starts.
     private func startRetryCommand() {
         note("operator: uploader retry --all")
@@ -395,8 +437,9 @@ final class Simulation {
     private func operatorAction() {
         switch choices.below(4) {
         case 0:
-            // `uploader retry --all`, while the daemon runs: a process of its own (one at a time).
-            guard retryCommand == nil else { return }
+            // `uploader retry --all`, while the daemon runs: a process of its own (one at a time);
+            // while it runs, cron starts `uploader run --once` beside the daemon instead.
+            guard retryCommand == nil else { return startSecondInstance() }
             startRetryCommand()
         case 1 where process.stopRequested == nil:
             let grace = profile.shutdownGrace

@@ -53,7 +53,7 @@ import UploaderTransfer
     /// A redirect to another host reaches the daemon as the transport leaves it (it follows only
     /// one to the same scheme and host): the file fails at once, with the redirect in its error.
     @Test func aRedirectNotFollowedFailsTheFile() {
-        let result = SimulationRunner.replay(seed: 31_000_260, model: "journalled")
+        let result = SimulationRunner.replay(seed: 31_000_362, model: "journalled")
         #expect(!result.violated, "\(result.text.prefix(400))")
         let failedOnRedirect = result.text.split(separator: "\n").contains { line in
             line.contains("permanent(reason: \"HTTP 30") && line.contains("(redirect to http://127.0.0.2:8080/moved not followed)\")")

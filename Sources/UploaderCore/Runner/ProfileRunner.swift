@@ -111,9 +111,8 @@ package final class ProfileRunner: Sendable {
     /// Takes the lock (throws `SpoolLock.Failure`), creates the spool and registers its outbox
     /// with the watcher. Call `begin` once the watcher runs.
     package func prepare(watcher: InotifyWatcher) throws {
-        try spool.prepare()
-        // On the system's clock, not the runner's: what it may wait for is a child process's exec.
-        let lock = try SpoolLock(spool.fs, root: spool.paths.root)
+        // On the system's clock, not the runner's: what the lock may wait for is a child process's exec.
+        let lock = try SpoolStartUp.take(spool)
         try ProducersLayout.apply(profile, logger: logger)
         let id = watcher.add(root: spool.paths.outbox, recursive: profile.recursive) { [weak self] event in
             self?.watched(event)
