@@ -55,7 +55,7 @@ package final class SpoolLock: Sendable {
                 held = Unheld()
                 return
             case .heldElsewhere(let stamp):
-                let holder = stamp.flatMap { Int32(String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) }
+                let holder = stamp.flatMap(Self.processID(stamp:))
                 if holder == processID && clock.monotonic < deadline {
                     clock.sleep(until: min(deadline, clock.monotonic + Self.retryEvery))
                     continue
@@ -63,6 +63,13 @@ package final class SpoolLock: Sendable {
                 throw Failure.heldBy(pid: holder, path: path)
             }
         }
+    }
+
+    /// The pid a holder wrote, read only from a whole line: a stamp cut short by a failed write
+    /// ("10" of "1001\n") would name another process.
+    static func processID(stamp: [UInt8]) -> Int32? {
+        guard stamp.last == UInt8(ascii: "\n") else { return nil }
+        return Int32(String(decoding: stamp.dropLast(), as: UTF8.self))
     }
 
     /// How often a lock of our own still held by a child being spawned is tried again (seconds).

@@ -183,8 +183,6 @@ final class Simulation {
     func boot(continuing previous: SimProcess? = nil) {
         if previous == nil { generation += 1 }
         restartPending = false
-        // The runner a reload stopped lets its lock go before the new one takes it (`ProfileRunner.release`).
-        previous?.spoolLock = nil
         // The hook queue goes on with the new runner.
         if previous != nil { process.scheduler.hooks = nil }
         process?.scheduler.retire()
@@ -484,6 +482,9 @@ final class Simulation {
 
     /// After a stop: the runner an edit waits for, or (after SIGTERM) a new process.
     private func restart() {
+        // The stopped runner lets its lock go: its process exits (SIGTERM), or the reload
+        // releases it (`ProfileRunner.release`) before the new runner takes it.
+        process.spoolLock = nil
         guard let edited = editPending else { return boot() }
         adopt(edited)
         boot(continuing: process)

@@ -58,4 +58,12 @@ import Testing
         #expect(pid == getpid())
         withExtendedLifetime(first) {}
     }
+
+    /// The holder is named only from a whole line: a stamp cut short by a failed write names nobody.
+    @Test func theHoldersPidIsReadFromAWholeLineOnly() {
+        #expect(SpoolLock.processID(stamp: Array("1001\n".utf8)) == 1001)
+        #expect(SpoolLock.processID(stamp: Array("10".utf8)) == nil)
+        #expect(SpoolLock.processID(stamp: []) == nil)
+        #expect(SpoolLock.processID(stamp: Array("x\n".utf8)) == nil)
+    }
 }
