@@ -32,8 +32,10 @@ enum Invariant: String, CaseIterable, Sendable {
     /// CompleteMultipartUpload assembled from its parts, or a tus upload that reached its length.
     /// Where a power cut has since undone a careless producer's unsynced write of that file
     /// (`Producer.torn`), the file holds less than the daemon read and sent: the server must then
-    /// have kept the complete content under the key. A short payload filed as sent for a file
-    /// whose content was durable is always a violation.
+    /// have kept the complete content under the key. With `digest = none`, a rewrite of the same
+    /// size in the same instant (`Producer.sameInstantRewrites`) leaves size and mtime as they
+    /// were, and the server may hold the bytes it replaced (the documented limit). A short
+    /// payload filed as sent for a file whose content was durable is always a violation.
     case sentOnlyWithExactBytes
     /// The same content was kept under one Idempotency-Key (manifest id) only.
     case duplicatesShareKey
@@ -344,7 +346,9 @@ extension Simulation {
                 guard let file = view.files.first(where: { $0.area == .sent && $0.name == name }) else { continue }
                 let hash = Producer.hash(file.content)
                 let kept = server.keptHashes(m.id)
-                if !kept.contains(hash), !(producer.torn[file.inode].map(kept.contains) ?? false) {
+                // Unhashed, a same-size rewrite in the same instant goes unseen (docs/guarantees.md).
+                let unseen = profile.digest == .none ? producer.sameInstantRewrites[file.inode] ?? [] : []
+                if !kept.contains(hash), !(producer.torn[file.inode].map(kept.contains) ?? false), kept.isDisjoint(with: unseen) {
                     return fail(invariant, "sent/\(name) is marked sent but the server never kept its bytes under \(m.id)")
                 }
             }

@@ -37,6 +37,10 @@ struct Producer {
     /// undid: by inode → that complete content. A daemon that read and sent the complete content
     /// before the cut delivered it, though the file beside its record now holds less.
     private(set) var torn: [UInt64: String] = [:]
+    /// Contents a rewrite of the same size in the same instant replaced, by inode: size and mtime
+    /// stay as they were, so with `digest = none` nothing can tell the new bytes from the old
+    /// (the documented limit), and the server may hold an old one for the bytes now in the file.
+    private(set) var sameInstantRewrites: [UInt64: Set<String>] = [:]
     /// Contents a power cut left in place of careless writes (an empty file, an older version):
     /// not unique as the producer's own contents are (several files may be left empty), and
     /// sent again under a new key when the daemon's record named the undone write.
@@ -98,9 +102,14 @@ struct Producer {
             let header = (old.firstIndex(of: UInt8(ascii: "\n")) ?? old.count) + 1
             let how = choices.pick([50, 25, old.count > header ? 25 : 0])
             let data = how == 1 ? old + newContent() : how == 2 ? Array(old.prefix(header + choices.below(old.count - header))) : newContent()
+            let before = disk.inspect("\(outbox)/\(name)")
             guard disk.writeInPlace("\(outbox)/\(name)", data: data, foreign: foreign) else {
                 note("rewrite \(name) refused (not the producer's file now)")
                 return nil
+            }
+            if let before, data.count == old.count, disk.inspect("\(outbox)/\(name)")?.mtimeNanos == before.mtimeNanos,
+               let inode = disk.inode("\(outbox)/\(name)") {
+                sameInstantRewrites[inode, default: []].insert(Self.hash(old))
             }
             if careless { wroteCarelessly(name, data) } else { disk.syncFile("\(outbox)/\(name)") }
             if foreign, disk.model == .noJournal, disk.exists(path: Self.adoptionCopy(of: name, in: outbox)) {
