@@ -35,6 +35,9 @@ extension Simulation {
         told.note(event)
         process.seen.note(event)
         guard case .claimed(let path, let report) = event else { return }
+        if case .unreadable = report, powerCuts > 0, let content = disk.contents(path.displayed(in: profile.spool.outbox)) {
+            unhashedAfterPowerCut.insert(Producer.hash(content))
+        }
         // A claim made in a slot has opened its attempt by now: it waits for nothing.
         if process.claimedInSlot.remove(path) == nil, report == .ready { checkSlotBeforeAttempt(path, "is claimed and waits for a slot") }
     }

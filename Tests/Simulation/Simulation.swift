@@ -71,6 +71,9 @@ final class Simulation {
     var faultsAtBoot = 0
     /// How many requests had reached the server at the last power cut.
     private(set) var requestsBeforeLastPowerCut = 0
+    /// Contents a claim filed as unreadable after a power cut: their record has no hash, so their
+    /// key names them by ctime, as with `digest = none` (`duplicatesShareKey`).
+    var unhashedAfterPowerCut: Set<String> = []
     /// The hooks' commands the world saw start.
     let hookLog = SimHookLog()
     /// What the world told the daemon of each file (`orderWithinSlots`).

@@ -39,6 +39,10 @@ import UploaderTransfer
         // its last write, after its upload and before its move: nothing could tell (the documented
         // limit), and sent/ holds bytes the server never had.
         (15_599, "journalled"),
+        // A power cut took the record of a delivered upload; the next claim could not read the
+        // file (EIO) and filed it as failed, unhashed; `uploader retry` brought it back beside a
+        // new file under its name, and it was sent again under another key.
+        (5_214, "noJournal"),
     ])
     func replaysWithoutViolation(seed: UInt64, model: String) {
         let result = SimulationRunner.replay(seed: seed, model: model)
