@@ -168,7 +168,7 @@ package struct HookLedger: Sendable {
     package func dueMarkers(afterSend: AfterSend = .keep, problem: (Problem) -> Void) -> [Marker] {
         markers(problem: problem).filter { marker in
             switch spool.readManifest(for: marker.path, in: marker.area) {
-            case .success(let manifest) where manifest.dueHook == marker.hook:
+            case .success(let manifest) where Self.isDue(marker.hook, in: manifest):
                 return true
             case .success(let manifest) where afterSend == .delete && marker.area == .sent && manifest.state == .sent:
                 return true
@@ -192,10 +192,17 @@ package struct HookLedger: Sendable {
         }
     }
 
+    /// Whether `manifest` has `hook` due: its state's hook, with no end recorded for its last run.
+    package static func isDue(_ hook: String, in manifest: Manifest) -> Bool {
+        if PlantedBug.hookEndsUnread.isActive { return manifest.hooks?.contains { $0.name == hook } == true }
+        return manifest.dueHook == hook
+    }
+
     /// Step c: the hook's finished run is durable in its manifest (or nothing is due any more).
     /// A marker already gone is fine; any other failure is thrown (the marker stays, and the next
     /// start drops it).
     package func remove(_ marker: Marker) throws {
+        if PlantedBug.hookEndsUnread.isActive { return }
         do {
             try fs.unlink(marker.name, in: directory)
         } catch let error as SystemError where error.isNotFound {

@@ -67,6 +67,9 @@ package enum PlantedBug: UInt8, CaseIterable, Sendable {
     /// `SpoolLock` takes a lock another process holds as if it were free: a second daemon (or
     /// `run --once`) goes on beside the first.
     case spoolLockIgnored = 25
+    /// `HookLedger` reads a hook whose run has ended as still due (`isDue`), and leaves its marker
+    /// when the run ends: each start runs every hook again.
+    case hookEndsUnread = 26
 
     /// The bug switched on for the calling thread, or nil.
     package static var active: PlantedBug? {

@@ -95,8 +95,8 @@ package enum Plant: String, CaseIterable, Sendable {
     /// dropped, so its hook never runs (until a restart, which the end of a schedule does not
     /// bring) (`hooksRunAtLeastOnce`).
     case hookJobsLost = "hook-jobs-lost"
-    /// The ledger trusted without its manifests: a marker is never removed, and a run's end is not
-    /// read back (`ended_at` dropped on reading a manifest), so each start runs every hook again
+    /// Production's hook ledger trusted without its manifests: a marker is never removed, and a
+    /// run's end is not read back (`HookLedger.isDue`), so each start runs every hook again
     /// (`hooksNeverAfterFinished`).
     case hookRerunAfterFinish = "hook-rerun-after-finish"
     /// Production's reading of the config drops `upload_window`: uploads start while every window
@@ -183,6 +183,7 @@ package enum Plant: String, CaseIterable, Sendable {
         case .temporariesKept: return .temporariesKept
         case .requeueRecordSkipped: return .requeueRecordSkipped
         case .spoolLockIgnored: return .spoolLockIgnored
+        case .hookRerunAfterFinish: return .hookEndsUnread
         default: return nil
         }
     }
@@ -190,13 +191,13 @@ package enum Plant: String, CaseIterable, Sendable {
     /// Whether the plant lives in the spool's file system (`PlantedFileSystem` wraps it).
     var wrapsFileSystem: Bool {
         switch self {
-        case .mtimeShiftsPerBoot, .hookRerunAfterFinish:
+        case .mtimeShiftsPerBoot:
             return true
         case .temporariesKept, .requeueRecordSkipped, .moveDeletes, .outboxNameKept, .manifestDroppedInMove, .listingDropsLast, .quarantineUnsynced,
              .silentResend, .connectFailureAsReset, .cancelLeavesRequest, .successFor5xx, .oneSlotShort, .maxAttemptsPlusTwo, .oneSlotExtra,
              .retryAfterIgnored, .maxAttemptsOne, .stopOutlastsGrace, .listPartsReadEmpty, .headOffsetReadZero, .sftpTemporaryKept, .hookJobsLost,
              .windowIgnored, .keepSentTenth, .orderReversed, .timerMissesFirstDeadline, .rescanForgetsFound,
-             .shortManifestWrite, .manifestFsyncSkipped, .groupCommitOvercounts, .spoolLockIgnored:
+             .shortManifestWrite, .manifestFsyncSkipped, .groupCommitOvercounts, .spoolLockIgnored, .hookRerunAfterFinish:
             return false
         }
     }

@@ -9,7 +9,6 @@ import UploaderSpool
 struct PlantedFileSystem: SpoolFileSystem {
     let inner: ProcessView
     let plant: Plant
-    let paths: SpoolPaths
     /// Which run of the daemon this is (1 for the first boot): `mtimeShiftsPerBoot` shifts by it.
     let boot: Int
 
@@ -39,12 +38,7 @@ struct PlantedFileSystem: SpoolFileSystem {
     }
 
     func readAll(_ path: RelativePath, in directory: String) throws -> [UInt8] {
-        let bytes = try inner.readAll(path, in: directory)
-        guard plant == .hookRerunAfterFinish, Spool.isManifestName(path), directory.hasPrefix(paths.sent) || directory.hasPrefix(paths.retry),
-              var manifest = try? Manifest.decode(Data(bytes)), let runs = manifest.hooks else { return bytes }
-        // The planted bug: the runs' ends are not read back.
-        manifest.hooks = runs.map { Manifest.HookRun(name: $0.name, startedAt: $0.startedAt) }
-        return (try? manifest.encodedLine()) ?? bytes
+        try inner.readAll(path, in: directory)
     }
 
     func createFile(_ data: [UInt8], named name: RelativePath, in directory: String, sync: Bool) throws {
@@ -62,12 +56,7 @@ struct PlantedFileSystem: SpoolFileSystem {
     }
 
     func unlink(_ path: RelativePath, in directory: String) throws {
-        switch plant {
-        case .hookRerunAfterFinish where directory == paths.hooksDue:
-            return
-        default:
-            try inner.unlink(path, in: directory)
-        }
+        try inner.unlink(path, in: directory)
     }
 
     func mayLink(_ path: RelativePath, in directory: String, status: FileSystem.Status) -> Bool {

@@ -71,7 +71,7 @@ final class SimProcess: @unchecked Sendable {
         policy = ProfilePolicy(profile: profile, mode: .daemon, timeZone: .gmt)
         configured = PlantedBug.withNone { ProfilePolicy(profile: profile, mode: .daemon, timeZone: .gmt) }
         var fs: any SpoolFileSystem = view
-        if let plant, plant.wrapsFileSystem { fs = PlantedFileSystem(inner: view, plant: plant, paths: profile.spool, boot: boot) }
+        if let plant, plant.wrapsFileSystem { fs = PlantedFileSystem(inner: view, plant: plant, boot: boot) }
         // Temporary names counted from the seed, so a run replays exactly.
         // Directory fsyncs grouped, moves batched and ledger lines appended by production's code, its waits under the baton.
         syncWitness = SyncWitness(inner: DirectorySyncer(fs: fs, scheduler: baton), disk: disk)

@@ -42,7 +42,7 @@ struct DueHookRun: Sendable {
             logger.log(.debug, "hook due, but the move that filed the file is not finished; not run now", pairs: context)
             return
         }
-        if manifest.dueHook == marker.hook {
+        if HookLedger.isDue(marker.hook, in: manifest) {
             if let command = command(marker.hook) {
                 guard runRecorded(command, marker, &manifest, context) else { return }
             } else {
