@@ -404,16 +404,14 @@ final class Simulation {
     /// its own that goes through production's start-up (`SpoolStartUp`) and must stop at the
     /// spool's lock, before it reads anything of the spool. Taking it is `oneProcessPerSpool`.
     private func startSecondInstance() {
-        guard let held = process.spoolLock, !process.view.dead else { return }
+        guard process.spoolLock != nil, !process.view.dead else { return }
         note("cron: uploader run --once beside the daemon")
         let view = ProcessView(disk: disk, scheduler: SimJobQueue(baton: baton))
         view.locks = fileLocks
         let spool = Spool(paths: profile.spool, fs: view, temporaries: TemporaryNames(start: 0), scheduler: baton)
         do {
             let taken = try SpoolStartUp.take(spool, clock: clock, processID: Self.secondInstanceProcessID)
-            withExtendedLifetime((taken, held)) {
-                fail(.oneProcessPerSpool, "a second uploader took \(taken.path) while the daemon of boot #\(generation) holds it")
-            }
+            fail(.oneProcessPerSpool, "a second uploader took \(taken.path) while the daemon of boot #\(generation) holds it")
         } catch let failure as SpoolLock.Failure {
             // The daemon's pid, or none when its stamp could not be written (a refused write).
             guard case .heldBy(let pid, _) = failure, pid == nil || pid == Self.daemonProcessID else {

@@ -288,8 +288,7 @@ struct ProfileCoreUploadTests {
         #expect(p.send(.claimed(a, .refusedForNow("cannot read the file to check it against its record: Input/output error"))).logLines.isEmpty,
                 "said once per file")
         #expect(p.advance(by: 5.1).claims == [a])
-        p.send(.claimed(a, .ready))
-        #expect(p.state.files.slots.contains(a) || p.effects.uploads.contains(a), "claimed at last, it is uploaded")
+        #expect(p.send(.claimed(a, .ready)).uploads == [a], "claimed at last, it is uploaded")
 
         var lasting = EmbeddedProfile.daemon()
         lasting.send(.recovered(files: [QueuedFile(a)], retries: [], ignoredDirectories: []))
