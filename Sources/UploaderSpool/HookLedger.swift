@@ -22,8 +22,9 @@ import UploaderConfig
 ///     start-up runs the hook again (a new entry).
 ///  c. the marker is removed (no fsync: a marker that comes back points to a finished run, and
 ///     start-up drops it).
-/// Start-up drops markers whose manifest is gone, is another file's, or has no hook due: a move
-/// cut before its manifest's link is finished by recovery, which writes the marker again.
+/// Start-up drops markers whose manifest is gone (that absence made durable first), is another
+/// file's, or has no hook due: a move cut before its manifest's link is finished by recovery,
+/// which writes the marker again.
 /// With `after_send = delete` a marker of a file in sent/ also stands for its deletion: it goes
 /// only once the file and its manifest have left sent/ after the hook's run (`DueHookRun`), so
 /// start-up keeps a marker whose hook has run while the file is still there.
@@ -180,7 +181,27 @@ package struct HookLedger: Sendable {
                 problem(Problem(level: .warn, what: "hook due, but its manifest cannot be read; not run",
                                 path: marker.path.displayed(in: spool.directory(marker.area)), error: reason))
                 return false
-            case .success, .failure(.missing):
+            case .failure(.missing):
+                // The manifest's absence is made durable before its marker goes: a deletion whose
+                // last fsync of sent/ failed has its manifest's unlink unsynced, and a power cut
+                // would bring the manifest back with its file gone and nothing left to remove it.
+                do {
+                    try spool.syncDirectory(of: Spool.manifestName(for: marker.path), in: marker.area)
+                } catch let error as SystemError where error.isNotFound {
+                    // Its directory there is gone too: nothing under it to come back.
+                } catch {
+                    problem(Problem(level: .warn, what: "cannot make the removal of a hook's manifest durable; its marker stays for the next start",
+                                    path: marker.path.displayed(in: spool.directory(marker.area)), error: "\(error)"))
+                    return false
+                }
+                do {
+                    try remove(marker)
+                } catch {
+                    problem(Problem(level: .warn, what: "cannot remove the marker of a hook no longer due; the next start tries again",
+                                    path: marker.name.displayed(in: directory), error: "\(error)"))
+                }
+                return false
+            case .success:
                 do {
                     try remove(marker)
                 } catch {

@@ -199,6 +199,37 @@ import UploaderConfig
         }
     }
 
+    /// The deletion after a hook's run with its last fsync of sent/ refused (EIO), the process then
+    /// killed, start-up run, and power cuts after it: the manifest's unlink is made durable before
+    /// start-up drops the marker, so no manifest comes back alone in sent/ with nothing left to
+    /// remove it (noJournal seed 40000036 of the simulator: the marker went, a power cut brought
+    /// the manifest back, its file gone).
+    @Test(arguments: [SimDisk.Model.journalled, .noJournal])
+    func aDeletionWhoseLastSyncFailedLeavesNoManifestAloneAfterStartUpAndAPowerCut(_ model: SimDisk.Model) throws {
+        for seed in 0..<UInt64(24) {
+            let scenario = try Scenario(model, hook: true)
+            try scenario.finish()
+            let markers = HookLedger(spool: scenario.spool).dueMarkers(afterSend: .delete) { _ in }
+            try scenario.disk.syncAll()
+            let disk = scenario.disk
+            // The fsync of sent/ after the manifest's unlink, and only that one, fails.
+            disk.injectFaults { site in
+                site == .directorySync && !disk.exists(path: "/spool/sent/a.bin.manifest.json") ? .ioError : .none
+            }
+            #expect(throws: (any Error).self, "the last fsync of sent/ fails") { try scenario.runDue(markers) }
+            scenario.disk.injectFaults(nil)
+            #expect(scenario.inSent == [], "the deletion ran up to its last fsync")
+            scenario.disk.killProcess()
+            scenario.startUp()
+            var rng = SplitMix64(seed: seed)
+            scenario.disk.powerCut(&rng)
+            let due = scenario.startUp()
+            try scenario.runDue(due)
+            #expect(scenario.inSent == [], "seed \(seed): \(scenario.inSent) alone in sent/")
+            #expect(scenario.payloadPlaces == [], "seed \(seed): \(scenario.payloadPlaces)")
+        }
+    }
+
     /// The move (no hook) killed anywhere, and the producer then puts a symlink under the outbox
     /// name: start-up never leaves a manifest in sent/ without its file (noJournal seed 10011420 of
     /// the simulator: the deletion was cut between its two unlinks, the claim met the symlink and
