@@ -1,6 +1,7 @@
 import Foundation
 import UploaderSupport
 import UploaderConfig
+import UploaderDecisions
 
 /// The index of hooks due: one small marker per due hook in `<spool>/.hooks-due/`, so start-up
 /// finds every hook still to run by listing that directory — never by reading `sent/`, which
@@ -161,30 +162,37 @@ package struct HookLedger: Sendable {
     }
 
     /// Start-up, before any claim: the markers whose manifest has that hook due, or (with
-    /// `after_send = delete`) is a delivered file still in sent/. Markers whose manifest is gone,
-    /// is finished or is another's are removed (a move cut before its manifest's link is finished
-    /// by recovery, which writes its marker again); `problem` hears of markers that are not ours,
+    /// `after_send = delete`) is a delivered file still in sent/ (`HookMarkerFate` judges each).
+    /// Markers whose manifest is finished or is another's are removed, and those whose manifest is
+    /// gone once that is durable (a move cut before its manifest's link is finished by recovery,
+    /// which writes its marker again); `problem` hears of markers that are not ours,
     /// of markers and manifests that cannot be read (those markers stay), and of markers that
     /// cannot be removed.
     package func dueMarkers(afterSend: AfterSend = .keep, problem: (Problem) -> Void) -> [Marker] {
         markers(problem: problem).filter { marker in
-            switch spool.readManifest(for: marker.path, in: marker.area) {
-            case .success(let manifest) where Self.isDue(marker.hook, in: manifest):
+            let read = spool.readManifest(for: marker.path, in: marker.area)
+            let record: RecordRead
+            switch read {
+            case .success(let manifest): record = .parsed(manifest)
+            case .failure(.missing): record = .missing
+            case .failure(.corrupt): record = .corrupt
+            case .failure(.unreadable): record = .unreadable
+            }
+            switch HookMarkerFate.judge(hook: marker.hook, area: marker.area, record: record, afterSendDeletes: afterSend == .delete,
+                                        hookIsDue: Self.isDue) {
+            case .run:
                 return true
-            case .success(let manifest) where afterSend == .delete && marker.area == .sent && manifest.state == .sent:
-                return true
-            case .failure(.unreadable(let error)):
+            case .keepUnread:
+                let error: String
+                switch read {
+                case .failure(.unreadable(let cause)): error = "\(cause)"
+                case .failure(.corrupt(let reason)): error = reason
+                case .success, .failure(.missing): error = "unreadable"
+                }
                 problem(Problem(level: .warn, what: "hook due, but its manifest cannot be read; not run",
-                                path: marker.path.displayed(in: spool.directory(marker.area)), error: "\(error)"))
+                                path: marker.path.displayed(in: spool.directory(marker.area)), error: error))
                 return false
-            case .failure(.corrupt(let reason)):
-                problem(Problem(level: .warn, what: "hook due, but its manifest cannot be read; not run",
-                                path: marker.path.displayed(in: spool.directory(marker.area)), error: reason))
-                return false
-            case .failure(.missing):
-                // The manifest's absence is made durable before its marker goes: a deletion whose
-                // last fsync of sent/ failed has its manifest's unlink unsynced, and a power cut
-                // would bring the manifest back with its file gone and nothing left to remove it.
+            case .dropOnceAbsenceIsDurable:
                 do {
                     try spool.syncDirectory(of: Spool.manifestName(for: marker.path), in: marker.area)
                 } catch let error as SystemError where error.isNotFound {
@@ -194,22 +202,22 @@ package struct HookLedger: Sendable {
                                     path: marker.path.displayed(in: spool.directory(marker.area)), error: "\(error)"))
                     return false
                 }
-                do {
-                    try remove(marker)
-                } catch {
-                    problem(Problem(level: .warn, what: "cannot remove the marker of a hook no longer due; the next start tries again",
-                                    path: marker.name.displayed(in: directory), error: "\(error)"))
-                }
+                drop(marker, problem: problem)
                 return false
-            case .success:
-                do {
-                    try remove(marker)
-                } catch {
-                    problem(Problem(level: .warn, what: "cannot remove the marker of a hook no longer due; the next start tries again",
-                                    path: marker.name.displayed(in: directory), error: "\(error)"))
-                }
+            case .drop:
+                drop(marker, problem: problem)
                 return false
             }
+        }
+    }
+
+    /// Removes a marker start-up found nothing due for; `problem` hears when it cannot.
+    private func drop(_ marker: Marker, problem: (Problem) -> Void) {
+        do {
+            try remove(marker)
+        } catch {
+            problem(Problem(level: .warn, what: "cannot remove the marker of a hook no longer due; the next start tries again",
+                            path: marker.name.displayed(in: directory), error: "\(error)"))
         }
     }
 

@@ -83,11 +83,11 @@ package struct Retention: Sendable {
         return removed
     }
 
-    /// One walk of sent/. `more`: files beyond the size bound remain that this walk's window did not hold.
+    /// One walk of sent/, deleting what `RetentionPass` chooses. `more`: files beyond the size
+    /// bound remain that this walk's window did not hold.
     private func onePass(now: Date) -> (removed: Int, more: Bool) {
         let sent = spool.directory(.sent)
-        var oldest = OldestSentFiles(capacity: window)
-        var total: Int64 = 0
+        var pass = RetentionPass(keepBytes: keepBytes, window: window)
         var removed = 0
         let rule = RetentionRule(keep: PlantedBug.keepSentTenth.isActive ? keep / 10 : keep, keepBytes: keepBytes)
         walk { manifest in
@@ -100,25 +100,15 @@ package struct Retention: Sendable {
                 logger.warn("retention: cannot look at a file in sent/; it is kept", ["file": file.displayed(in: sent), "error": "\(error)"])
                 return
             }
-            switch judgement {
-            case .gone, .keep:
-                return
-            case .finishDeletion, .tooOld:
-                if delete(file) { removed += 1 }
-            case .weigh(let bytes, let mtimeNanos):
-                total += bytes
-                oldest.offer(OldestSentFiles.Candidate(mtimeNanos: mtimeNanos, manifest: manifest, bytes: bytes))
-            }
+            if pass.met(manifest, judgement), delete(file) { removed += 1 }
         }
-        guard keepBytes > 0, total > keepBytes else { return (removed, false) }
-        var excess = total - keepBytes
-        for candidate in oldest.oldestFirst() where excess > 0 {
+        for candidate in pass.oldestFirst() where pass.beyondBound {
             if delete(Spool.fileName(forManifest: candidate.manifest)) {
-                excess -= candidate.bytes
+                pass.deleted(candidate)
                 removed += 1
             }
         }
-        return (removed, excess > 0 && oldest.overflowed)
+        return (removed, pass.walkAgain)
     }
 
     /// Calls `visit` with the path of each manifest in sent/ (and its subdirectories), reading each

@@ -1,15 +1,21 @@
-import UploaderSupport
+import UploaderValues
 
 /// The `capacity` oldest files seen on a walk of sent/, for `keep_sent_bytes`: a bounded max-heap
 /// (the newest of those kept on top, so a file older than it takes its place), so a walk of a
 /// million files holds `capacity` of them, not a million.
-struct OldestSentFiles {
+package struct OldestSentFiles: Sendable {
     /// One file in sent/: its manifest's mtime (when it was recorded as sent), its manifest's
     /// path, and the bytes it and its manifest take.
-    struct Candidate {
-        var mtimeNanos: Int64
-        var manifest: RelativePath
-        var bytes: Int64
+    package struct Candidate: Equatable, Sendable {
+        package var mtimeNanos: Int64
+        package var manifest: RelativePath
+        package var bytes: Int64
+
+        package init(mtimeNanos: Int64, manifest: RelativePath, bytes: Int64) {
+            self.mtimeNanos = mtimeNanos
+            self.manifest = manifest
+            self.bytes = bytes
+        }
 
         /// Older first; ties by path, so the order is the same on every pass.
         static func isOlder(_ a: Candidate, than b: Candidate) -> Bool {
@@ -17,17 +23,17 @@ struct OldestSentFiles {
         }
     }
 
-    let capacity: Int
+    package let capacity: Int
     private var heap: [Candidate] = []
     /// Some file was left out because `capacity` older ones were kept.
-    private(set) var overflowed = false
+    package private(set) var overflowed = false
 
-    init(capacity: Int) {
+    package init(capacity: Int) {
         precondition(capacity > 0)
         self.capacity = capacity
     }
 
-    mutating func offer(_ candidate: Candidate) {
+    package mutating func offer(_ candidate: Candidate) {
         if heap.count < capacity {
             heap.append(candidate)
             siftUp(heap.count - 1)
@@ -40,7 +46,7 @@ struct OldestSentFiles {
     }
 
     /// The files kept, oldest first.
-    func oldestFirst() -> [Candidate] { heap.sorted(by: Candidate.isOlder) }
+    package func oldestFirst() -> [Candidate] { heap.sorted(by: Candidate.isOlder) }
 
     /// The newer of two places goes up: the root is the newest kept.
     private func newer(_ i: Int, _ j: Int) -> Bool { Candidate.isOlder(heap[j], than: heap[i]) }
