@@ -70,6 +70,9 @@ package enum PlantedBug: UInt8, CaseIterable, Sendable {
     /// `HookLedger` reads a hook whose run has ended as still due (`isDue`), and leaves its marker
     /// when the run ends: each start runs every hook again.
     case hookEndsUnread = 26
+    /// `RemoteFilePublish` never clears an SFTP or FTP temporary name before a version takes it,
+    /// and opens it to append: another version's bytes cut short there stay in front.
+    case remoteTemporaryKept = 27
 
     /// The bug switched on for the calling thread, or nil.
     package static var active: PlantedBug? {

@@ -86,8 +86,8 @@ package enum Plant: String, CaseIterable, Sendable {
     /// A HEAD's `Upload-Offset` misread as 0 by production's resume (`TusUpload`): a resumed tus
     /// upload sends from the start, below what the server reported (`tusOffsetForward`).
     case headOffsetReadZero = "head-offset-read-zero"
-    /// An SFTP temporary name never cleared: the delete before a version takes it reports success
-    /// and does nothing, and an upload opens it without truncating, writing after what it holds.
+    /// An SFTP temporary name never cleared by production's `RemoteFilePublish`: no delete before
+    /// a version takes it, and the upload opens it to append, writing after what it holds.
     /// Another version's bytes cut short there stay in front of the new version's rest, the size
     /// matches, and mixed bytes are renamed onto the final name (`sftpFinalNameWhole`).
     case sftpTemporaryKept = "sftp-temporary-kept"
@@ -184,6 +184,7 @@ package enum Plant: String, CaseIterable, Sendable {
         case .requeueRecordSkipped: return .requeueRecordSkipped
         case .spoolLockIgnored: return .spoolLockIgnored
         case .hookRerunAfterFinish: return .hookEndsUnread
+        case .sftpTemporaryKept: return .remoteTemporaryKept
         default: return nil
         }
     }

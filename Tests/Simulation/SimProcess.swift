@@ -101,7 +101,7 @@ final class SimProcess: @unchecked Sendable {
         let parts = ProfileExecutor.Parts(claimer: claimer, lifecycle: lifecycle, rateLimiter: limiter, probe: SimProbe(server: server),
                                           jobs: scheduler, hostname: "sim", environment: [:], memory: memory,
                                           threads: DestinationThreads(scheduler: baton, makeTransport: { scheduler.makeTransport() },
-                                                                      remoteFileSession: { SimRemoteFileSession(transport: $0, plant: plant) }))
+                                                                      remoteFileSession: { SimRemoteFileSession(transport: $0) }))
         executor = ProfileExecutor(profile: profile, spool: spool, parts: parts, hooks: hookRunner, logger: logger,
                                    clock: clock, report: { [weak self] event in self?.post(event) },
                                    finished: { [weak self] effect in self?.finishedEffects.withLock { $0.append(effect) } })

@@ -10,11 +10,9 @@ import UploaderTransfer
 /// and the model never sends one, `SimSFTPServer.carriesRetryAfter`).
 final class SimRemoteFileSession: RemoteFileSession {
     let transport: any Transport
-    let plant: Plant?
 
-    init(transport: any Transport, plant: Plant?) {
+    init(transport: any Transport) {
         self.transport = transport
-        self.plant = plant
     }
 
     private func request(_ method: HTTPMethod, _ path: String, _ controls: RemoteFileControls, headers: [(name: String, value: String)] = [],
@@ -62,11 +60,9 @@ final class SimRemoteFileSession: RemoteFileSession {
     }
 
     func upload(_ source: UploadSource, to path: String, append: Bool, _ controls: RemoteFileControls) -> Result<Int64, RemoteFileFailure> {
-        // Planted: the temporary file opened without truncating it, written after what it holds.
-        let appending = append || plant == .sftpTemporaryKept
         let version = SimSFTPServer.version(id: source.id, size: source.size, mtime: source.status.mtimeText)
         let body = RequestBody([.file(fd: source.fd, offset: 0, length: source.size)])
-        return send(request(.put, path, controls, headers: [(SimSFTPServer.versionHeader, version), (SimSFTPServer.appendHeader, appending ? "1" : "0")],
+        return send(request(.put, path, controls, headers: [(SimSFTPServer.versionHeader, version), (SimSFTPServer.appendHeader, append ? "1" : "0")],
                             body: body)).map(\.bytesSent)
     }
 
@@ -75,8 +71,6 @@ final class SimRemoteFileSession: RemoteFileSession {
     }
 
     func delete(_ path: String, _ controls: RemoteFileControls) -> Result<Void, RemoteFileFailure> {
-        // Planted: a temporary name is never cleared, whatever the answer says.
-        if plant == .sftpTemporaryKept && path.hasSuffix(".part") { return .success(()) }
         return send(request(.patch, path, controls, headers: [(SimSFTPServer.deleteHeader, "1")])).map { _ in () }
     }
 }

@@ -80,7 +80,8 @@ struct RemoteFilePublish {
                 owned = true
             }
         }
-        if !owned {
+        let keepsTemporary = PlantedBug.remoteTemporaryKept.isActive
+        if !owned && !keepsTemporary {
             // Another version's bytes may wait under the temporary name (its attempt cut): they go
             // before this version takes the name, or a later resume would append to them.
             switch session.delete(names.temporary, controls) {
@@ -96,7 +97,7 @@ struct RemoteFilePublish {
                 logger.log(.info, "resuming upload from the temporary file's size on the server",
                            pairs: fields + [("remote_path", names.temporary), ("offset", String(confirmed)), ("size", String(size))])
             }
-            switch session.upload(source, to: names.temporary, append: append, controls) {
+            switch session.upload(source, to: names.temporary, append: append || keepsTemporary, controls) {
             case .failure(let failure):
                 bytesSent += failure.bytesSent
                 return failed(failure)
