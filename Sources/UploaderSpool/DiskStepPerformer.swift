@@ -104,8 +104,9 @@ struct DiskStepPerformer: DiskSteps {
                 guard let heldFacts else { preconditionFailure("a plan asked about a held file its caller does not hold") }
                 return .facts(try heldFacts())
             case .note(let note):
-                let error = note.withError ? [("error", errors[0].map { "\($0)" } ?? "unknown")] : []
-                lifecycle.logger.log(note.level, note.message, pairs: Array(zip(note.fields, note.values)) + error)
+                let said = note.stop.map { "\(self.error(of: $0))" } ?? errors[0].map { "\($0)" } ?? "unknown"
+                let errorPair = note.withError ? [("error", said)] : []
+                lifecycle.logger.log(note.level, note.message, pairs: Array(zip(note.fields, note.values)) + errorPair)
             }
             return .done
         } catch {

@@ -326,4 +326,11 @@ package struct FileLifecycle: Sendable {
             try SpoolMoves.moveBack(fromRetry: path, resetBackoff: resetBackoff, naming: naming, on: &disk)
         }
     }
+
+    /// The record of `path` in retry/, settled as start-up does (`SpoolMoves.settleRetryRecord`):
+    /// due, moved back, due now after a move back that failed, or moved aside.
+    package func settleRetryRecord(_ path: RelativePath, now: Date) -> RetryRecordSettlement {
+        let naming = spool.storedAsNaming
+        return run(now: now) { disk in SpoolMoves.settleRetryRecord(path, naming: naming, on: &disk) }
+    }
 }

@@ -157,29 +157,6 @@ package struct Recovery: Sendable {
         }
     }
 
-    private func quarantine(_ file: RelativePath, in area: Spool.Area = .outbox, because reason: String) {
-        do {
-            let aside = try spool.quarantineManifest(for: file, in: area, now: clock.now)
-            logger.warn("\(reason); manifest moved aside", ["file": file.logSafe, "manifest": aside])
-        } catch {
-            logger.error("\(reason); cannot move it aside", ["file": file.logSafe, "error": "\(error)"])
-        }
-    }
-
-    /// Whether `file` has no name in retry/ (nothing else: a name the disk will not say anything
-    /// about is kept, and its record with it).
-    private func fileLeftRetry(_ file: RelativePath) -> Bool {
-        do {
-            _ = try fs.status(file, in: spool.directory(.retry))
-            return false
-        } catch let error as SystemError where error.code == .noEntry {
-            return true
-        } catch {
-            logger.warn("cannot look at a file in retry/; its manifest stays", ["file": file.logSafe, "error": "\(error)"])
-            return false
-        }
-    }
-
     /// Finds manifests in retry/: `queued` ones (a cut move back) are moved on to the outbox
     /// and returned in `requeued`; `retry` ones are returned with when they are due.
     package func scanRetry() -> (due: [(path: RelativePath, at: Date)], requeued: [RelativePath]) {
@@ -195,37 +172,11 @@ package struct Recovery: Sendable {
             if entry.kind == .directory { return true }
             guard Spool.isManifestName(entry.name) else { return false }
             let file = Spool.fileName(forManifest: entry.path)
-            guard case .success(let manifest) = spool.readManifest(for: file, in: .retry) else { return false }
-            if manifest.state != .queued && manifest.state != .uploading && fileLeftRetry(file) {
-                // A move into retry/ links the file before its record, and a move back rewrites
-                // the record `queued` before the file goes: a record in another state whose file
-                // is gone was left by a file brought back to the outbox, cut before its record
-                // followed. Moved aside like any orphan; the file is claimed where it is.
-                quarantine(file, in: .retry, because: "manifest in retry/ with no file")
-                return false
-            }
-            switch manifest.state {
-            case .retry:
-                due.append((file, manifest.nextAttemptAt.flatMap(Timestamp.parse) ?? clock.now))
-            case .queued, .uploading:
-                do {
-                    requeued.append(try lifecycle.moveBack(fromRetry: file, resetBackoff: false, locked: .shared))
-                } catch is FileLifecycle.SupersededRecord {
-                    logger.info("removed an old move-back record from retry/; the outbox has a later one", ["file": file.logSafe])
-                } catch {
-                    if !fs.exists(file, in: spool.directory(.retry)) && fs.exists(Spool.manifestName(for: file), in: spool.directory(.retry)) {
-                        // A move back whose file left long ago: a stale record, moved aside like any orphan.
-                        quarantine(file, in: .retry, because: "manifest in retry/ with no file")
-                    } else {
-                        // Due now: the daemon's own move back tries it again, and again a few
-                        // seconds after each failure, as for a move back it began itself.
-                        logger.warn("cannot finish an interrupted move back from retry/; it is tried again",
-                                    ["file": file.logSafe, "error": "\(error)"])
-                        due.append((file, clock.now))
-                    }
-                }
-            case .sent, .failed:
-                break
+            switch lifecycle.settleRetryRecord(file, now: clock.now) {
+            case .due(let at): due.append((file, at.flatMap(Timestamp.parse) ?? clock.now))
+            case .movedBack(let path): requeued.append(path)
+            case .moveBackDueNow: due.append((file, clock.now))
+            case .stays, .settled: break
             }
             return false
         }

@@ -186,14 +186,18 @@ package struct PlanNote: Equatable, Sendable {
     package var message: String
     package var fields: [String]
     package var values: [String]
-    /// The interpreter adds an `error` field: the last error the disk gave the plan.
+    /// The interpreter adds an `error` field: the error `stop` stands for when given, else the last
+    /// error the disk gave the plan.
     package var withError: Bool
+    package var stop: PlanStop?
 
-    package init(_ level: LogLevel, _ message: String, _ pairs: KeyValuePairs<String, String> = [:], withError: Bool = false) {
+    package init(_ level: LogLevel, _ message: String, _ pairs: KeyValuePairs<String, String> = [:], withError: Bool = false,
+                 stop: PlanStop? = nil) {
         self.level = level
         self.message = message
         fields = pairs.map(\.key)
         values = pairs.map(\.value)
-        self.withError = withError
+        self.withError = withError || stop != nil
+        self.stop = stop
     }
 }
