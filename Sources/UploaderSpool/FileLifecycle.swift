@@ -327,6 +327,13 @@ package struct FileLifecycle: Sendable {
         }
     }
 
+    /// Whether the move that filed the file at `path` in `area` is unfinished, so that its due hook
+    /// waits for the claim that finishes it (`SpoolMoves.moveUnfinished`).
+    package func moveUnfinished(filedAt path: RelativePath, in area: Spool.Area, manifest: Manifest) -> Bool {
+        let naming = spool.storedAsNaming
+        return run { disk in SpoolMoves.moveUnfinished(filedAt: SpoolPlace(area, path), manifest: manifest, naming: naming, on: &disk) }
+    }
+
     /// The record of `path` in retry/, settled as start-up does (`SpoolMoves.settleRetryRecord`):
     /// due, moved back, due now after a move back that failed, or moved aside.
     package func settleRetryRecord(_ path: RelativePath, now: Date) -> RetryRecordSettlement {

@@ -95,19 +95,9 @@ struct DueHookRun: Sendable {
         return recorded
     }
 
-    /// The move that filed this file is not finished: its record is still in the outbox, naming
-    /// this place (`stored_as`), and the outbox name still leads to this file (or to none, or
-    /// cannot be looked at). When it leads to another file — the producer's new one, put there
-    /// after this file's link — this file's move is done but for that record, which the new
-    /// file's claim replaces: the hook runs. A record that cannot be read counts as none.
+    /// The move that filed this file is not finished (`SpoolMoves.moveUnfinished`).
     private func moveUnfinished(_ manifest: Manifest, _ marker: HookLedger.Marker) -> Bool {
-        let path = manifest.outboxPath
-        guard case .success(let record) = spool.readManifest(for: path, in: .outbox), let stored = record.storedAs,
-              let (area, target) = spool.resolveStoredAs(stored), area == marker.area, target == marker.path else { return false }
-        // Hints: a name that cannot be looked at counts as this file's (the move waits).
-        guard let inOutbox = try? spool.fs.statusIfPresent(path, in: spool.directory(.outbox)),
-              let filed = try? spool.fs.statusIfPresent(target, in: spool.directory(area)) else { return true }
-        return inOutbox.inode == filed.inode && inOutbox.device == filed.device
+        FileLifecycle(spool: spool, logger: logger).moveUnfinished(filedAt: marker.path, in: marker.area, manifest: manifest)
     }
 
     private func command(_ hook: String) -> String? {
