@@ -122,9 +122,21 @@ package struct Retention: Sendable {
                 try fs.forEachEntry(directory, in: sent) { entry in
                     guard entry.name.bytes.first != UInt8(ascii: ".") else { return }
                     let path = directory.appending(entry.name)
-                    // A hint: a name gone since the listing has no kind: not walked into, and a
-                    // manifest's visit finds it gone.
-                    let kind = entry.kind ?? (try? fs.status(path, in: sent))?.kind
+                    // A name gone since the listing has no kind: not walked into, and a
+                    // manifest's visit finds it gone. One that cannot be looked at is said, and
+                    // skipped this pass.
+                    var kind = entry.kind
+                    if kind == nil {
+                        do {
+                            kind = try fs.status(path, in: sent).kind
+                        } catch let error as SystemError where error.isNotFound {
+                            // Gone since the listing.
+                        } catch {
+                            logger.warn("retention: cannot look at an entry in sent/; it is skipped this pass",
+                                        ["file": path.displayed(in: sent), "error": "\(error)"])
+                            return
+                        }
+                    }
                     if kind == .directory {
                         pending.append(path)
                     } else if Spool.isManifestName(entry.name) {
