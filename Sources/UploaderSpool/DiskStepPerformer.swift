@@ -70,14 +70,9 @@ struct DiskStepPerformer: DiskSteps {
                 let status = try fs.statusIfPresent(name(place), in: spool.directory(place.area))
                 return .facts(status?.facts)
             case .readRecord(let place):
-                switch spool.readManifest(for: place.path, in: place.area) {
-                case .success(let manifest): return .record(.parsed(manifest))
-                case .failure(.missing): return .record(.missing)
-                case .failure(.corrupt): return .record(.corrupt)
-                case .failure(.unreadable(let error)):
-                    errors[0] = error
-                    return .record(.unreadable)
-                }
+                let read = spool.readManifest(for: place.path, in: place.area)
+                if case .failure(.unreadable(let error)) = read { errors[0] = error }
+                return .record(read.recordRead)
             case .writeRecord(let manifest, let place, let syncDirectory):
                 try spool.writeManifest(manifest, for: place.path, in: place.area, syncDirectory: syncDirectory)
             case .quarantineRecord(let place):
@@ -194,5 +189,17 @@ extension PendingMove {
     var planned: PlannedMove {
         PlannedMove(path: path, manifest: manifest, area: area, target: target, live: live, recordFirst: recordFirst,
                     heldFile: file.map { FileIdentity(device: $0.device, inode: $0.inode) })
+    }
+}
+
+extension Result where Success == Manifest, Failure == Spool.ManifestReadError {
+    /// A manifest read as a plan sees it.
+    var recordRead: RecordRead {
+        switch self {
+        case .success(let manifest): .parsed(manifest)
+        case .failure(.missing): .missing
+        case .failure(.corrupt): .corrupt
+        case .failure(.unreadable): .unreadable
+        }
     }
 }

@@ -171,26 +171,14 @@ package struct HookLedger: Sendable {
     package func dueMarkers(afterSend: AfterSend = .keep, problem: (Problem) -> Void) -> [Marker] {
         markers(problem: problem).filter { marker in
             let read = spool.readManifest(for: marker.path, in: marker.area)
-            let record: RecordRead
-            switch read {
-            case .success(let manifest): record = .parsed(manifest)
-            case .failure(.missing): record = .missing
-            case .failure(.corrupt): record = .corrupt
-            case .failure(.unreadable): record = .unreadable
-            }
-            switch HookMarkerFate.judge(hook: marker.hook, area: marker.area, record: record, afterSendDeletes: afterSend == .delete,
-                                        hookIsDue: Self.isDue) {
+            switch HookMarkerFate.judge(hook: marker.hook, area: marker.area, record: read.recordRead,
+                                        afterSendDeletes: afterSend == .delete, hookIsDue: Self.isDue) {
             case .run:
                 return true
             case .keepUnread:
-                let error: String
-                switch read {
-                case .failure(.unreadable(let cause)): error = "\(cause)"
-                case .failure(.corrupt(let reason)): error = reason
-                case .success, .failure(.missing): error = "unreadable"
-                }
+                let why = if case .failure(let failure) = read { failure.description } else { "" }
                 problem(Problem(level: .warn, what: "hook due, but its manifest cannot be read; not run",
-                                path: marker.path.displayed(in: spool.directory(marker.area)), error: error))
+                                path: marker.path.displayed(in: spool.directory(marker.area)), error: why))
                 return false
             case .dropOnceAbsenceIsDurable:
                 do {

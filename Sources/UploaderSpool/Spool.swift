@@ -110,10 +110,19 @@ package struct Spool: Sendable {
 
     // MARK: Manifests
 
-    package enum ManifestReadError: Error {
+    package enum ManifestReadError: Error, CustomStringConvertible {
         case missing
         case unreadable(SystemError)
         case corrupt(String)
+
+        /// As a log line's `error` says it: the disk's error, or why the bytes are no manifest.
+        package var description: String {
+            switch self {
+            case .missing: "no manifest"
+            case .unreadable(let error): "\(error)"
+            case .corrupt(let reason): reason
+            }
+        }
     }
 
     package func readManifest(for path: RelativePath, in area: Area) -> Result<Manifest, ManifestReadError> {
