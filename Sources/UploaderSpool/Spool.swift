@@ -281,8 +281,8 @@ package struct Spool: Sendable {
     /// As a move is made: the record's directory fsynced first (a file that left it just before
     /// stays gone), then linked there, `.quarantine/` (and its entry in the spool's root) fsynced,
     /// and only then its old name removed, so no power cut can lose the record — one that cuts the
-    /// move, or an fsync refused on the way, leaves it where it was (the move is tried again; a
-    /// refused fsync of `.quarantine/` removes the new name first).
+    /// move, or an fsync or unlink refused on the way, leaves it where it was (the move is tried
+    /// again; a refusal after the link removes the new name first).
     @discardableResult
     package func quarantineManifest(for path: RelativePath, in area: Area, now: Date) throws -> String {
         let unsynced = PlantedBug.quarantineUnsynced.isActive
@@ -305,7 +305,20 @@ package struct Spool: Sendable {
                 try fs.unlink(name, in: paths.quarantine)
             }
         }
-        try fs.unlink(record, in: directory(area))
+        do {
+            try fs.unlink(record, in: directory(area))
+        } catch {
+            // The record keeps its old name: its new one goes again (durably), so the move can be
+            // tried once more under the same name and `.quarantine/` holds no second copy of it.
+            // Should the old name be gone after all, or its fate unknown, the new one is all there is.
+            let oldNameKept: Bool
+            do { oldNameKept = try fs.statusIfPresent(record, in: directory(area)) != nil } catch { oldNameKept = false }
+            guard oldNameKept else { throw error }
+            throw SystemError.afterRemoving(name, failed: error, operation: "unlink", path: directory(area)) {
+                try fs.unlink(name, in: paths.quarantine)
+                if !unsynced { try syncer.syncDirectory(of: name, in: paths.quarantine) }
+            }
+        }
         try syncDirectory(of: record, in: area)
         return name.displayed(in: paths.quarantine)
     }

@@ -81,6 +81,52 @@ import UploaderSpool
         #expect(disk.contents("/spool/retry/a.bin.manifest.json") == Self.record)
     }
 
+    /// A move aside whose unlink of the old name fails is undone too: its new name in
+    /// `.quarantine/` goes again, durably, so a second try under the same stamp (the next scan,
+    /// within the same millisecond) moves the record, and no power cut leaves two copies of it
+    /// (noJournal seed 50004014 of the long run: the new name, left there, made every later
+    /// try fail with EEXIST, and the record of a deleted file stayed in the outbox).
+    /// EIO for the first unlink (the record's old name), none after (the undo's).
+    static func firstUnlinkFails() -> @Sendable (SimDisk.FaultSite) -> SimDisk.Fault {
+        let unlinks = Mutex(0)
+        return { site in
+            guard site == .unlink else { return .none }
+            return unlinks.withLock { count in
+                count += 1
+                return count == 1 ? .ioError : .none
+            }
+        }
+    }
+
+    @Test(arguments: [SimDisk.Model.noJournal, .journalled])
+    func aMoveAsideWhoseUnlinkFailsIsUndoneAndTheNextTrySucceeds(_ model: SimDisk.Model) throws {
+        let disk = SimDiskTesting.disk(model)
+        let (spool, _, _) = try SimDiskTesting.spool(on: disk)
+        disk.createFile("/spool/retry/a.bin.manifest.json", data: Self.record, sync: true)
+        try disk.syncAll()
+        disk.injectFaults(Self.firstUnlinkFails())
+        let refused = #expect(throws: SystemError.self) {
+            try spool.quarantineManifest(for: RelativePath("a.bin"), in: .retry, now: SimDiskTesting.start)
+        }
+        disk.injectFaults(nil)
+        #expect(refused?.operation == "unlink" && refused?.leftBehind == nil, "\(String(describing: refused))")
+        #expect(disk.names(in: "/spool/.quarantine").isEmpty, "the move aside is undone")
+        #expect(disk.contents("/spool/retry/a.bin.manifest.json") == Self.record)
+        let aside = try spool.quarantineManifest(for: RelativePath("a.bin"), in: .retry, now: SimDiskTesting.start)
+        #expect(aside.hasPrefix("/spool/.quarantine/a.bin.manifest.json."))
+        #expect(Self.whereTheRecordIs(disk) == "quarantine")
+        // A power cut right after the undone move finds the record once, where it was.
+        let outcomes = try SimDiskTesting.powerCutOutcomes(model, setUp: { disk in
+            let (spool, _, _) = try SimDiskTesting.spool(on: disk)
+            disk.createFile("/spool/retry/a.bin.manifest.json", data: Self.record, sync: true)
+            try disk.syncAll()
+            disk.injectFaults(Self.firstUnlinkFails())
+            _ = try? spool.quarantineManifest(for: RelativePath("a.bin"), in: .retry, now: SimDiskTesting.start)
+            disk.injectFaults(nil)
+        }, outcome: Self.whereTheRecordIs)
+        #expect(outcomes == ["retry"], "outcomes of the power cut: \(outcomes.sorted())")
+    }
+
     /// A record moved aside because its file left retry/ just before (a move back whose fsync of
     /// retry/ failed after the file's unlink): the file's absence is made durable before the
     /// record's name goes, so no power cut brings the file back to retry/ without its record
