@@ -147,6 +147,12 @@ package struct Claimer: Sendable {
         case .success(let manifest):
             switch RecordAtClaim.judge(manifest, size: status.size, mtimeText: status.mtimeText) {
             case .changedDelivery:
+                // A delivery whose move ended but for its outbox record, the name since taken by a
+                // new file: the move ends, and the new file is claimed on its own.
+                if let moved = movedAnotherFile(path, manifest: manifest, file: status, now: now, after: { after($0) }) {
+                    fs.close(fd)
+                    return moved
+                }
                 // Recorded as sent, then written to before the move finished: what is here now was
                 // never uploaded. It is claimed afresh below instead of being filed as sent.
                 logger.warn("file changed after its upload was recorded; uploading it again", ["file": path.logSafe, "id": manifest.id])
@@ -265,14 +271,16 @@ package struct Claimer: Sendable {
         }
     }
 
-    /// A record of a move into retry/ whose file already has its new name there, and whose outbox
+    /// A record of a move into retry/ or sent/ whose file already has its new name there, and whose outbox
     /// name leads to another file (`SpoolMoves.settleMoveOfReplacedFile`): that move ends and the
     /// new file is a file of its own. Nil when the record is no such move.
     private func movedAnotherFile(_ path: RelativePath, manifest: Manifest, file: FileSystem.Status, now: Date,
                                   after: (ClaimSetback) -> Outcome) -> Outcome? {
         let naming = spool.storedAsNaming, identity = FileIdentity(device: file.device, inode: file.inode)
+        let deletes = lifecycle.afterSend == .delete
         let (settled, error) = lifecycle.run(now: now) { disk in
-            (SpoolMoves.settleMoveOfReplacedFile(path, manifest: manifest, file: identity, naming: naming, on: &disk), disk.lastError)
+            (SpoolMoves.settleMoveOfReplacedFile(path, manifest: manifest, file: identity, naming: naming, afterSendDeletes: deletes,
+                                                 on: &disk), disk.lastError)
         }
         switch settled {
         case .finished(let place, let record):

@@ -7,7 +7,7 @@ import UploaderSpool
 
 /// A move into sent/ cut after its links (a disk error took back none of them), after which the
 /// producer put a new file under the outbox name: sent/ holds the delivered version under the
-/// record's name. The next claim of the new file must leave that version its record: dropping
+/// record's name. The next claims of the new file must leave that version its record: dropping
 /// the record's second name (as for a file changed in place) left a file in sent/ with no
 /// manifest. Found by the simulator with disk faults drawn (journalled, seed 3001164).
 @Suite struct SimDiskReplacedAfterLinkTests {
@@ -22,6 +22,11 @@ import UploaderSpool
         disk.createFile("/spool/outbox/a.bin", data: newer, sync: true)
         try disk.syncAll()
 
+        // The first claim ends the delivery's move (its hook is queued); the new file is claimed on its own.
+        guard case .finishedByRecovery(.sent, path, nil, anotherFileUnderName: true) = claimer.claim(path, now: SimDiskTesting.start) else {
+            Issue.record("the delivery's move was not finished first")
+            return
+        }
         guard case .ready(let claimed) = claimer.claim(path, now: SimDiskTesting.start) else {
             Issue.record("the new file was not claimed")
             return

@@ -110,24 +110,35 @@ extension SpoolMoves {
         return beside
     }
 
-    /// A record of a move into retry/ whose file already has its new name there, and whose outbox
-    /// name leads to another file (`file`): the move was cut after the file's outbox name went,
-    /// and the producer put a new file under it. That move ends (its record leaves the outbox) and
-    /// the new file is a file of its own. `notSuch` when the record is no such move.
+    /// A record of a move into retry/ or sent/ whose file already has its new name there, and
+    /// whose outbox name leads to another file (`file`): the move was cut after the file's outbox
+    /// name went (or its record's unlink was refused), and the producer put a new file under it.
+    /// That move ends (its record leaves the outbox, a delivery's hook stays due) and the new file
+    /// is a file of its own. A delivery counts only when the name in sent/ holds the version sent;
+    /// one written to since is a changed delivery (`settleChangedDelivery`). `notSuch` when the
+    /// record is no such move.
     package static func settleMoveOfReplacedFile<D: DiskSteps>(_ path: RelativePath, manifest: Manifest, file: FileIdentity,
-                                                               naming: StoredAsNaming, on disk: inout D) -> RecordSettlement {
-        guard [.retry, .failed].contains(manifest.state), let stored = manifest.storedAs.flatMap(naming.place),
-              stored.area == .retry else { return .notSuch }
-        do throws(PlanStop) {
-            return try disk.underRetryMoveLock(exclusive: false) { disk throws(PlanStop) -> RecordSettlement in
-                // A record `uploader retry` has replaced meanwhile names no move any more.
-                guard disk.readRecord(SpoolPlace(.outbox, path)).manifest == manifest, let there = try disk.lookUp(stored), there != file,
-                      try holdsOwnRecord(path, manifest: manifest, at: stored, on: &disk) else { return .notSuch }
-                try endMove(path, area: .retry, target: stored.path, deletesAfter: false, namesMayBeUnsynced: true, on: &disk)
-                disk.note(PlanNote(.info, "finished an interrupted move; the new file under its name is claimed on its own",
-                                   ["file": path.logSafe, "id": manifest.id, "stored_as": manifest.storedAs ?? ""]))
-                return .finished(stored, manifest)
+                                                               naming: StoredAsNaming, afterSendDeletes: Bool,
+                                                               on disk: inout D) -> RecordSettlement {
+        guard let stored = manifest.storedAs.flatMap(naming.place),
+              (stored.area == .retry && [.retry, .failed].contains(manifest.state)) || (stored.area == .sent && manifest.state == .sent)
+        else { return .notSuch }
+        func settle(_ disk: inout D) throws(PlanStop) -> RecordSettlement {
+            // A record `uploader retry` has replaced meanwhile names no move any more.
+            guard disk.readRecord(SpoolPlace(.outbox, path)).manifest == manifest, let there = try disk.lookUp(stored), there != file,
+                  try holdsOwnRecord(path, manifest: manifest, at: stored, on: &disk) else { return .notSuch }
+            if stored.area == .sent {
+                guard let delivered = try disk.inspect(stored), delivered.isVersion(of: manifest) else { return .notSuch }
             }
+            try endMove(path, area: stored.area, target: stored.path,
+                        deletesAfter: deletesAfterMove(manifest, in: stored.area, afterSendDeletes: afterSendDeletes),
+                        namesMayBeUnsynced: true, on: &disk)
+            disk.note(PlanNote(.info, "finished an interrupted move; the new file under its name is claimed on its own",
+                               ["file": path.logSafe, "id": manifest.id, "stored_as": manifest.storedAs ?? ""]))
+            return .finished(stored, manifest)
+        }
+        do throws(PlanStop) {
+            return try stored.area == .retry ? disk.underRetryMoveLock(exclusive: false, settle) : settle(&disk)
         } catch {
             return .cannotFinish
         }
