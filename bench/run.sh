@@ -3,7 +3,7 @@
 #
 #   bench/run.sh
 #
-# Installs what it needs, builds uploader in release mode, starts nginx as a WebDAV PUT
+# Installs what it needs, builds uploader as the package does, starts nginx as a WebDAV PUT
 # sink on 127.0.0.1 (keep-alive on), makes the data sets on disk under bench/out/, and
 # runs uploader and each peer tool on each data set BENCH_RUNS times, checking after
 # every run that the sink received every file intact. Writes bench/RESULTS.md and
@@ -18,7 +18,9 @@
 #   UPLOADER_BIN=PATH   use this executable instead of building one
 #   BENCH_BEFORE=PATH   an earlier build of uploader, run beside this one in every row, run by
 #                       run, as "<tool>-before" (the two take turns going first): a change to
-#                       the core shows as a side-by-side ratio
+#                       the core shows as a side-by-side ratio. Build it as this script builds
+#                       its own, in a checkout of the earlier commit:
+#                       bash scripts/package-deb.sh --build-only --scratch-path DIR (prints its path)
 #   BENCH_NO_INSTALL=1  do not touch apt
 #   BENCH_PEERS="..."   peer tools run in the small and medium rows (default: all five); "none"
 #                       with BENCH_BEFORE gives a quick A/B of two builds, not a report to commit
@@ -90,9 +92,12 @@ install_deps() {
 build() {
     ensure_swift_on_path
     if [ -n "${UPLOADER_BIN:-}" ]; then bin="$UPLOADER_BIN"; return; fi
-    step "building uploader (release)"
-    swift build -c release --product uploader 2>&1 | grep -E "error|warning:|Compiling|Build" | tail -n 3 >&2
-    bin="$(swift build -c release --show-bin-path)/uploader"
+    # What the Debian package ships: the Swift runtime linked in (scripts/package-deb.sh). Its
+    # shared Swift libraries no longer mapped, a process starts about 6 MiB smaller.
+    step "building uploader (release, as the package builds it)"
+    mkdir -p "$out"
+    bin="$(bash scripts/package-deb.sh --build-only --scratch-path "$root/.build/bench" 2>"$out/build.log" | tail -n 1)" \
+        || { tail -n 20 "$out/build.log" >&2; die "the release build failed (bench/out/build.log)"; }
     [ -x "$bin" ] || die "no uploader executable at $bin"
 }
 

@@ -10,7 +10,8 @@
 #   --scratch-path DIR   SwiftPM's build directory (default .build); give a separate one
 #                        when another swift command may hold .build (the tests do)
 #   --out DIR            where the .deb goes (default dist)
-#   --build-only         stop after the release build (scripts/test.sh starts it early for the tests)
+#   --build-only         stop after the release build and print the executable's path (scripts/test.sh
+#                        starts it early for the tests; bench/run.sh measures that executable)
 # Environment: DEB_MAINTAINER ("Name <address>") for the Maintainer field and changelog.
 set -euo pipefail
 
@@ -62,7 +63,7 @@ build=(swift build -c release --product uploader --static-swift-stdlib --disable
 "${build[@]}" >&2
 binary="$("${build[@]}" --show-bin-path)/uploader"
 [ -x "$binary" ] || die "no executable at $binary"
-[ "$build_only" = 0 ] || exit 0
+if [ "$build_only" = 1 ]; then printf '%s\n' "$binary"; exit 0; fi
 
 work="$scratch/deb"
 stage="$work/root"
