@@ -70,21 +70,23 @@ package struct FileStages: Sendable {
         move(path, to: .waiting(quiet: quiet), rank: rank)
     }
 
-    /// Puts files the owner does not know yet in line, at once (the start-up backlog); a path twice
-    /// in `batch` keeps its first rank.
-    package mutating func enqueueNew(_ batch: [(path: RelativePath, rank: Int64)]) {
-        if batch.count <= 1 {
-            for item in batch { enqueue(item.path, rank: item.rank) }
+    /// Puts those of `files` the owner does not know yet, and `eligible` lets in, in line at once
+    /// (the start-up backlog); `count`: how many that is at most, to make room once. A path twice
+    /// in `files` keeps its first rank.
+    package mutating func enqueueNew(_ files: [QueuedFile], count: Int, rank: (QueuedFile) -> Int64,
+                                     eligible: (QueuedFile) -> Bool) {
+        if count <= 1 {
+            for file in files where entries[file.path] == nil && eligible(file) { enqueue(file.path, rank: rank(file)) }
             return
         }
-        verifyMove(nil, .waiting, batch.first?.path)
-        entries.reserveCapacity(entries.count + batch.count)
+        verifyMove(nil, .waiting, files.first?.path)
+        entries.reserveCapacity(entries.count + count)
         // The line is taken out while the map admits each file (no second copy of the batch).
         var line = PathQueue()
         swap(&line, &waiting)
-        line.push(batch) { path in
-            guard entries[path] == nil else { return false }
-            entries[path] = Entry(stage: .waiting(quiet: false))
+        line.push(files, count: count, rank: rank) { file in
+            guard entries[file.path] == nil, eligible(file) else { return false }
+            entries[file.path] = Entry(stage: .waiting(quiet: false))
             return true
         }
         swap(&line, &waiting)

@@ -24,17 +24,18 @@ package struct PathQueue: Sendable, Equatable {
         siftUp(heap.count - 1)
     }
 
-    /// Adds those of `batch` that `admit` lets in (the start-up backlog): appended, then the heap
-    /// rebuilt in O(n) when the batch outnumbers what waits already, instead of one sift per file.
-    mutating func push(_ batch: [(path: RelativePath, rank: Int64)], admitting admit: (RelativePath) -> Bool) {
-        guard batch.count > heap.count else {
-            for item in batch where admit(item.path) { push(item.path, rank: item.rank) }
+    /// Adds those of `files` that `admit` lets in (the start-up backlog), at most `count` of them:
+    /// appended, then the heap rebuilt in O(n) when they outnumber what waits already, instead of
+    /// one sift per file.
+    mutating func push(_ files: [QueuedFile], count: Int, rank: (QueuedFile) -> Int64, admitting admit: (QueuedFile) -> Bool) {
+        guard count > heap.count else {
+            for file in files where admit(file) { push(file.path, rank: rank(file)) }
             return
         }
         // Room for all at once: grown by doubling, the heap would hold two buffers for a moment,
         // the peak of a start-up with a backlog.
-        heap.reserveCapacity(heap.count + batch.count)
-        for item in batch where admit(item.path) { heap.append(Entry(rank: item.rank, path: item.path)) }
+        heap.reserveCapacity(heap.count + count)
+        for file in files where admit(file) { heap.append(Entry(rank: rank(file), path: file.path)) }
         for index in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(index) }
     }
 

@@ -155,28 +155,33 @@ struct Transition {
 
     mutating func queue(_ files: [QueuedFile]) {
         guard takingWork else { return }
-        var batch: [(path: RelativePath, rank: Int64)] = []
-        batch.reserveCapacity(files.count)
+        // Files the owner knows already first; then the new ones go in line straight from `files`
+        // (a start-up backlog is not copied into a second list on the way).
+        var new = 0
         for file in files {
             let path = file.path
-            let rank = policy.order.rank(file)
             if case .movingBack? = state.retries.stage(of: path) {
                 state.foundWhileMovingBack[path] = file
                 continue
             }
             switch state.files.stage(of: path) {
             case nil:
-                batch.append((path, rank))
+                new += 1
             case .waiting?:
                 break
             case .delayed?:
-                state.files.remember(path, rank: rank)
+                state.files.remember(path, rank: policy.order.rank(file))
             case _?:
                 state.files.noteSeenAgain(path)
-                state.files.remember(path, rank: rank)
+                state.files.remember(path, rank: policy.order.rank(file))
             }
         }
-        state.files.enqueueNew(batch)
+        guard new > 0 else { return }
+        let (order, retries) = (policy.order, state.retries)
+        state.files.enqueueNew(files, count: new, rank: order.rank) { file in
+            if case .movingBack? = retries.stage(of: file.path) { return false }
+            return true
+        }
     }
 
     /// The move back of `path` has ended: a file found under its name meanwhile is queued now

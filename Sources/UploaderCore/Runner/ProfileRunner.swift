@@ -138,7 +138,9 @@ package final class ProfileRunner: Sendable {
         // sent/ of a million files takes a second or two to walk); `run --once` prunes before it starts.
         if mode == .once { executor.retention.sweep(now: clock.now) }
         let state = ProfileState(seed: UInt64.random(in: .min ... .max), onceCutoff: mode == .once ? started : nil)
-        loop.send(.recovered(files: spool.queuedFiles(retryScan.requeued + scan.files),
+        // Counted now: the scan's list of a backlog is not kept past the event made of it.
+        let queued = retryScan.requeued.count + scan.files.count
+        loop.send(.recovered(files: spool.queuedFiles(retryScan.requeued.isEmpty ? scan.files : retryScan.requeued + scan.files),
                              retries: (retryScan.due + scan.retries).map { RetryEntry(path: $0.path, due: $0.at) },
                              ignoredDirectories: scan.directoriesIgnored.filter { !ignore.ignores($0) }))
         holdings.withLock { $0.begun = true }
@@ -148,7 +150,7 @@ package final class ProfileRunner: Sendable {
             holdings.withLock { $0.netlink = listener }
         }
         logger.info("watching outbox", ["profile": profile.name, "dir": spool.paths.outbox,
-                                          "queued": String(retryScan.requeued.count + scan.files.count),
+                                          "queued": String(queued),
                                           "retry_scheduled": String(retryScan.due.count)])
     }
 
