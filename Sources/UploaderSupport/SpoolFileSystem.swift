@@ -10,10 +10,12 @@ package protocol SpoolFileSystem: Sendable {
     /// `lstat`, never following a symlink on the way.
     func status(_ path: RelativePath, in directory: String) throws -> FileSystem.Status
     func status(fd: Int32, path: String) throws -> FileSystem.Status
-    /// `status` of many paths in one directory (nil for each that cannot be read): a start-up
-    /// backlog asks it of every file. A hint for `order`, which ranks a nil as zeros; the claim
-    /// of such a file says what is wrong with it.
-    func statuses(_ paths: [RelativePath], in directory: String) -> [FileSystem.Status?]
+    /// `status` of many paths in one directory (nil for each that cannot be read), each given to
+    /// `keep` at once and only what it keeps returned: a start-up backlog asks it of every file,
+    /// and needs two numbers of each, not every field. A hint for `order`, which ranks a nil as
+    /// zeros; the claim of such a file says what is wrong with it.
+    func statuses<Kept: Sendable>(_ paths: [RelativePath], in directory: String,
+                                  keeping keep: @escaping @Sendable (FileSystem.Status?) -> Kept) -> [Kept]
     func exists(_ path: RelativePath, in directory: String) -> Bool
     /// Opens for reading without following symlinks or blocking on a FIFO.
     func openForReading(_ path: RelativePath, in directory: String) throws -> Int32
@@ -91,8 +93,14 @@ extension SpoolFileSystem {
         for entry in try list(path, in: directory) { try body(entry) }
     }
 
+    package func statuses<Kept: Sendable>(_ paths: [RelativePath], in directory: String,
+                                          keeping keep: @escaping @Sendable (FileSystem.Status?) -> Kept) -> [Kept] {
+        paths.map { keep(try? status($0, in: directory)) }  // a hint for `order` (see the requirement)
+    }
+
+    /// Every field of each `status` (`statuses(_:in:keeping:)`).
     package func statuses(_ paths: [RelativePath], in directory: String) -> [FileSystem.Status?] {
-        paths.map { try? status($0, in: directory) }  // a hint for `order` (see the requirement)
+        statuses(paths, in: directory) { $0 }
     }
 
     /// `status`, or nil when nothing has that name; any other failure is thrown.

@@ -10,7 +10,10 @@ extension SimDisk: SpoolFileSystem {
 
     func status(_ path: RelativePath, in directory: String) throws -> FileSystem.Status { try layer.status(path, in: directory) }
     func status(fd: Int32, path: String) throws -> FileSystem.Status { try layer.status(fd: fd, path: path) }
-    func statuses(_ paths: [RelativePath], in directory: String) -> [FileSystem.Status?] { layer.statuses(paths, in: directory) }
+    func statuses<Kept: Sendable>(_ paths: [RelativePath], in directory: String,
+                                  keeping keep: @escaping @Sendable (FileSystem.Status?) -> Kept) -> [Kept] {
+        layer.statuses(paths, in: directory, keeping: keep)
+    }
     func exists(_ path: RelativePath, in directory: String) -> Bool { layer.exists(path, in: directory) }
     func openForReading(_ path: RelativePath, in directory: String) throws -> Int32 { try layer.openForReading(path, in: directory) }
     func close(_ fd: Int32) { layer.close(fd) }

@@ -9,12 +9,13 @@ extension Spool {
     package func queuedFiles(_ paths: [RelativePath]) -> [QueuedFile] {
         var files: [QueuedFile] = []
         files.reserveCapacity(paths.count)
-        // In stretches: a backlog's statuses (every field of every lstat) never all in memory
-        // at once, only the two numbers kept of each.
+        // In stretches, and only the two numbers kept of each lstat: a backlog's statuses (every
+        // field) are never in memory, not even a stretch's.
         for start in stride(from: 0, to: paths.count, by: Self.statusStretch) {
             let stretch = Array(paths[start..<min(start + Self.statusStretch, paths.count)])
-            for (path, status) in zip(stretch, fs.statuses(stretch, in: directory(.outbox))) {
-                files.append(status.map { QueuedFile(path, size: $0.size, mtimeNanos: $0.mtimeNanos) } ?? QueuedFile(path))
+            let kept = fs.statuses(stretch, in: directory(.outbox)) { status in status.map { ($0.size, $0.mtimeNanos) } }
+            for (path, numbers) in zip(stretch, kept) {
+                files.append(numbers.map { QueuedFile(path, size: $0.0, mtimeNanos: $0.1) } ?? QueuedFile(path))
             }
         }
         return files

@@ -120,24 +120,30 @@ package struct FileLayer<Calls: SystemCalls>: Sendable {
     /// one name per file, not the spool's whole path (a third of a 100,000-file start-up).
     /// A hint for `order` only: nil (gone, or cannot be looked at) ranks as zeros, and the
     /// file's claim says what is wrong with it.
-    package func statuses(_ paths: [RelativePath], in directory: String) -> [FileSystem.Status?] {
-        guard let opened = try? open(path: directory, [.readOnly, .directory]) else { return paths.map { try? status($0, in: directory) } }
+    package func statuses<Kept: Sendable>(_ paths: [RelativePath], in directory: String,
+                                          keeping keep: @escaping @Sendable (FileSystem.Status?) -> Kept) -> [Kept] {
+        guard let opened = try? open(path: directory, [.readOnly, .directory]) else {
+            return paths.map { keep(try? status($0, in: directory)) }
+        }
         let dir = opened.number
-        let lookUp = { @Sendable [self] (path: RelativePath) -> FileSystem.Status? in
+        let lookUp = { @Sendable [self] (path: RelativePath) -> Kept in
             // Below a subdirectory, the careful way (no symlinked directory on the way).
-            guard path.parent == nil else { return try? status(path, in: directory) }
-            return path.withCString(in: "") { name in try? calls.status(name, at: dir, followLast: false) }
+            guard path.parent == nil else { return keep(try? status(path, in: directory)) }
+            return keep(path.withCString(in: "") { name in try? calls.status(name, at: dir, followLast: false) })
         }
         // A big backlog is looked up on every core at once: it stands between start-up and the
         // first upload (`order` ranks by what each lstat says).
         let parts = min(ProcessInfo.processInfo.activeProcessorCount, paths.count / 4096)
         guard parts > 1 else { return paths.map(lookUp) }
-        let found = FoundStatuses()
+        let found = FoundParts<Kept>()
         DispatchQueue.concurrentPerform(iterations: parts) { part in
             let chunk = paths[(paths.count * part / parts)..<(paths.count * (part + 1) / parts)]
             found.set(part, chunk.map(lookUp))
         }
-        return (0..<parts).flatMap { found.get($0) }
+        var all: [Kept] = []
+        all.reserveCapacity(paths.count)
+        for part in 0..<parts { all.append(contentsOf: found.get(part)) }
+        return all
     }
 
     /// pread: up to `buffer.count` bytes at `offset`; 0 at the end.
@@ -212,9 +218,9 @@ package struct FileLayer<Calls: SystemCalls>: Sendable {
     }
 }
 
-/// The statuses each part of a parallel lookup found (`FileLayer.statuses`).
-private final class FoundStatuses: Sendable {
-    private let parts = Mutex<[Int: [FileSystem.Status?]]>([:])
-    func set(_ part: Int, _ statuses: [FileSystem.Status?]) { parts.withLock { $0[part] = statuses } }
-    func get(_ part: Int) -> [FileSystem.Status?] { parts.withLock { $0[part] ?? [] } }
+/// What each part of a parallel lookup kept (`FileLayer.statuses`).
+private final class FoundParts<Kept: Sendable>: Sendable {
+    private let parts = Mutex<[Int: [Kept]]>([:])
+    func set(_ part: Int, _ kept: [Kept]) { parts.withLock { $0[part] = kept } }
+    func get(_ part: Int) -> [Kept] { parts.withLock { $0[part] ?? [] } }
 }
