@@ -359,6 +359,8 @@ batch_row() { # row set sha peers...
     local run peer
     for run in $(seq "$runs"); do
         run_pair "$row" uploader "$run" "$set" "$sha"
+        # The 1 MiB files also without a digest: what the peers do, and what hashing costs beside it.
+        [ "$row" = medium ] && run_pair "$row" uploader-none "$run" "$set" "$sha" "digest = none"
         for peer in "$@"; do
             case " ${BENCH_PEERS:-$*} " in *" $peer "*) ;; *) continue ;; esac
             case "$peer" in
