@@ -19,6 +19,18 @@ import UploaderSpool
         return aside ? (back ? "both" : "quarantine") : (back ? "retry" : "nowhere")
     }
 
+    /// EIO for the `n`-th call at `site`, and for no other call.
+    static func fails(_ site: SimDisk.FaultSite, onCall n: Int) -> @Sendable (SimDisk.FaultSite) -> SimDisk.Fault {
+        let calls = Mutex(0)
+        return { at in
+            guard at == site else { return .none }
+            return calls.withLock { count in
+                count += 1
+                return count == n ? .ioError : .none
+            }
+        }
+    }
+
     @Test(arguments: [SimDisk.Model.noJournal, .journalled])
     func aRecordMovedAsideSurvivesAPowerCut(_ model: SimDisk.Model) throws {
         let outcomes = try SimDiskTesting.powerCutOutcomes(model, setUp: { disk in
@@ -64,14 +76,7 @@ import UploaderSpool
         disk.createFile("/spool/retry/a.bin.manifest.json", data: Self.record, sync: true)
         try disk.syncAll()
         // The third directory fsync is `.quarantine/`'s, after the link (retry/'s, then the spool root's, come first).
-        let syncs = Mutex(0)
-        disk.injectFaults { site in
-            guard site == .directorySync else { return .none }
-            return syncs.withLock { count in
-                count += 1
-                return count == 3 ? .ioError : .none
-            }
-        }
+        disk.injectFaults(Self.fails(.directorySync, onCall: 3))
         let refused = #expect(throws: SystemError.self) {
             try spool.quarantineManifest(for: RelativePath("a.bin"), in: .retry, now: SimDiskTesting.start)
         }
@@ -86,25 +91,13 @@ import UploaderSpool
     /// within the same millisecond) moves the record, and no power cut leaves two copies of it
     /// (noJournal seed 50004014 of the long run: the new name, left there, made every later
     /// try fail with EEXIST, and the record of a deleted file stayed in the outbox).
-    /// EIO for the first unlink (the record's old name), none after (the undo's).
-    static func firstUnlinkFails() -> @Sendable (SimDisk.FaultSite) -> SimDisk.Fault {
-        let unlinks = Mutex(0)
-        return { site in
-            guard site == .unlink else { return .none }
-            return unlinks.withLock { count in
-                count += 1
-                return count == 1 ? .ioError : .none
-            }
-        }
-    }
-
     @Test(arguments: [SimDisk.Model.noJournal, .journalled])
     func aMoveAsideWhoseUnlinkFailsIsUndoneAndTheNextTrySucceeds(_ model: SimDisk.Model) throws {
         let disk = SimDiskTesting.disk(model)
         let (spool, _, _) = try SimDiskTesting.spool(on: disk)
         disk.createFile("/spool/retry/a.bin.manifest.json", data: Self.record, sync: true)
         try disk.syncAll()
-        disk.injectFaults(Self.firstUnlinkFails())
+        disk.injectFaults(Self.fails(.unlink, onCall: 1))
         let refused = #expect(throws: SystemError.self) {
             try spool.quarantineManifest(for: RelativePath("a.bin"), in: .retry, now: SimDiskTesting.start)
         }
@@ -120,7 +113,7 @@ import UploaderSpool
             let (spool, _, _) = try SimDiskTesting.spool(on: disk)
             disk.createFile("/spool/retry/a.bin.manifest.json", data: Self.record, sync: true)
             try disk.syncAll()
-            disk.injectFaults(Self.firstUnlinkFails())
+            disk.injectFaults(Self.fails(.unlink, onCall: 1))
             _ = try? spool.quarantineManifest(for: RelativePath("a.bin"), in: .retry, now: SimDiskTesting.start)
             disk.injectFaults(nil)
         }, outcome: Self.whereTheRecordIs)

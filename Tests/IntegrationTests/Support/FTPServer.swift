@@ -25,8 +25,12 @@ final class FTPServer: @unchecked Sendable {
         certificates = try TestCertificates()
         let password = UUID().uuidString
         // PAM's vsftpd service wants a shell listed in /etc/shells; the password is new each time.
+        // vsftpd changes into the login's home before `local_root`, and ends the session when it
+        // cannot: the home is `/`, which every machine has (`/nonexistent` is missing on most).
         if getpwnam(Self.user) == nil {
-            try SSHServer.sh("useradd --user-group --home-dir /nonexistent --no-create-home --shell /bin/sh \(Self.user)")
+            try SSHServer.sh("useradd --user-group --home-dir / --no-create-home --shell /bin/sh \(Self.user)")
+        } else if String(cString: getpwnam(Self.user).pointee.pw_dir) != "/" {
+            try SSHServer.sh("usermod --home / \(Self.user)")
         }
         let set = try ProcessRunner.run(["chpasswd"], stdin: Data("\(Self.user):\(password)\n".utf8))
         guard set.exitCode == 0 else { throw HarnessError("chpasswd failed: \(set)") }
