@@ -31,6 +31,21 @@ import UploaderSpool
         }
     }
 
+    /// A record in retry/, moved aside while the disk makes `faults`; the error the move threw.
+    static func moveAsideRefused(_ model: SimDisk.Model, _ faults: @escaping @Sendable (SimDisk.FaultSite) -> SimDisk.Fault)
+        throws -> (SimDisk, Spool, SystemError?) {
+        let disk = SimDiskTesting.disk(model)
+        let (spool, _, _) = try SimDiskTesting.spool(on: disk)
+        disk.createFile("/spool/retry/a.bin.manifest.json", data: record, sync: true)
+        try disk.syncAll()
+        disk.injectFaults(faults)
+        let refused = #expect(throws: SystemError.self) {
+            try spool.quarantineManifest(for: RelativePath("a.bin"), in: .retry, now: SimDiskTesting.start)
+        }
+        disk.injectFaults(nil)
+        return (disk, spool, refused)
+    }
+
     @Test(arguments: [SimDisk.Model.noJournal, .journalled])
     func aRecordMovedAsideSurvivesAPowerCut(_ model: SimDisk.Model) throws {
         let outcomes = try SimDiskTesting.powerCutOutcomes(model, setUp: { disk in
@@ -71,16 +86,8 @@ import UploaderSpool
     /// after the record's own name had been removed by the move back it belonged to).
     @Test(arguments: [SimDisk.Model.noJournal, .journalled])
     func aMoveAsideWhoseFsyncFailsIsUndone(_ model: SimDisk.Model) throws {
-        let disk = SimDiskTesting.disk(model)
-        let (spool, _, _) = try SimDiskTesting.spool(on: disk)
-        disk.createFile("/spool/retry/a.bin.manifest.json", data: Self.record, sync: true)
-        try disk.syncAll()
         // The third directory fsync is `.quarantine/`'s, after the link (retry/'s, then the spool root's, come first).
-        disk.injectFaults(Self.fails(.directorySync, onCall: 3))
-        let refused = #expect(throws: SystemError.self) {
-            try spool.quarantineManifest(for: RelativePath("a.bin"), in: .retry, now: SimDiskTesting.start)
-        }
-        disk.injectFaults(nil)
+        let (disk, _, refused) = try Self.moveAsideRefused(model, Self.fails(.directorySync, onCall: 3))
         #expect(refused?.operation == "fsync" && refused?.path == "/spool/.quarantine" && refused?.leftBehind == nil, "\(String(describing: refused))")
         #expect(disk.names(in: "/spool/.quarantine").isEmpty, "the move aside is undone")
         #expect(disk.contents("/spool/retry/a.bin.manifest.json") == Self.record)
@@ -93,15 +100,7 @@ import UploaderSpool
     /// try fail with EEXIST, and the record of a deleted file stayed in the outbox).
     @Test(arguments: [SimDisk.Model.noJournal, .journalled])
     func aMoveAsideWhoseUnlinkFailsIsUndoneAndTheNextTrySucceeds(_ model: SimDisk.Model) throws {
-        let disk = SimDiskTesting.disk(model)
-        let (spool, _, _) = try SimDiskTesting.spool(on: disk)
-        disk.createFile("/spool/retry/a.bin.manifest.json", data: Self.record, sync: true)
-        try disk.syncAll()
-        disk.injectFaults(Self.fails(.unlink, onCall: 1))
-        let refused = #expect(throws: SystemError.self) {
-            try spool.quarantineManifest(for: RelativePath("a.bin"), in: .retry, now: SimDiskTesting.start)
-        }
-        disk.injectFaults(nil)
+        let (disk, spool, refused) = try Self.moveAsideRefused(model, Self.fails(.unlink, onCall: 1))
         #expect(refused?.operation == "unlink" && refused?.leftBehind == nil, "\(String(describing: refused))")
         #expect(disk.names(in: "/spool/.quarantine").isEmpty, "the move aside is undone")
         #expect(disk.contents("/spool/retry/a.bin.manifest.json") == Self.record)
